@@ -1,0 +1,30 @@
+# Warnings for project targets: call schedmate_warnings(<target>).
+function(schedmate_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
+                                           -Wnon-virtual-dtor -Wno-missing-field-initializers)
+endfunction()
+
+# schedmate_library(<name> SOURCES ... DEPS ...): a component library schedmate_<name>.
+function(schedmate_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(schedmate_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(schedmate_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(schedmate_${name} PUBLIC ${ARG_DEPS})
+  schedmate_warnings(schedmate_${name})
+endfunction()
+
+# schedmate_test(<name> SOURCES ... DEPS ...): one gtest binary, cases registered with ctest.
+function(schedmate_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} schedmate_testing GTest::gtest GTest::gmock GTest::gtest_main)
+  schedmate_warnings(${name})
+  target_compile_definitions(${name} PRIVATE
+      SCHEDMATE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+      SCHEDMATE_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data")
+  set(labels unit)
+  if(ARG_LABELS)
+    set(labels ${ARG_LABELS})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+endfunction()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what schedmate needs on Debian 12 and skips what is already there.
+# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs: Slurm, fuzzing)
+set -euo pipefail
+
+BUILD_PKGS=(build-essential cmake pkg-config ccache git
+  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libre2-dev libsqlite3-dev
+  libhnswlib-dev libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librsvg2-bin python3)
+TEST_PKGS=(clang libclang-rt-14-dev sqlite3 curl procps)
+if [[ "${1:-}" == "--test" ]]; then
+  BUILD_PKGS+=("${TEST_PKGS[@]}")
+fi
+
+missing=()
+for p in "${BUILD_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "schedmate: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

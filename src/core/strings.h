@@ -1,0 +1,24 @@
+#pragma once
+// Small string helpers used across components: exact number parsing (std::from_chars, no locale),
+// trimming, splitting, case folding.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schedmate {
+
+std::string_view Trim(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+std::string ToLower(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+bool IContains(std::string_view haystack, std::string_view needle);  // case-insensitive
+
+// Whole-string parses (surrounding blanks allowed); nullopt on anything else.
+std::optional<int64_t> ParseInt(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);  // accepts "nan", "inf", exponents
+
+}  // namespace schedmate
