@@ -1,0 +1,214 @@
+#include "store/history_store.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace schedmate::store {
+namespace {
+
+const Migration kHistoryMigrations[] = {
+    {1,
+     "CREATE TABLE history_jobs ("
+     " job_id TEXT PRIMARY KEY, user TEXT NOT NULL, vc TEXT NOT NULL, name TEXT NOT NULL,"
+     " gpus_milli INTEGER NOT NULL, cpus INTEGER NOT NULL, nodes INTEGER NOT NULL,"
+     " submit_us INTEGER NOT NULL, finish_us INTEGER, duration_us INTEGER NOT NULL,"
+     " time_limit_us INTEGER, state TEXT NOT NULL,"
+     " model TEXT NOT NULL, dataset TEXT NOT NULL, batch_size INTEGER NOT NULL,"
+     " amp INTEGER NOT NULL, iterations INTEGER NOT NULL,"
+     " fingerprint TEXT NOT NULL, metadata_json TEXT NOT NULL, source TEXT NOT NULL"
+     ") WITHOUT ROWID;"
+     "CREATE INDEX history_jobs_finish ON history_jobs(finish_us) WHERE finish_us IS NOT NULL;"
+     "CREATE TABLE history_predictions ("
+     " id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, made_at_us INTEGER NOT NULL,"
+     " estimator TEXT NOT NULL, duration_us INTEGER NOT NULL, low_us INTEGER NOT NULL,"
+     " high_us INTEGER NOT NULL, confidence REAL NOT NULL, explanation TEXT NOT NULL,"
+     " neighbours_json TEXT NOT NULL);"
+     "CREATE INDEX history_predictions_job ON history_predictions(job_id, id);"},
+    {2, "CREATE INDEX history_jobs_user ON history_jobs(user, finish_us);"},
+};
+
+constexpr const char* kJobColumns =
+    "job_id, user, vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
+    " time_limit_us, state, model, dataset, batch_size, amp, iterations, fingerprint,"
+    " metadata_json, source";
+
+StoredJob ReadJob(const Statement& st) {
+  StoredJob s;
+  JobRecord& j = s.job;
+  j.id = st.ColumnText(0);
+  j.user = st.ColumnText(1);
+  j.vc = st.ColumnText(2);
+  j.name = st.ColumnText(3);
+  j.gpus = GpuAmount::Milli(st.ColumnInt(4));
+  j.cpus = static_cast<int32_t>(st.ColumnInt(5));
+  j.nodes = static_cast<int32_t>(st.ColumnInt(6));
+  j.submit = SimTime::FromMicros(st.ColumnInt(7));
+  if (auto f = st.ColumnOptionalInt(8)) s.finish = SimTime::FromMicros(*f);
+  j.duration = Duration::Micros(st.ColumnInt(9));
+  if (auto t = st.ColumnOptionalInt(10)) j.time_limit = Duration::Micros(*t);
+  j.state = ParseJobState(st.ColumnText(11));
+  j.model = st.ColumnText(12);
+  j.dataset = st.ColumnText(13);
+  j.batch_size = static_cast<int32_t>(st.ColumnInt(14));
+  j.amp = static_cast<int8_t>(st.ColumnInt(15));
+  j.iterations = st.ColumnInt(16);
+  s.fingerprint = st.ColumnText(17);
+  s.metadata_json = st.ColumnText(18);
+  s.source = st.ColumnText(19);
+  return s;
+}
+
+}  // namespace
+
+std::span<const Migration> SqliteHistoryStore::Migrations() { return kHistoryMigrations; }
+
+Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Open(const std::string& path,
+                                                                     const SqliteOptions& options) {
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, options));
+  SqliteDb& ref = *db;
+  std::unique_ptr<SqliteHistoryStore> store(new SqliteHistoryStore(std::move(db), ref));
+  SM_RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Attach(SqliteDb& db) {
+  std::unique_ptr<SqliteHistoryStore> store(new SqliteHistoryStore(nullptr, db));
+  SM_RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+Status SqliteHistoryStore::Init() { return db_->Migrate("history", Migrations()); }
+
+Status SqliteHistoryStore::PutOne(const StoredJob& s) {
+  if (s.job.id.empty()) return Status::InvalidArgument("history store: job with an empty id");
+  if (!put_job_) {
+    SM_ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare(std::string("INSERT OR REPLACE INTO history_jobs(") + kJobColumns +
+                     ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
+                     "?16,?17,?18,?19,?20)"));
+    put_job_.emplace(std::move(st));
+  }
+  const JobRecord& j = s.job;
+  Statement& st = *put_job_;
+  st.BindText(1, j.id).BindText(2, j.user).BindText(3, j.vc).BindText(4, j.name);
+  st.BindInt(5, j.gpus.milli()).BindInt(6, j.cpus).BindInt(7, j.nodes);
+  st.BindInt(8, j.submit.micros());
+  st.BindOptionalInt(9, s.finish ? std::optional<int64_t>(s.finish->micros()) : std::nullopt);
+  st.BindInt(10, j.duration.micros());
+  st.BindOptionalInt(11,
+                     j.time_limit ? std::optional<int64_t>(j.time_limit->micros()) : std::nullopt);
+  st.BindText(12, JobStateName(j.state)).BindText(13, j.model).BindText(14, j.dataset);
+  st.BindInt(15, j.batch_size).BindInt(16, j.amp).BindInt(17, j.iterations);
+  st.BindText(18, s.fingerprint).BindText(19, s.metadata_json).BindText(20, s.source);
+  return st.Run();
+}
+
+Status SqliteHistoryStore::PutJob(const StoredJob& job) { return PutOne(job); }
+
+Status SqliteHistoryStore::PutJobs(std::span<const StoredJob> jobs) {
+  SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
+  for (const StoredJob& j : jobs) SM_RETURN_IF_ERROR(PutOne(j));
+  return tx->Commit();
+}
+
+Status SqliteHistoryStore::RecordFinish(const std::string& job_id, SimTime finish,
+                                        Duration duration, JobState state) {
+  SM_ASSIGN_OR_RETURN(Statement st,
+                      db_->Prepare("UPDATE history_jobs SET finish_us=?2, duration_us=?3, "
+                                   "state=?4 WHERE job_id=?1"));
+  st.BindText(1, job_id).BindInt(2, finish.micros()).BindInt(3, duration.micros());
+  st.BindText(4, JobStateName(state));
+  SM_RETURN_IF_ERROR(st.Run());
+  if (db_->ChangedRows() == 0) return Status::NotFound("history store: no job '" + job_id + "'");
+  return Status::Ok();
+}
+
+Result<std::optional<StoredJob>> SqliteHistoryStore::FindJob(const std::string& job_id) {
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(std::string("SELECT ") + kJobColumns +
+                                                 " FROM history_jobs WHERE job_id=?1"));
+  st.BindText(1, job_id);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<StoredJob>();
+  return std::optional<StoredJob>(ReadJob(st));
+}
+
+Result<std::vector<StoredJob>> SqliteHistoryStore::ListJobs(const ListJobsOptions& o) {
+  std::string order_key = o.finished_only ? "finish_us" : "submit_us";
+  std::string where = " WHERE 1=1";
+  if (o.finished_only) where += " AND finish_us IS NOT NULL";
+  if (o.user) where += " AND user=?1";
+  if (o.finished_before) where += " AND finish_us <= ?2";
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM history_jobs" + where;
+  if (o.limit >= 0) {
+    sql = "SELECT * FROM (" + sql + " ORDER BY " + order_key + " DESC, job_id DESC LIMIT ?3)";
+  }
+  sql += " ORDER BY " + order_key + ", job_id";
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(sql));
+  if (o.user) st.BindText(1, *o.user);
+  if (o.finished_before) st.BindInt(2, o.finished_before->micros());
+  if (o.limit >= 0) st.BindInt(3, o.limit);
+  std::vector<StoredJob> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(ReadJob(st));
+  }
+  return out;
+}
+
+Status SqliteHistoryStore::PutPrediction(const StoredPrediction& p) {
+  SM_ASSIGN_OR_RETURN(
+      Statement st,
+      db_->Prepare("INSERT INTO history_predictions(job_id, made_at_us, estimator, duration_us,"
+                   " low_us, high_us, confidence, explanation, neighbours_json)"
+                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"));
+  st.BindText(1, p.job_id).BindInt(2, p.made_at.micros()).BindText(3, p.estimator);
+  st.BindInt(4, p.duration.micros()).BindInt(5, p.low.micros()).BindInt(6, p.high.micros());
+  st.BindDouble(7, p.confidence).BindText(8, p.explanation).BindText(9, p.neighbours_json);
+  return st.Run();
+}
+
+Result<std::vector<StoredPrediction>> SqliteHistoryStore::ListPredictions(
+    const std::string& job_id) {
+  SM_ASSIGN_OR_RETURN(
+      Statement st,
+      db_->Prepare("SELECT job_id, made_at_us, estimator, duration_us, low_us, high_us,"
+                   " confidence, explanation, neighbours_json FROM history_predictions"
+                   " WHERE job_id=?1 ORDER BY id"));
+  st.BindText(1, job_id);
+  std::vector<StoredPrediction> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    StoredPrediction p;
+    p.job_id = st.ColumnText(0);
+    p.made_at = SimTime::FromMicros(st.ColumnInt(1));
+    p.estimator = st.ColumnText(2);
+    p.duration = Duration::Micros(st.ColumnInt(3));
+    p.low = Duration::Micros(st.ColumnInt(4));
+    p.high = Duration::Micros(st.ColumnInt(5));
+    p.confidence = st.ColumnDouble(6);
+    p.explanation = st.ColumnText(7);
+    p.neighbours_json = st.ColumnText(8);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<int64_t> SqliteHistoryStore::CountJobs() {
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_jobs"));
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt(0) : int64_t{0};
+}
+
+std::string DefaultHistoryPath() {
+  if (const char* h = std::getenv("SCHEDMATE_HOME"); h != nullptr && *h != '\0') {
+    return std::string(h) + "/history.db";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home != '\0' ? home : ".") +
+         "/.local/share/schedmate/history.db";
+}
+
+}  // namespace schedmate::store

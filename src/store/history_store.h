@@ -1,0 +1,113 @@
+#pragma once
+// HistoryStore: the durable record of jobs schedmate has seen: their submit-time description
+// (user, resources, workload labels, extracted metadata and fingerprint), when they finished and
+// how long they ran, and every duration prediction made for them with its explanation.
+// The advisor's estimator learns from finished jobs; the service and API read predictions back.
+//
+// SqliteHistoryStore is the embedded implementation (module "history" in a SqliteDb, see
+// sqlite_db.h). Other components may register their own tables in the same file through
+// db().Migrate("<module>", ...).
+//
+// Thread-safety: like SqliteDb, one store object per thread. Several processes may share a file.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/result.h"
+#include "core/sim_time.h"
+#include "core/status.h"
+#include "store/sqlite_db.h"
+
+namespace schedmate::store {
+
+// One job as stored. `job` carries the submit-time fields plus, once finished, `duration` and
+// `state`; `finish` is set iff the job has finished.
+struct StoredJob {
+  JobRecord job;
+  std::optional<SimTime> finish;
+  std::string fingerprint;    // the advisor's text fingerprint ("" when none)
+  std::string metadata_json;  // extracted workload metadata as JSON ("" when none)
+  std::string source;         // where the job came from: a trace path, "slurm", "advise"
+};
+
+// One duration prediction for a job.
+struct StoredPrediction {
+  std::string job_id;
+  SimTime made_at;        // when the prediction was made
+  std::string estimator;  // estimator name, e.g. "advisor"
+  Duration duration, low, high;
+  double confidence = 0;
+  std::string explanation;      // for people
+  std::string neighbours_json;  // the evidence (past jobs leaned on) as JSON, "" when none
+};
+
+struct ListJobsOptions {
+  bool finished_only = true;
+  std::optional<std::string> user;         // only this user's jobs
+  std::optional<SimTime> finished_before;  // finish <= this
+  int64_t limit = -1;                      // -1: no limit; otherwise the most recent `limit`
+};
+
+class HistoryStore {
+ public:
+  virtual ~HistoryStore() = default;
+  // Inserts or replaces the job with this id.
+  virtual Status PutJob(const StoredJob& job) = 0;
+  // Same as PutJob for each, all in one transaction (all or nothing).
+  virtual Status PutJobs(std::span<const StoredJob> jobs) = 0;
+  // Marks a stored job finished. kNotFound if the id is unknown.
+  virtual Status RecordFinish(const std::string& job_id, SimTime finish, Duration duration,
+                              JobState state) = 0;
+  virtual Result<std::optional<StoredJob>> FindJob(const std::string& job_id) = 0;
+  // Jobs in (finish or submit time, job_id) order; with a limit, the latest ones, still ascending.
+  virtual Result<std::vector<StoredJob>> ListJobs(const ListJobsOptions& options) = 0;
+  virtual Status PutPrediction(const StoredPrediction& prediction) = 0;
+  // Predictions for one job, oldest first.
+  virtual Result<std::vector<StoredPrediction>> ListPredictions(const std::string& job_id) = 0;
+  virtual Result<int64_t> CountJobs() = 0;
+};
+
+class SqliteHistoryStore final : public HistoryStore {
+ public:
+  // Opens (creating) the file and applies the "history" migrations.
+  static Result<std::unique_ptr<SqliteHistoryStore>> Open(const std::string& path,
+                                                          const SqliteOptions& options = {});
+  // Uses an already open database (not owned; it must outlive the store).
+  static Result<std::unique_ptr<SqliteHistoryStore>> Attach(SqliteDb& db);
+
+  // The connection, so other modules can add tables to the same file.
+  SqliteDb& db() { return *db_; }
+
+  Status PutJob(const StoredJob& job) override;
+  Status PutJobs(std::span<const StoredJob> jobs) override;
+  Status RecordFinish(const std::string& job_id, SimTime finish, Duration duration,
+                      JobState state) override;
+  Result<std::optional<StoredJob>> FindJob(const std::string& job_id) override;
+  Result<std::vector<StoredJob>> ListJobs(const ListJobsOptions& options) override;
+  Status PutPrediction(const StoredPrediction& prediction) override;
+  Result<std::vector<StoredPrediction>> ListPredictions(const std::string& job_id) override;
+  Result<int64_t> CountJobs() override;
+
+  // The history module's migrations (exposed for tests and tooling).
+  static std::span<const Migration> Migrations();
+
+ private:
+  SqliteHistoryStore(std::unique_ptr<SqliteDb> owned, SqliteDb& db)
+      : owned_(std::move(owned)), db_(&db) {}
+  Status Init();
+  Status PutOne(const StoredJob& job);
+  std::unique_ptr<SqliteDb> owned_;  // may be null (Attach)
+  SqliteDb* db_;
+  std::optional<Statement> put_job_;  // cached prepared statement
+};
+
+// The default history database: $SCHEDMATE_HOME/history.db when SCHEDMATE_HOME is set and
+// non-empty, else ~/.local/share/schedmate/history.db.
+std::string DefaultHistoryPath();
+
+}  // namespace schedmate::store
