@@ -1,0 +1,68 @@
+#pragma once
+// Parsers for the text Slurm 22.05's tools print. Pure functions over strings: no I/O, so the
+// unit tests feed them outputs captured from a real cluster (tests/data/slurm/).
+//
+// Quirks handled here (see docs/SLURM.md): squeue's exit_code is a raw wait status (768 = exit 3);
+// squeue's standard_output is the unexpanded pattern (use scontrol's StdOut); scontrol has no JSON
+// and values may contain spaces; the jobcomp file also logs a PENDING line when a job is requeued.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "slurm/slurm_types.h"
+
+namespace schedmate::slurm {
+
+// `squeue --json` (openapi v0.0.38). kDataLoss when the text is not that JSON; jobs sorted by id.
+Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
+// `sinfo --json`. kDataLoss when malformed; nodes sorted by name.
+Result<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
+
+// One `Key=Value Key=Value ...` line (scontrol -o, jobcomp/filetxt). A word without '=' (or whose
+// would-be key is not an identifier) continues the previous value, so "Comment=a b" keeps "a b".
+// Keys keep their first occurrence; order is preserved.
+std::vector<std::pair<std::string, std::string>> ParseKeyValueLine(std::string_view line);
+// `scontrol show job -d -o [ID]`: one map per job line.
+std::vector<std::map<std::string, std::string>> ParseScontrolRecords(std::string_view text);
+// Fills the SlurmJob fields scontrol knows (StdOut, StdErr, Restarts, Comment, ...) from one
+// record.
+Status ApplyScontrolJob(const std::map<std::string, std::string>& record, SlurmJob& job);
+// A SlurmJob built from one scontrol record alone.
+Result<SlurmJob> SlurmJobFromScontrol(const std::map<std::string, std::string>& record);
+
+// One jobcomp/filetxt line. nullopt for lines that are not a finished run (the PENDING line a
+// requeue writes); kDataLoss when required keys are missing.
+Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line);
+// `sacct -X -n -P -o
+// JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir` output
+// (the order kSacctFormat names). Unfinished jobs are skipped.
+inline constexpr const char* kSacctFormat =
+    "JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir";
+Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text);
+
+// "gpu[1-3,7],cpu01" -> gpu1 gpu2 gpu3 gpu7 cpu01 (zero padding kept). "" and "(null)" -> {}.
+std::vector<std::string> ExpandNodeList(std::string_view list);
+// GPU count in a TRES/GRES string: "gres:gpu:4", "gres/gpu=2", "gpu:a100:2", "gres:gpu" (1).
+// 0 when no GPU is named.
+int32_t ParseGpuCount(std::string_view tres);
+// "2026-11-22T00:32:34" in the local time zone (Slurm prints local time). nullopt for
+// "Unknown", "None", "N/A", "" or garbage.
+std::optional<SimTime> ParseSlurmTimestamp(std::string_view text);
+// "00:05:00", "1-02:00:00", "45:00" (min:sec), "5" (minutes) -> minutes (rounded up); nullopt for
+// "UNLIMITED", "Partition_Limit", "N/A" and garbage.
+std::optional<int64_t> ParseTimeLimitMinutes(std::string_view text);
+// "3:0" -> {3, 0}; "0:9" -> {0, 9}.
+std::pair<int32_t, int32_t> ParseExitCodePair(std::string_view text);
+// A raw wait status (squeue's exit_code) -> {exit code, signal}.
+std::pair<int32_t, int32_t> DecodeWaitStatus(int64_t raw);
+// "RUNNING", "PENDING", ... : true for states after which the job no longer runs.
+bool IsFinishedState(std::string_view state);
+// Base state without flags or suffixes: "CANCELLED by 0" -> "CANCELLED", "FAILED+" -> "FAILED".
+std::string NormalizeState(std::string_view state);
+
+}  // namespace schedmate::slurm

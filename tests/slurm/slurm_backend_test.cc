@@ -1,0 +1,152 @@
+#include "slurm/slurm_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "slurm/fake_command_runner.h"
+#include "testing/test_util.h"
+
+namespace schedmate::slurm {
+namespace {
+
+using testing::TempDir;
+using testing::TestDataPath;
+
+std::string Fixture(const std::string& name) {
+  return ReadFileToString(TestDataPath("slurm/" + name)).value_or("");
+}
+
+TEST(SlurmBackend, ListsJobsAndNodesFromCapturedOutput) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"squeue", "--json"}, Fixture("squeue_mixed.json"));
+  fake.SetOutput({"sinfo", "--json"}, Fixture("sinfo_two_nodes.json"));
+  SlurmBackend backend(fake, {});
+  auto jobs = backend.ListJobs();
+  ASSERT_OK(jobs);
+  EXPECT_EQ(jobs->size(), 5u);
+  auto nodes = backend.ListNodes();
+  ASSERT_OK(nodes);
+  EXPECT_EQ(nodes->size(), 2u);
+}
+
+TEST(SlurmBackend, ShowJobAndScript) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "show", "job", "-d", "-o", "4"},
+                 Fixture("scontrol_show_job_failed.txt"));
+  fake.SetOutput({"scontrol", "write", "batch_script", "1", "-"}, Fixture("batch_script_1.sh"));
+  fake.SetOutput({"scontrol", "show", "job", "-d", "-o", "99"}, "", 1,
+                 "slurm_load_jobs error: Invalid job id specified\n");
+  SlurmBackend backend(fake, {});
+  auto job = backend.ShowJob("4");
+  ASSERT_OK(job);
+  EXPECT_EQ(job->std_out, "/tmp/schedmate-slurm/jobs/slurm-4.out");
+  auto script = backend.BatchScript("1");
+  ASSERT_OK(script);
+  EXPECT_NE(script->find("#SBATCH --gres=gpu:4"), std::string::npos);
+  EXPECT_EQ(backend.ShowJob("99").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(backend.ShowJob("1; rm -rf /").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend.BatchScript("2").status().code(), StatusCode::kNotFound);
+}
+
+TEST(SlurmBackend, ActionsIssueExactCommands) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol"}, "");
+  SlurmBackend backend(fake, {});
+  EXPECT_OK(backend.SetTimeLimit("12", 30));
+  EXPECT_OK(backend.SetComment("12", "schedmate: est 10m"));
+  EXPECT_OK(backend.DrainNode("gpu2", "schedmate: Xid 79 in job 12"));
+  EXPECT_OK(backend.ResumeNode("gpu2"));
+  EXPECT_OK(backend.Requeue("12"));
+  EXPECT_OK(backend.Hold("12"));
+  EXPECT_OK(backend.Release("12"));
+  EXPECT_EQ(fake.Calls(),
+            (std::vector<std::string>{
+                "scontrol update JobId=12 TimeLimit=30",
+                "scontrol update JobId=12 Comment=schedmate: est 10m",
+                "scontrol update NodeName=gpu2 State=DRAIN Reason=schedmate: Xid 79 in job 12",
+                "scontrol update NodeName=gpu2 State=RESUME",
+                "scontrol requeue 12",
+                "scontrol update JobId=12 StartTime=now",
+                "scontrol hold 12",
+                "scontrol release 12",
+            }));
+  EXPECT_FALSE(backend.DrainNode("gpu2 State=RESUME", "x").ok());
+  EXPECT_FALSE(backend.SetTimeLimit("12", 0).ok());
+}
+
+TEST(SlurmBackend, ActionErrorsCarryStderr) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "requeue"}, "", 1, "Invalid job id specified for job 99999\n");
+  fake.SetOutput({"scontrol", "hold"}, "", 1,
+                 "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
+  SlurmBackend backend(fake, {});
+  Status s = backend.Requeue("99999");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("99999"), std::string::npos);
+  EXPECT_EQ(backend.Hold("1").code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(
+      fake.CallsStartingWith("scontrol update").empty());  // no StartTime after a failed requeue
+}
+
+TEST(SlurmBackend, ReadsJobcompIncrementally) {
+  TempDir dir;
+  std::string path = dir.File("jobcomp.txt");
+  std::string all = Fixture("jobcomp_requeue.txt");
+  auto lines = Split(all, '\n');
+  ASSERT_GE(lines.size(), 4u);
+  FakeCommandRunner fake;
+  SlurmBackend backend(fake, {.jobcomp_path = path});
+  FinishedCursor cursor;
+  auto none = backend.ReadFinished(cursor);  // file does not exist yet
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+  {
+    std::ofstream out(path);
+    out << lines[0] << "\n" << lines[1] << "\nJobId=9 JobState=COMP";  // partial last line
+  }
+  auto first = backend.ReadFinished(cursor);
+  ASSERT_OK(first);
+  ASSERT_EQ(first->size(), 2u);
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "LETED EndTime=2026-11-22T00:40:00\n"
+        << lines[2] << "\nnot a record\n"
+        << lines[3] << "\n";
+  }
+  auto second = backend.ReadFinished(cursor);
+  ASSERT_OK(second);
+  ASSERT_EQ(second->size(), 2u);  // job 9, then the second FAILED run of 4 (PENDING skipped)
+  EXPECT_EQ((*second)[0].id, "9");
+  EXPECT_EQ((*second)[1].id, "4");
+  EXPECT_EQ(cursor.skipped_lines, 1);
+  auto again = backend.ReadFinished(cursor);
+  ASSERT_OK(again);
+  EXPECT_TRUE(again->empty());
+  ASSERT_OK(WriteStringToFile(path, std::string(lines[1]) + "\n"));  // rotated: shorter file
+  auto rotated = backend.ReadFinished(cursor);
+  ASSERT_OK(rotated);
+  EXPECT_EQ(rotated->size(), 1u);
+}
+
+TEST(SlurmBackend, ReadsSacct) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"sacct"},
+                 "12|train|alice|gpu|COMPLETED|0:0|gpu1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+                 "2026-11-22T00:11:00|01:00:00|/home/alice\n");
+  SlurmBackend backend(fake, {.use_sacct = true});
+  FinishedCursor cursor;
+  auto jobs = backend.ReadFinished(cursor);
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(cursor.offset, (*jobs)[0].end.seconds());
+  ASSERT_OK(backend.ReadFinished(cursor));
+  auto calls = fake.CallsStartingWith("sacct");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_NE(calls[1].find("-S 2026-11-22T00:10:00"), std::string::npos) << calls[1];
+}
+
+}  // namespace
+}  // namespace schedmate::slurm

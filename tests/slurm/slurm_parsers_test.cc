@@ -1,0 +1,210 @@
+#include "slurm/slurm_parsers.h"
+
+#include <gtest/gtest.h>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "testing/test_util.h"
+
+namespace schedmate::slurm {
+namespace {
+
+using testing::TestDataPath;
+
+std::string Fixture(const std::string& name) {
+  auto text = ReadFileToString(TestDataPath("slurm/" + name));
+  EXPECT_TRUE(text.ok()) << name;
+  return text.ok() ? *text : "";
+}
+
+TEST(SqueueJson, ParsesCapturedQueue) {
+  auto jobs = ParseSqueueJson(Fixture("squeue_mixed.json"));
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 5u);
+  const SlurmJob& running = (*jobs)[0];
+  EXPECT_EQ(running.id, "1");
+  EXPECT_EQ(running.name, "train-resnet");
+  EXPECT_EQ(running.state, "RUNNING");
+  EXPECT_EQ(running.gpus_per_node, 4);
+  EXPECT_EQ(running.gpus, 4);
+  EXPECT_EQ(running.node_names, std::vector<std::string>{"gpu1"});
+  ASSERT_TRUE(running.start.has_value());
+  EXPECT_EQ(running.start->seconds(), 1795307528);
+  EXPECT_FALSE(running.end.has_value());
+  EXPECT_FALSE(running.time_limit_min.has_value());  // UNLIMITED is null in the JSON
+  EXPECT_EQ(running.std_out, "/tmp/schedmate-slurm/jobs/%x-%j.out");  // the unexpanded pattern
+
+  const SlurmJob& big = (*jobs)[2];
+  EXPECT_EQ(big.state, "PENDING");
+  EXPECT_EQ(big.reason, "Resources");
+  EXPECT_EQ(big.nodes, 2);
+  EXPECT_EQ(big.gpus, 16);
+  EXPECT_FALSE(big.start.has_value());
+  const SlurmJob& limited = (*jobs)[3];
+  EXPECT_EQ(limited.reason, "Priority");
+  ASSERT_TRUE(limited.time_limit_min.has_value());
+  EXPECT_EQ(*limited.time_limit_min, 5);
+  EXPECT_EQ((*jobs)[4].gpus, 0);
+}
+
+TEST(SqueueJson, DecodesRawWaitStatusAndRestarts) {
+  auto jobs = ParseSqueueJson(Fixture("squeue_with_finished.json"));
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 5u);
+  const SlurmJob& failed = (*jobs)[3];
+  EXPECT_EQ(failed.state, "FAILED");
+  EXPECT_EQ(failed.exit_code, 3);  // raw 768
+  EXPECT_EQ(failed.exit_signal, 0);
+  EXPECT_EQ(failed.restarts, 1);
+  EXPECT_TRUE(failed.end.has_value());
+  const SlurmJob& pending = (*jobs)[2];
+  ASSERT_TRUE(pending.expected_start.has_value());
+  EXPECT_EQ((*jobs)[4].state, "COMPLETED");
+}
+
+TEST(SqueueJson, RejectsGarbage) {
+  EXPECT_EQ(ParseSqueueJson("not json").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSqueueJson("{\"meta\":{}}").status().code(), StatusCode::kDataLoss);
+  auto empty = ParseSqueueJson("{\"jobs\":[{\"name\":\"no id\"}, 7]}");
+  ASSERT_OK(empty);
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(SinfoJson, ParsesNodesAndDrain) {
+  auto nodes = ParseSinfoJson(Fixture("sinfo_two_nodes.json"));
+  ASSERT_OK(nodes);
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "gpu1");
+  EXPECT_EQ((*nodes)[0].gpus_total, 8);
+  EXPECT_EQ((*nodes)[0].gpus_used, 8);
+  EXPECT_EQ((*nodes)[1].gpus_used, 0);
+  EXPECT_TRUE((*nodes)[1].available());
+
+  auto drained = ParseSinfoJson(Fixture("sinfo_drained.json"));
+  ASSERT_OK(drained);
+  EXPECT_TRUE((*drained)[1].drained());
+  EXPECT_FALSE((*drained)[1].available());
+  EXPECT_EQ((*drained)[1].reason, "schedmate: Xid 79 in job 4");
+}
+
+TEST(Scontrol, ParsesStdOutAndValuesWithSpaces) {
+  auto records = ParseScontrolRecords(Fixture("scontrol_show_job_mixed.txt"));
+  ASSERT_EQ(records.size(), 5u);
+  auto job = SlurmJobFromScontrol(records[0]);
+  ASSERT_OK(job);
+  EXPECT_EQ(job->id, "1");
+  EXPECT_EQ(job->std_out, "/tmp/schedmate-slurm/jobs/train-resnet-1.out");
+  EXPECT_EQ(job->user, "root");
+  EXPECT_EQ(job->gpus, 4);
+  EXPECT_EQ(job->restarts, 0);
+
+  auto kv = ParseKeyValueLine("JobId=7 Comment=schedmate est 3m  StdOut=/a b/c.out Reason=None");
+  ASSERT_EQ(kv.size(), 4u);
+  EXPECT_EQ(kv[1].second, "schedmate est 3m");
+  EXPECT_EQ(kv[2].second, "/a b/c.out");
+}
+
+TEST(Scontrol, FailedJobHasExitCodeAndEnd) {
+  auto records = ParseScontrolRecords(Fixture("scontrol_show_job_failed.txt"));
+  ASSERT_EQ(records.size(), 1u);
+  auto job = SlurmJobFromScontrol(records[0]);
+  ASSERT_OK(job);
+  EXPECT_EQ(job->state, "FAILED");
+  EXPECT_EQ(job->exit_code, 3);
+  EXPECT_EQ(job->node_list, "gpu2");
+  EXPECT_EQ(job->time_limit_min, std::optional<int64_t>(5));
+  EXPECT_TRUE(job->end.has_value());
+  EXPECT_EQ(job->std_out, "/tmp/schedmate-slurm/jobs/slurm-4.out");
+}
+
+TEST(Jobcomp, SkipsRequeuePendingLine) {
+  std::string text = Fixture("jobcomp_requeue.txt");
+  std::vector<FinishedJob> finished;
+  int pending = 0;
+  for (auto line : Split(text, '\n')) {
+    if (Trim(line).empty()) continue;
+    auto parsed = ParseJobcompLine(line);
+    ASSERT_OK(parsed);
+    if (parsed->has_value()) {
+      finished.push_back(**parsed);
+    } else {
+      ++pending;
+    }
+  }
+  EXPECT_EQ(pending, 1);
+  ASSERT_EQ(finished.size(), 3u);
+  EXPECT_EQ(finished[0].id, "4");
+  EXPECT_EQ(finished[0].state, "FAILED");
+  EXPECT_EQ(finished[0].exit_code, 3);
+  EXPECT_EQ(finished[0].node_names, std::vector<std::string>{"gpu2"});
+  EXPECT_EQ(finished[1].state, "COMPLETED");
+  EXPECT_NE(finished[0].RunKey(), finished[2].RunKey());  // two runs of job 4
+  EXPECT_EQ(ParseJobcompLine("garbage").status().code(), StatusCode::kDataLoss);
+}
+
+TEST(Sacct, ParsesParsableOutput) {
+  auto jobs = ParseSacctParsable(
+      "12|train|alice|gpu|COMPLETED|0:0|gpu[1-2]|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:11:00|01:00:00|/home/alice\n"
+      "13|x|bob|gpu|RUNNING|0:0|gpu1|2026-11-22T00:00:00|2026-11-22T00:01:00|Unknown|UNLIMITED|/\n"
+      "14|y|bob|gpu|CANCELLED by 0|0:15|gpu1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:02:00|5|/\n");
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].node_names, (std::vector<std::string>{"gpu1", "gpu2"}));
+  EXPECT_EQ(((*jobs)[0].end - (*jobs)[0].start).seconds(), 600);
+  EXPECT_EQ((*jobs)[0].time_limit_min, std::optional<int64_t>(60));
+  EXPECT_EQ((*jobs)[1].state, "CANCELLED");
+  EXPECT_EQ((*jobs)[1].exit_signal, 15);
+  EXPECT_FALSE(ParseSacctParsable("a|b\n").ok());
+}
+
+struct Case {
+  const char* name;
+  const char* input;
+  int32_t gpus;
+};
+
+TEST(GpuCount, Table) {
+  const Case cases[] = {
+      {"gres colon", "gres:gpu:4", 4},
+      {"gres slash eq", "gres/gpu=2", 2},
+      {"typed", "gres:gpu:a100:2", 2},
+      {"bare", "gres:gpu", 1},
+      {"none", "cpu=1,mem=1G", 0},
+      {"empty", "", 0},
+      {"sum", "gres/gpu=2,gres/gpu:a100=2", 4},
+      {"gpumem not gpu", "gres:gpumem:4", 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ParseGpuCount(c.input), c.gpus);
+  }
+}
+
+TEST(NodeList, Expands) {
+  EXPECT_EQ(ExpandNodeList("gpu[1-3,7],cpu01"),
+            (std::vector<std::string>{"gpu1", "gpu2", "gpu3", "gpu7", "cpu01"}));
+  EXPECT_EQ(ExpandNodeList("n[08-10]"), (std::vector<std::string>{"n08", "n09", "n10"}));
+  EXPECT_TRUE(ExpandNodeList("(null)").empty());
+  EXPECT_TRUE(ExpandNodeList("").empty());
+}
+
+TEST(TimeAndCodes, Parse) {
+  EXPECT_EQ(ParseTimeLimitMinutes("00:05:00"), std::optional<int64_t>(5));
+  EXPECT_EQ(ParseTimeLimitMinutes("1-02:00:00"), std::optional<int64_t>(26 * 60));
+  EXPECT_EQ(ParseTimeLimitMinutes("45:30"), std::optional<int64_t>(46));
+  EXPECT_EQ(ParseTimeLimitMinutes("5"), std::optional<int64_t>(5));
+  EXPECT_FALSE(ParseTimeLimitMinutes("UNLIMITED").has_value());
+  EXPECT_FALSE(ParseSlurmTimestamp("Unknown").has_value());
+  EXPECT_TRUE(ParseSlurmTimestamp("2026-11-22T00:32:34").has_value());
+  EXPECT_EQ(DecodeWaitStatus(768), (std::pair<int32_t, int32_t>{3, 0}));
+  EXPECT_EQ(DecodeWaitStatus(9), (std::pair<int32_t, int32_t>{0, 9}));
+  EXPECT_EQ(ParseExitCodePair("0:9"), (std::pair<int32_t, int32_t>{0, 9}));
+  EXPECT_EQ(NormalizeState("CANCELLED by 0"), "CANCELLED");
+  EXPECT_TRUE(IsFinishedState("NODE_FAIL"));
+  EXPECT_FALSE(IsFinishedState("PENDING"));
+}
+
+}  // namespace
+}  // namespace schedmate::slurm
