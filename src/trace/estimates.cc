@@ -1,0 +1,88 @@
+#include "trace/estimates.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+#include <vector>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "trace/csv.h"
+#include "trace/reader_internal.h"
+
+namespace schedmate::trace {
+
+Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view source) {
+  CsvCursor cursor(contents, ',');
+  std::vector<std::string_view> f;
+  bool header = false;
+  while (cursor.Next(f)) {
+    if (!CsvCursor::IsBlank(f)) {
+      header = true;
+      break;
+    }
+  }
+  if (!header) return Status::InvalidArgument(fmt::format("{}:1: empty estimates file", source));
+  internal::HeaderMap h(f);
+  const int id_col = h.Find({"job_id"});
+  const int val_col = h.Find({"priority", "estimate", "duration"});
+  if (id_col < 0 || val_col < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: header must have job_id and priority columns", source, cursor.line()));
+  }
+  EstimateMap map;
+  while (cursor.Next(f)) {
+    if (CsvCursor::IsBlank(f)) continue;
+    const int64_t line = cursor.line();
+    if (f.size() != h.size()) {
+      return Status::InvalidArgument(
+          fmt::format("{}:{}: expected {} fields, got {}", source, line, h.size(), f.size()));
+    }
+    std::string_view id = Trim(f[static_cast<size_t>(id_col)]);
+    std::string_view text = f[static_cast<size_t>(val_col)];
+    double v = 0;
+    if (id.empty())
+      return Status::InvalidArgument(fmt::format("{}:{}: empty job_id", source, line));
+    if (!internal::ParseRealField(text, v)) {
+      return Status::InvalidArgument(fmt::format("{}:{}: '{}' is not a finite number", source, line,
+                                                 Trim(text).substr(0, 40)));
+    }
+    map.insert_or_assign(std::string(id), v);
+  }
+  return map;
+}
+
+Result<EstimateMap> ReadEstimates(const std::string& path) {
+  SM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  return ParseEstimates(contents, path);
+}
+
+ApplyEstimatesStats ApplyEstimates(JobTable& table, const EstimateMap& map,
+                                   const ApplyEstimatesOptions& options) {
+  ApplyEstimatesStats stats;
+  std::unordered_set<std::string_view> used;
+  for (auto& job : table.jobs) {
+    auto it = map.find(job.id);
+    if (it == map.end()) {
+      ++stats.missing;
+      if (options.clear_missing) job.estimate.reset();
+      continue;
+    }
+    used.insert(it->first);
+    double v = it->second;
+    if (v < 0) {
+      ++stats.negative;
+      if (options.negatives == NegativeEstimates::kDrop) {
+        job.estimate.reset();
+        continue;
+      }
+      if (options.negatives == NegativeEstimates::kReplace) v = options.negative_replacement;
+    }
+    job.estimate = Duration::FromSecondsF(v);
+    ++stats.matched;
+  }
+  stats.unused = static_cast<int64_t>(map.size() - used.size());
+  return stats;
+}
+
+}  // namespace schedmate::trace
