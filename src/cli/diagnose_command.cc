@@ -1,0 +1,273 @@
+// schedmate diagnose: locate the root cause of a failed job's log, classify it (infrastructure vs
+// application) and print a recovery plan. Also `--learn` to add a resolved failure to the site's
+// examples. Wires failure/ together; all logic lives there.
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "failure/diagnosis_json.h"
+#include "failure/example_store.h"
+#include "failure/failure_handler.h"
+#include "failure/log_view.h"
+#include "failure/recovery_planner.h"
+#include "failure/signature_set.h"
+
+namespace schedmate::cli {
+
+namespace {
+
+using namespace schedmate::failure;
+
+struct DiagnoseArgs {
+  std::string file;
+  bool json = false;
+  int64_t context = 500;
+  std::vector<std::string> signature_files;
+  std::string examples;
+  bool no_examples = false;
+  std::string nodes;
+  std::string job_id;
+  int restarts = 0;
+  int max_retries = 3;
+  std::string job_dir;
+  std::string learn;
+  std::string label;
+  std::string category;
+};
+
+// The examples path: --examples, else $SCHEDMATE_FAILURE_EXAMPLES, else
+// $XDG_DATA_HOME/schedmate/failure_examples.jsonl (~/.local/share/... without XDG_DATA_HOME).
+std::string DefaultExamplesPath() {
+  if (const char* env = std::getenv("SCHEDMATE_FAILURE_EXAMPLES"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/schedmate/failure_examples.jsonl";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.local/share/schedmate/failure_examples.jsonl";
+  }
+  return "";
+}
+
+// "a,b,gpu[01-03,7]" -> a, b, gpu01, gpu02, gpu03, gpu7 (Slurm hostlist brackets).
+Result<std::vector<std::string>> ExpandNodeList(std::string_view list) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t j = i;
+    int depth = 0;
+    while (j < list.size() && (depth > 0 || list[j] != ',')) {
+      if (list[j] == '[') ++depth;
+      if (list[j] == ']') --depth;
+      ++j;
+    }
+    std::string_view item = Trim(list.substr(i, j - i));
+    i = j + 1;
+    if (item.empty()) continue;
+    size_t lb = item.find('[');
+    if (lb == std::string_view::npos) {
+      out.emplace_back(item);
+      continue;
+    }
+    size_t rb = item.find(']', lb);
+    if (rb == std::string_view::npos) {
+      return Status::InvalidArgument("--nodes: unbalanced '[' in '" + std::string(item) + "'");
+    }
+    std::string prefix(item.substr(0, lb));
+    std::string suffix(item.substr(rb + 1));
+    for (std::string_view range : Split(item.substr(lb + 1, rb - lb - 1), ',')) {
+      range = Trim(range);
+      size_t dash = range.find('-');
+      std::string_view a = range.substr(0, dash);
+      std::string_view b = dash == std::string_view::npos ? a : range.substr(dash + 1);
+      auto lo = ParseInt(a);
+      auto hi = ParseInt(b);
+      if (!lo || !hi || *lo > *hi || *hi - *lo > 100000) {
+        return Status::InvalidArgument("--nodes: bad range '" + std::string(range) + "'");
+      }
+      for (int64_t v = *lo; v <= *hi; ++v) {
+        std::string num = std::to_string(v);
+        while (num.size() < a.size()) num = "0" + num;  // keep zero padding
+        out.push_back(prefix + num + suffix);
+      }
+    }
+  }
+  return out;
+}
+
+Result<SignatureSet> LoadSignatures(const DiagnoseArgs& args) {
+  SignatureSet set;
+  SM_RETURN_IF_ERROR(set.AddYaml(BuiltinSignatureYaml(), "builtin:failure_signatures.yaml"));
+  for (const auto& f : args.signature_files) SM_RETURN_IF_ERROR(set.AddFile(f));
+  SM_RETURN_IF_ERROR(set.Compile());
+  return set;
+}
+
+void PrintHuman(const std::string& file, const Diagnosis& d, const RecoveryPlan& plan) {
+  std::cout << file << "\n";
+  if (!d.root_cause) {
+    std::cout << "  no failure found (label: unknown)\n";
+  } else {
+    std::cout << "  root cause: line " << d.root_cause->line_no << ": " << d.root_cause->text
+              << "\n";
+    char conf[16];
+    std::snprintf(conf, sizeof(conf), "%.2f", d.confidence);
+    std::cout << "  label:      " << FailureLabelName(d.label) << " / " << d.category
+              << " (confidence " << conf << ")\n";
+    if (!d.explanation.empty()) std::cout << "  why:        " << d.explanation << "\n";
+    if (!d.evidence.empty()) {
+      std::cout << "  evidence:\n";
+      for (const auto& e : d.evidence) {
+        std::cout << "    line " << e.line_no << " [" << e.source << "] " << e.text << "\n";
+      }
+    }
+    if (!d.nodes.empty()) {
+      std::cout << "  nodes:     ";
+      for (const auto& n : d.nodes) std::cout << " " << n;
+      std::cout << "\n";
+    }
+    if (d.checkpoint) std::cout << "  checkpoint: " << *d.checkpoint << "\n";
+    std::cout << "  context:    lines " << d.context_first_line << "-" << d.context_last_line
+              << "\n";
+  }
+  std::cout << "  plan:\n";
+  int i = 0;
+  for (const auto& a : plan) {
+    std::cout << "    " << ++i << ". " << RecoveryActionKindName(a.kind);
+    if (!a.node.empty()) std::cout << " " << a.node;
+    if (a.kind == RecoveryAction::Kind::kRequeue) {
+      std::cout << " (attempt " << a.attempt << ", after " << FormatDuration(a.delay);
+      if (a.checkpoint) std::cout << ", from " << *a.checkpoint;
+      std::cout << ")";
+    }
+    std::cout << ": " << a.reason << "\n";
+    if (!a.hint.empty()) std::cout << "       hint: " << a.hint << "\n";
+  }
+  std::cout << "  classifier calls: " << d.classifier_calls << " (" << d.engine << ")\n";
+}
+
+void RunLearn(const DiagnoseArgs& args) {
+  auto label = ParseFailureLabel(args.label);
+  if (!label || *label == FailureLabel::kUnknown) {
+    FailUsage("--learn needs --label infrastructure or --label application");
+  }
+  std::string path = args.examples.empty() ? DefaultExamplesPath() : args.examples;
+  if (path.empty()) FailUsage("--learn: no examples path; pass --examples FILE");
+  auto sigs = LoadSignatures(args);
+  if (!sigs.ok()) Fail(sigs.status());
+  auto log = LogView::OpenFile(args.learn);
+  if (!log.ok()) Fail(log.status());
+  FailureHandler handler(*sigs, /*examples=*/nullptr, /*judge=*/nullptr);
+  auto ex = handler.MakeExample(*log, *label, args.category);
+  if (!ex.ok()) Fail(ex.status().WithContext(args.learn));
+  Status st = ExampleStore::Append(path, *ex);
+  if (!st.ok()) Fail(st);
+  if (args.json) {
+    PrintJson({{"learned", true},
+               {"examples", path},
+               {"label", std::string(FailureLabelName(ex->label))},
+               {"category", ex->category},
+               {"text", ex->text}});
+  } else {
+    std::cout << "learned " << FailureLabelName(ex->label)
+              << (ex->category.empty() ? "" : "/" + ex->category) << " from " << args.learn
+              << " -> " << path << "\n  features: " << ex->text << "\n";
+  }
+}
+
+void RunDiagnose(const DiagnoseArgs& args) {
+  if (args.learn.empty() && args.file.empty()) FailUsage("diagnose: a log FILE is required");
+  if (args.context < 1) FailUsage("--context must be >= 1");
+  if (!args.learn.empty()) {
+    RunLearn(args);
+    return;
+  }
+  auto sigs = LoadSignatures(args);
+  if (!sigs.ok()) Fail(sigs.status());
+
+  ExampleStore examples;
+  if (!args.no_examples) {
+    std::string path = args.examples.empty() ? DefaultExamplesPath() : args.examples;
+    if (!path.empty()) {
+      Status st = examples.Load(path);
+      // The default path need not exist; an explicit --examples must.
+      if (!st.ok() && (st.code() != StatusCode::kNotFound || !args.examples.empty())) Fail(st);
+    }
+  }
+
+  JobContext job;
+  job.job_id = args.job_id;
+  job.restarts = args.restarts;
+  if (!args.nodes.empty()) {
+    auto nodes = ExpandNodeList(args.nodes);
+    if (!nodes.ok()) FailUsage(nodes.status().message());
+    job.nodes = *nodes;
+  }
+  if (!args.job_dir.empty()) {
+    auto ckpt = FindLatestCheckpointInDir(args.job_dir);
+    if (!ckpt.ok()) Fail(ckpt.status());
+    job.checkpoint = *ckpt;
+  }
+  RecoveryPolicy policy;
+  policy.max_infra_retries = args.max_retries;
+
+  auto log = LogView::OpenFile(args.file);
+  if (!log.ok()) Fail(log.status());
+  FailureHandlerOptions options;
+  options.locator.context_lines = args.context;
+  FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, /*judge=*/nullptr,
+                         options);
+  auto diagnosis = handler.Diagnose(*log);
+  if (!diagnosis.ok()) Fail(diagnosis.status().WithContext(args.file));
+  RecoveryPlan plan = PlanRecovery(*diagnosis, job, policy);
+  if (args.json) {
+    nlohmann::json j = DiagnosisToJson(*diagnosis);
+    j["plan"] = PlanToJson(plan);
+    j["file"] = args.file;
+    PrintJson(j);
+  } else {
+    PrintHuman(args.file, *diagnosis, plan);
+  }
+}
+
+}  // namespace
+
+void RegisterDiagnoseCommand(CLI::App& app) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose",
+      "Find the root-cause line of a failed job's log, classify it as infrastructure or "
+      "application, and plan the recovery");
+  cmd->add_option("file", args->file, "The failed job's log file");
+  cmd->add_flag("--json", args->json, "Print the diagnosis and plan as JSON");
+  cmd->add_option("--context", args->context,
+                  "Lines of context reported around the root cause (default 500)");
+  cmd->add_option("--signatures", args->signature_files,
+                  "Extra signature YAML file (repeatable); entries with an existing id replace it");
+  cmd->add_option("--examples", args->examples,
+                  "Labelled examples (.jsonl file or directory of them) for the nearest-neighbour "
+                  "model; default $SCHEDMATE_FAILURE_EXAMPLES or "
+                  "~/.local/share/schedmate/failure_examples.jsonl");
+  cmd->add_flag("--no-examples", args->no_examples, "Ignore the examples file");
+  cmd->add_option("--nodes", args->nodes,
+                  "The job's nodes, comma-separated, Slurm brackets allowed (gpu[01-04])");
+  cmd->add_option("--job-id", args->job_id, "The job's id (for the plan)");
+  cmd->add_option("--restarts", args->restarts, "How often the job was requeued already");
+  cmd->add_option("--max-retries", args->max_retries,
+                  "Infrastructure requeues before the job is held for a person (default 3)");
+  cmd->add_option("--job-dir", args->job_dir,
+                  "The job's output directory: its newest checkpoint is used for the requeue");
+  cmd->add_option("--learn", args->learn,
+                  "Learn from this resolved failure log: append its example to the examples file");
+  cmd->add_option("--label", args->label, "With --learn: infrastructure or application");
+  cmd->add_option("--category", args->category, "With --learn: a category name (optional)");
+  cmd->callback([args] { RunDiagnose(*args); });
+}
+
+}  // namespace schedmate::cli

@@ -1,0 +1,20 @@
+#pragma once
+// JSON codecs for diagnoses and recovery plans (the shape of `schedmate diagnose --json`).
+
+#include <nlohmann/json.hpp>
+
+#include "failure/diagnosis.h"
+#include "failure/recovery_plan.h"
+
+namespace schedmate::failure {
+
+// {"root_cause": {"line_no", "text"} | null, "label", "category", "confidence", "evidence": [...],
+//  "explanation", "hint", "context": {"first_line", "last_line"} | null, "nodes": [...],
+//  "checkpoint": str | null, "classifier_calls", "engine"}
+nlohmann::json DiagnosisToJson(const Diagnosis& d);
+// [{"action": "drain_node", "node", "reason"}, {"action": "requeue", "attempt", "delay_s",
+//   "checkpoint", "exclude_nodes", "reason"}, {"action": "hold", "reason"},
+//  {"action": "notify_user" | "notify_admin", "reason", "hint"}]
+nlohmann::json PlanToJson(const RecoveryPlan& plan);
+
+}  // namespace schedmate::failure

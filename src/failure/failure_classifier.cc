@@ -1,0 +1,113 @@
+#include "failure/failure_classifier.h"
+
+#include <algorithm>
+#include <map>
+
+namespace schedmate::failure {
+
+FailureClassifier::FailureClassifier(const SignatureSet& signatures, const ExampleStore* examples,
+                                     ClassifierOptions options)
+    : signatures_(signatures), examples_(examples), options_(options) {}
+
+std::string FailureClassifier::ExampleText(const LocatedLine& root,
+                                           std::span<const LocatedLine> followers) {
+  std::string text = MaskLogLine(root.line.text);
+  // The first origin-or-weak follower often completes a message split over lines.
+  for (const auto& f : followers) {
+    if (f.role >= LineRole::kWeak) {
+      std::string m = MaskLogLine(f.line.text);
+      if (!m.empty()) text += (text.empty() ? "" : " ") + m;
+      break;
+    }
+  }
+  return text;
+}
+
+Classification FailureClassifier::Classify(const LocatedLine& root,
+                                           std::span<const LocatedLine> followers) const {
+  struct Candidate {
+    double score = 0;
+    int signature = -1;
+    const LocatedLine* line = nullptr;
+    int agreeing = 0;
+  };
+  std::map<FailureLabel, Candidate> best;
+  std::vector<std::pair<const LocatedLine*, int>> matched;  // line, signature
+
+  auto consider = [&](const LocatedLine& line, double factor) {
+    LineMatch m = signatures_.MatchLine(line.line.text);
+    if (m.labelled < 0) return;
+    const Signature& sig = signatures_.signatures()[static_cast<size_t>(m.labelled)];
+    matched.emplace_back(&line, m.labelled);
+    Candidate& c = best[sig.label];
+    ++c.agreeing;
+    double score = sig.weight * factor;
+    if (score > c.score) {
+      c.score = score;
+      c.signature = m.labelled;
+      c.line = &line;
+    }
+  };
+  consider(root, 1.0);
+  for (const auto& f : followers) consider(f, options_.follower_factor);
+
+  Classification out;
+  FailureLabel top = FailureLabel::kUnknown;
+  double top_score = 0, other_score = 0;
+  for (FailureLabel label : {FailureLabel::kInfrastructure, FailureLabel::kApplication}) {
+    auto it = best.find(label);
+    if (it == best.end()) continue;
+    if (it->second.score > top_score) {
+      other_score = top_score;
+      top_score = it->second.score;
+      top = label;
+    } else {
+      other_score = std::max(other_score, it->second.score);
+    }
+  }
+  if (top != FailureLabel::kUnknown) {
+    const Candidate& c = best[top];
+    const Signature& sig = signatures_.signatures()[static_cast<size_t>(c.signature)];
+    double conf = top_score * (1.0 - 0.5 * other_score / top_score);
+    conf += options_.agreement_bonus * std::min(3, c.agreeing - 1);
+    out.label = top;
+    out.category = sig.category;
+    out.confidence = std::min(conf, 0.99);
+    out.decided_by = "signature:" + sig.id;
+  }
+
+  if (examples_ != nullptr && examples_->size() > 0) {
+    auto vote =
+        examples_->Vote(ExampleText(root, followers), options_.knn_k, options_.knn_min_similarity);
+    if (vote && vote->score > out.confidence) {
+      out.label = vote->label;
+      out.category = vote->category.empty() ? std::string("learned") : vote->category;
+      out.confidence = std::min(vote->score, 0.99);
+      out.decided_by = "examples";
+    }
+  }
+
+  // Evidence: lines whose signature agrees with the answer (root first), then the root itself if
+  // the examples decided.
+  std::sort(matched.begin(), matched.end(), [](const auto& a, const auto& b) {
+    return a.first->line.line_no < b.first->line.line_no;
+  });
+  for (const auto& [line, s] : matched) {
+    if (static_cast<int>(out.evidence.size()) >= options_.max_evidence) break;
+    const Signature& sig = signatures_.signatures()[static_cast<size_t>(s)];
+    if (sig.label != out.label) continue;
+    out.evidence.push_back(Evidence{line->line.line_no, line->line.text, sig.id});
+  }
+  if (out.decided_by == "examples") {
+    out.evidence.insert(out.evidence.begin(),
+                        Evidence{root.line.line_no, root.line.text, "examples"});
+    if (static_cast<int>(out.evidence.size()) > options_.max_evidence) {
+      out.evidence.resize(static_cast<size_t>(options_.max_evidence));
+    }
+  }
+
+  if (out.confidence < options_.unknown_below) out.label = FailureLabel::kUnknown;
+  return out;
+}
+
+}  // namespace schedmate::failure

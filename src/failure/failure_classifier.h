@@ -1,0 +1,62 @@
+#pragma once
+// FailureClassifier: infrastructure vs application, with a finer category, a confidence and the
+// evidence lines, from the root-cause line and the failure lines after it.
+//
+// Rationale. The root-cause line says most: its highest-priority labelled signature speaks with
+// its weight. Failure lines after it (the cascade) speak at `follower_factor` of their weight: a
+// cascade can name the cause the root line hides (a Ray worker "died unexpectedly", then "its
+// node has died"). The label with the strongest single piece of evidence wins; the other label's
+// strongest evidence lowers the confidence (conf = best * (1 - 0.5 * other / best)), agreeing
+// lines raise it a little. The site's examples (ExampleStore) vote by similarity and win when
+// their score beats the signatures', so a site's resolved failures override general rules.
+// Below `unknown_below` the answer is kUnknown: an unsure guess is never shown as certain.
+// Ties: infrastructure before application (enum order); equal scores keep the earlier line.
+//
+// Thread-safety: Classify() is const and safe for concurrent use.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "failure/diagnosis.h"
+#include "failure/example_store.h"
+#include "failure/first_error_locator.h"
+#include "failure/signature_set.h"
+
+namespace schedmate::failure {
+
+struct ClassifierOptions {
+  double unknown_below = 0.45;
+  double follower_factor = 0.7;
+  double agreement_bonus = 0.03;  // per extra agreeing line, at most 3
+  int knn_k = 3;
+  double knn_min_similarity = 0.5;
+  int max_evidence = 6;
+};
+
+struct Classification {
+  FailureLabel label = FailureLabel::kUnknown;
+  std::string category;  // best guess even when the label is kUnknown; "" if nothing matched
+  double confidence = 0.0;
+  std::vector<Evidence> evidence;
+  std::string decided_by;  // "signature:<id>", "examples" or "" (nothing matched)
+};
+
+class FailureClassifier {
+ public:
+  // `signatures` must be compiled; `examples` may be null. Both must outlive the classifier.
+  FailureClassifier(const SignatureSet& signatures, const ExampleStore* examples,
+                    ClassifierOptions options = {});
+
+  Classification Classify(const LocatedLine& root, std::span<const LocatedLine> followers) const;
+
+  // The masked text the nearest-neighbour model sees for this failure (also what --learn stores).
+  static std::string ExampleText(const LocatedLine& root, std::span<const LocatedLine> followers);
+
+ private:
+  const SignatureSet& signatures_;
+  const ExampleStore* examples_;
+  ClassifierOptions options_;
+};
+
+}  // namespace schedmate::failure
