@@ -1,0 +1,418 @@
+// `schedmate simulate`: replay a job trace under one or more scheduling policies and report JCT,
+// queueing delay, makespan and GPU utilisation (overall and per VC), as a table, JSON or a plot.
+// Wires trace readers, the policy and estimator registries and the simulator together.
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "core/progress.h"
+#include "core/strings.h"
+#include "plot/svg_plot.h"
+#include "policy/colocation_model.h"
+#include "policy/estimator_registry.h"
+#include "policy/placer.h"
+#include "policy/policy_registry.h"
+#include "sim/metrics.h"
+#include "sim/simulator.h"
+#include "trace/cluster_config.h"
+#include "trace/estimates.h"
+#include "trace/trace_reader.h"
+
+namespace schedmate::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string trace;
+  std::string format = "auto";
+  std::string vc_config;
+  std::string estimates;
+  std::string estimator;
+  bool lucid_compat = false;
+  int64_t gpus = 0;
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 8;
+  std::string policies = "all";
+  std::string placement = "consolidate";
+  uint64_t seed = 1;
+  bool json = false;
+  std::string plot;
+  std::string colocate_info;
+  std::string single_data;
+  std::string preemption_cost = "40,60";
+  double mtbf_hours = 0;
+  double mttr_hours = 2;
+  double checkpoint_interval_s = 0;
+  bool skip_malformed = false;
+};
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string DirOf(const std::string& path) {
+  const auto pos = path.rfind('/');
+  return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
+}
+
+// A single partition sized from the flags, or derived from the trace when none are given.
+ClusterSpec SingleCluster(const SimulateArgs& a, const JobTable& table) {
+  ClusterSpec c;
+  VcSpec vc;
+  vc.gpus_per_node = static_cast<int32_t>(a.gpus_per_node);
+  if (a.nodes > 0) {
+    vc.nodes = static_cast<int32_t>(a.nodes);
+  } else if (a.gpus > 0) {
+    vc.nodes = static_cast<int32_t>((a.gpus + a.gpus_per_node - 1) / a.gpus_per_node);
+    if (a.gpus % a.gpus_per_node != 0) {
+      std::cerr << fmt::format("schedmate: note: --gpus {} rounded up to {} nodes of {} GPUs\n",
+                               a.gpus, vc.nodes, a.gpus_per_node);
+    }
+  } else {
+    // Enough GPUs for the largest job and for the average demand at ~80% load.
+    int64_t max_gpus = 1;
+    long double gpu_seconds = 0;
+    SimTime first = SimTime::Max(), last = SimTime::Zero();
+    for (const auto& j : table.jobs) {
+      max_gpus = std::max<int64_t>(max_gpus, j.gpus.ceil_whole());
+      gpu_seconds += static_cast<long double>(j.gpus.as_double()) * j.duration.seconds_f();
+      first = std::min(first, j.submit);
+      last = std::max(last, j.submit);
+    }
+    const double span = std::max(1.0, (last - first).seconds_f());
+    const int64_t demand =
+        static_cast<int64_t>(std::ceil(static_cast<double>(gpu_seconds) / span / 0.8));
+    const int64_t total = std::max(max_gpus, demand);
+    vc.nodes =
+        static_cast<int32_t>(std::max<int64_t>(1, (total + a.gpus_per_node - 1) / a.gpus_per_node));
+    {
+      std::cerr << fmt::format(
+          "schedmate: note: no --vc-config/--gpus/--nodes: simulating {} nodes x {} GPUs "
+          "(largest job {} GPUs; mean demand at 80% load)\n",
+          vc.nodes, vc.gpus_per_node, max_gpus);
+    }
+  }
+  c.vcs.push_back(vc);
+  return c;
+}
+
+Result<std::pair<Duration, Duration>> ParseCost(const std::string& text) {
+  auto parts = Split(text, ',');
+  if (parts.empty() || parts.size() > 2) {
+    return Status::InvalidArgument("--preemption-cost wants SMALL[,LARGE] seconds: " + text);
+  }
+  auto small = ParseDouble(parts[0]);
+  auto large = parts.size() == 2 ? ParseDouble(parts[1]) : small;
+  if (!small || !large || *small < 0 || *large < 0) {
+    return Status::InvalidArgument("--preemption-cost wants SMALL[,LARGE] seconds: " + text);
+  }
+  return std::make_pair(Duration::FromSecondsF(*small), Duration::FromSecondsF(*large));
+}
+
+struct PolicyRun {
+  sim::SimResult result;
+  sim::Summary summary;
+  double wall_s = 0;
+};
+
+void WritePlot(const std::vector<PolicyRun>& runs, const std::string& path) {
+  plot::Figure fig;
+  fig.title = "schedmate simulate";
+  plot::Chart cdf{"JCT CDF", "JCT (s)", "fraction of jobs", /*log_x=*/true, false, {}};
+  plot::Chart queue{"Pending jobs over time", "time (h)", "pending jobs", false, false, {}};
+  plot::Chart util{"GPU utilisation over time", "time (h)", "busy GPUs / GPUs", false, false, {}};
+  for (const auto& run : runs) {
+    std::vector<double> jct;
+    for (const auto& o : run.result.jobs) {
+      if (o.partition >= 0 && o.finished()) jct.push_back(std::max(1.0, o.jct().seconds_f()));
+    }
+    cdf.series.push_back(plot::CdfSeries(run.summary.policy, std::move(jct)));
+    plot::Series q{run.summary.policy, {}, {}, false};
+    plot::Series u{run.summary.policy, {}, {}, false};
+    for (const auto& tp : run.result.series) {
+      const double h = (tp.time - run.result.first_submit).seconds_f() / 3600.0;
+      q.x.push_back(h);
+      q.y.push_back(static_cast<double>(tp.pending_jobs));
+      u.x.push_back(h);
+      u.y.push_back(tp.up_gpus > 0 ? static_cast<double>(tp.busy_gpus) / tp.up_gpus : 0);
+    }
+    queue.series.push_back(std::move(q));
+    util.series.push_back(std::move(u));
+  }
+  fig.charts = {std::move(cdf), std::move(queue), std::move(util)};
+  if (Status st = plot::WriteFigure(fig, path); !st.ok()) Fail(st);
+}
+
+void PrintTable(const std::string& trace, const JobTable& table,
+                const std::vector<PolicyRun>& runs) {
+  std::cout << fmt::format("trace: {} ({} jobs)\n\n", trace, table.jobs.size());
+  std::cout << fmt::format("{:<14} {:>7} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7}\n",
+                           "policy", "jobs", "avg JCT s", "p50 s", "p95 s", "p99 s", "avg queue s",
+                           "makespan s", "util", "wall s");
+  for (const auto& r : runs) {
+    const auto& s = r.summary;
+    std::cout << fmt::format(
+        "{:<14} {:>7} {:>11.0f} {:>10.0f} {:>11.0f} {:>11.0f} {:>11.0f} {:>11.0f} {:>6.3f} "
+        "{:>7.3f}\n",
+        s.policy, s.jobs, s.avg_jct_s, s.p50_jct_s, s.p95_jct_s, s.p99_jct_s, s.avg_queue_s,
+        s.makespan_s, s.gpu_utilization, r.wall_s);
+    if (s.rejected || s.unfinished || s.skipped) {
+      std::cout << fmt::format("{:<14} (rejected {}, unfinished {}, skipped {})\n", "", s.rejected,
+                               s.unfinished, s.skipped);
+    }
+  }
+  if (runs.empty() || runs[0].summary.per_vc.size() <= 1) return;
+  std::cout << "\nper VC: avg JCT s / avg queue s\n";
+  std::cout << fmt::format("{:<10} {:>6}", "vc", "jobs");
+  for (const auto& r : runs) std::cout << fmt::format(" {:>21}", r.summary.policy);
+  std::cout << "\n";
+  for (size_t i = 0; i < runs[0].summary.per_vc.size(); ++i) {
+    std::cout << fmt::format("{:<10} {:>6}", runs[0].summary.per_vc[i].name,
+                             runs[0].summary.per_vc[i].jobs);
+    for (const auto& r : runs) {
+      const auto& v = r.summary.per_vc[i];
+      std::cout << fmt::format(" {:>21}",
+                               fmt::format("{:.0f} / {:.0f}", v.avg_jct_s, v.avg_queue_s));
+    }
+    std::cout << "\n";
+  }
+}
+
+void Run(const SimulateArgs& a) {
+  // --- inputs ---------------------------------------------------------------------------------
+  auto format = ParseTraceFormat(ToLower(a.format));
+  if (!format) FailUsage("unknown --format '" + a.format + "'");
+  auto placement = policy::ParsePlacementKind(a.placement);
+  if (!placement) FailUsage("unknown --placement '" + a.placement + "' (consolidate|spread)");
+  if ((a.gpus > 0) && (a.nodes > 0)) FailUsage("give either --gpus or --nodes, not both");
+  if (a.gpus < 0 || a.nodes < 0 || a.gpus_per_node <= 0)
+    FailUsage("GPU and node counts must be positive");
+  if (!a.vc_config.empty() && (a.gpus > 0 || a.nodes > 0)) {
+    FailUsage("--vc-config sets the cluster; drop --gpus/--nodes");
+  }
+  auto cost = ParseCost(a.preemption_cost);
+  if (!cost.ok()) FailUsage(cost.status().message());
+
+  policy::PolicyRegistry registry;
+  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
+  std::vector<std::string> names;
+  if (ToLower(a.policies) == "all") {
+    names = policy::DefaultPolicyNames();
+  } else {
+    for (auto n : Split(a.policies, ',')) {
+      std::string name(Trim(n));
+      if (name.empty()) continue;
+      if (!registry.Contains(name)) {
+        FailUsage(fmt::format("unknown policy '{}' (known: {}, all)", name,
+                              fmt::join(registry.Names(), ", ")));
+      }
+      names.push_back(name);
+    }
+  }
+  if (names.empty()) FailUsage("--policy is empty");
+  auto& estimators = policy::DefaultEstimatorRegistry();
+  if (!a.estimator.empty() && !estimators.Contains(a.estimator)) {
+    FailUsage(fmt::format("unknown --estimator '{}' (known: {})", a.estimator,
+                          fmt::join(estimators.Names(), ", ")));
+  }
+
+  trace::TraceReadOptions ro;
+  ro.format = *format;
+  ro.skip_malformed = a.skip_malformed;
+  auto table_or = trace::ReadTrace(a.trace, ro);
+  if (!table_or.ok()) Fail(table_or.status());
+  JobTable table = std::move(table_or).value();
+  if (table.rows_skipped > 0) {
+    std::cerr << fmt::format("schedmate: note: skipped {} malformed rows of {}\n",
+                             table.rows_skipped, a.trace);
+  }
+  if (!a.estimates.empty()) {
+    auto est = trace::ReadEstimates(a.estimates);
+    if (!est.ok()) Fail(est.status());
+    auto stats = trace::ApplyEstimates(table, *est);
+    if (stats.missing > 0) {
+      std::cerr << fmt::format("schedmate: note: {} jobs have no estimate in {}\n", stats.missing,
+                               a.estimates);
+    }
+  }
+  ClusterSpec cluster;
+  if (!a.vc_config.empty()) {
+    auto c = trace::ReadVcConfig(a.vc_config, static_cast<int32_t>(a.gpus_per_node));
+    if (!c.ok()) Fail(c.status());
+    cluster = std::move(c).value();
+  } else {
+    cluster = SingleCluster(a, table);
+  }
+  if (cluster.total_gpus() <= 0) Fail(Status::InvalidArgument("the cluster has no GPUs"));
+
+  // Co-location measurements: explicit files, else beside the VC config (Lucid's lucid_aux/).
+  std::string colo = a.colocate_info, single = a.single_data;
+  if (colo.empty() && single.empty() && !a.vc_config.empty()) {
+    const std::string dir = DirOf(a.vc_config);
+    if (FileExists(dir + "/colocate_info.csv") && FileExists(dir + "/single_data.csv")) {
+      colo = dir + "/colocate_info.csv";
+      single = dir + "/single_data.csv";
+    }
+  }
+  if (colo.empty() != single.empty()) FailUsage("--colocate-info and --single-data go together");
+  std::optional<policy::ColocationModel> model;
+  if (!colo.empty()) {
+    auto m = policy::ColocationModel::Load(colo, single);
+    if (!m.ok()) Fail(m.status());
+    model = std::move(m).value();
+  }
+
+  bool any_estimate = false;
+  for (const auto& j : table.jobs) any_estimate = any_estimate || j.estimate.has_value();
+  const std::string estimator_name =
+      !a.estimator.empty() ? a.estimator : (any_estimate ? "file" : "user-mean");
+
+  // --- runs -----------------------------------------------------------------------------------
+  std::vector<PolicyRun> runs;
+  for (const auto& name : names) {
+    auto est = estimators.Create(estimator_name);
+    if (!est.ok()) Fail(est.status());
+    std::unique_ptr<DurationEstimator> estimator = std::move(est).value();
+    policy::PolicyConfig pc;
+    pc.placement = a.lucid_compat ? policy::PlacementKind::kConsolidate : *placement;
+    pc.lucid_compat = a.lucid_compat;
+    pc.estimator = estimator.get();
+    pc.colocation = model ? &*model : nullptr;
+    sim::SimOptions so;
+    so.lucid_compat = a.lucid_compat;
+    so.preemption_cost.small = cost->first;
+    so.preemption_cost.large = cost->second;
+    so.seed = a.seed;
+    so.colocation = pc.colocation;
+    so.estimator = estimator.get();
+    so.progress = ProgressBar::StderrIsInteractive();
+    so.progress_label = "simulate " + name;
+    if (a.mtbf_hours > 0) {
+      so.failures.enabled = true;
+      so.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
+      so.failures.mttr = Duration::FromSecondsF(std::max(1.0, a.mttr_hours * 3600));
+      so.failures.checkpoint_interval = Duration::FromSecondsF(a.checkpoint_interval_s);
+    }
+    Stopwatch watch;
+    auto result = sim::Simulate(
+        table, cluster,
+        [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+          return registry.Create(name, pc);
+        },
+        so);
+    if (!result.ok()) Fail(result.status());
+    PolicyRun run;
+    run.wall_s = watch.ElapsedSeconds();
+    run.result = std::move(result).value();
+    run.summary = sim::Summarize(run.result);
+    runs.push_back(std::move(run));
+  }
+
+  // --- output ---------------------------------------------------------------------------------
+  if (a.json) {
+    nlohmann::json out;
+    out["trace"] = a.trace;
+    out["jobs"] = table.jobs.size();
+    out["seed"] = a.seed;
+    out["lucid_compat"] = a.lucid_compat;
+    out["estimator"] = estimator_name;
+    out["cluster_gpus"] = cluster.total_gpus();
+    nlohmann::json pols = nlohmann::json::array();
+    for (const auto& r : runs) {
+      const auto& s = r.summary;
+      nlohmann::json p;
+      p["policy"] = s.policy;
+      p["jobs"] = s.jobs;
+      p["rejected"] = s.rejected;
+      p["unfinished"] = s.unfinished;
+      p["skipped"] = s.skipped;
+      p["preemptions"] = s.preemptions;
+      p["failure_restarts"] = s.failure_restarts;
+      p["avg_jct_s"] = s.avg_jct_s;
+      p["avg_queue_s"] = s.avg_queue_s;
+      p["p50_jct_s"] = s.p50_jct_s;
+      p["p95_jct_s"] = s.p95_jct_s;
+      p["p99_jct_s"] = s.p99_jct_s;
+      p["makespan_s"] = s.makespan_s;
+      p["gpu_utilization"] = s.gpu_utilization;
+      p["wall_s"] = r.wall_s;
+      nlohmann::json per = nlohmann::json::object();
+      for (const auto& v : s.per_vc) {
+        per[v.name] = {
+            {"jobs", v.jobs}, {"avg_jct_s", v.avg_jct_s}, {"avg_queue_s", v.avg_queue_s}};
+      }
+      p["per_vc"] = std::move(per);
+      pols.push_back(std::move(p));
+    }
+    out["policies"] = std::move(pols);
+    PrintJson(out);
+  } else {
+    PrintTable(a.trace, table, runs);
+  }
+  if (!a.plot.empty()) {
+    WritePlot(runs, a.plot);
+    if (!a.json) std::cout << "\nplot written to " << a.plot << "\n";
+  }
+}
+
+}  // namespace
+
+void RegisterSimulateCommand(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
+  cmd->add_option("--trace", args->trace, "job trace file (see --format)")->required();
+  cmd->add_option("--format", args->format,
+                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf (default auto)");
+  cmd->add_option("--vc-config", args->vc_config,
+                  "Lucid vc_config.csv: one partition per VC (8-GPU nodes unless --gpus-per-node)");
+  cmd->add_option("--estimates", args->estimates,
+                  "job_id,priority CSV of per-job duration estimates (Lucid EBM/LightGBM; "
+                  "negative values become 1000 s)");
+  cmd->add_option("--estimator", args->estimator,
+                  "duration estimator for qssf/lucid/schedmate: file|oracle|user-mean|<registered> "
+                  "(default: file when estimates are present, else user-mean)");
+  cmd->add_flag("--lucid-compat", args->lucid_compat,
+                "reproduce Lucid's simulator semantics (1 s steps, consolidate placement, 40/60 s "
+                "preemption cost, Lucid's tie rules)");
+  cmd->add_option("--gpus", args->gpus, "single cluster with this many GPUs");
+  cmd->add_option("--nodes", args->nodes, "single cluster with this many nodes");
+  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (default 8)");
+  cmd->add_option(
+      "--policy", args->policies,
+      "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)");
+  cmd->add_option("--placement", args->placement, "consolidate (default) | spread");
+  cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results");
+  cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
+  cmd->add_option("--plot", args->plot,
+                  "write a plot: JCT CDF, queue length, utilisation (.svg|.png)");
+  cmd->add_option("--colocate-info", args->colocate_info,
+                  "Lucid colocate_info.csv (default: beside --vc-config if present)");
+  cmd->add_option("--single-data", args->single_data,
+                  "Lucid single_data.csv (default: beside --vc-config if present)");
+  cmd->add_option("--preemption-cost", args->preemption_cost,
+                  "checkpoint+restore cost in s: SMALL[,LARGE] for <=8 / >8 GPUs (default 40,60)");
+  cmd->add_option("--mtbf", args->mtbf_hours,
+                  "inject node failures: mean time between failures (h)");
+  cmd->add_option("--mttr", args->mttr_hours, "mean time to repair a failed node (h, default 2)");
+  cmd->add_option("--checkpoint-interval", args->checkpoint_interval_s,
+                  "jobs checkpoint every this many s of run time (0: restart from scratch)");
+  cmd->add_flag("--skip-malformed", args->skip_malformed, "skip and count malformed trace rows");
+  cmd->callback([args]() { Run(*args); });
+}
+
+}  // namespace schedmate::cli

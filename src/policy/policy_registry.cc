@@ -1,0 +1,79 @@
+#include "policy/policy_registry.h"
+
+#include <fmt/format.h>
+
+#include "policy/fifo_policy.h"
+#include "policy/lucid_policy.h"
+#include "policy/qssf_policy.h"
+#include "policy/schedmate_policy.h"
+#include "policy/sjf_policy.h"
+#include "policy/srtf_policy.h"
+#include "policy/test_policies.h"
+#include "policy/tiresias_policy.h"
+
+namespace schedmate::policy {
+
+Status PolicyRegistry::Register(std::string name, std::string description, PolicyFactory factory) {
+  if (name.empty() || !factory) return Status::InvalidArgument("policy needs a name and factory");
+  if (entries_.count(name)) {
+    return Status::AlreadyExists(fmt::format("policy '{}' is already registered", name));
+  }
+  order_.push_back(name);
+  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SchedulingPolicy>> PolicyRegistry::Create(const std::string& name,
+                                                                 const PolicyConfig& config) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return Status::NotFound(
+        fmt::format("unknown policy '{}' (known: {})", name, fmt::join(order_, ", ")));
+  }
+  return it->second.factory(config);
+}
+
+std::string PolicyRegistry::Description(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? std::string() : it->second.description;
+}
+
+Status RegisterBuiltinPolicies(PolicyRegistry& r) {
+  SM_RETURN_IF_ERROR(
+      r.Register("fifo", "first come first served, no backfill",
+                 [](const PolicyConfig& c) { return std::make_unique<FifoPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("sjf", "shortest job first (oracle durations)",
+                 [](const PolicyConfig& c) { return std::make_unique<SjfPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("srtf", "shortest remaining time first, preemptive (oracle)",
+                 [](const PolicyConfig& c) { return std::make_unique<SrtfPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("qssf", "quasi-shortest service first: estimate x GPUs",
+                 [](const PolicyConfig& c) { return std::make_unique<QssfPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("tiresias", "discretised 2D least attained service (Lucid's variant), preemptive",
+                 [](const PolicyConfig& c) { return std::make_unique<TiresiasPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("lucid", "interference-aware packing, estimate-ordered queue",
+                 [](const PolicyConfig& c) { return std::make_unique<LucidPolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("schedmate", "estimator-ordered queue, packing that un-packs, failure-aware",
+                 [](const PolicyConfig& c) { return std::make_unique<SchedmatePolicy>(c); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("reject-all", "test policy: rejects every job",
+                 [](const PolicyConfig&) { return std::make_unique<RejectAllPolicy>(); }));
+  SM_RETURN_IF_ERROR(
+      r.Register("one-at-a-time", "test policy: one job at a time",
+                 [](const PolicyConfig&) { return std::make_unique<OneAtATimePolicy>(); }));
+  SM_RETURN_IF_ERROR(r.Register(
+      "kill-after-n", "test policy: kills jobs after a fixed run time",
+      [](const PolicyConfig& c) { return std::make_unique<KillAfterPolicy>(c.kill_after); }));
+  return Status::Ok();
+}
+
+std::vector<std::string> DefaultPolicyNames() {
+  return {"fifo", "sjf", "srtf", "qssf", "tiresias", "lucid", "schedmate"};
+}
+
+}  // namespace schedmate::policy

@@ -1,0 +1,66 @@
+#include "sim/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace schedmate::sim {
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(sorted.size() - 1, lo + 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+Summary Summarize(const SimResult& r) {
+  Summary s;
+  s.policy = r.policy;
+  s.rejected = r.rejected;
+  s.unfinished = r.unfinished;
+  s.skipped = r.skipped_no_gpu + r.skipped_unknown_vc;
+  std::vector<double> jct;
+  std::vector<long double> vc_jct(r.partitions.size(), 0), vc_queue(r.partitions.size(), 0);
+  std::vector<int64_t> vc_n(r.partitions.size(), 0);
+  long double sum_jct = 0, sum_queue = 0;
+  for (const JobOutcome& o : r.jobs) {
+    if (o.partition < 0 || !o.finished()) continue;
+    const double j = o.jct().seconds_f();
+    const double q = o.queued.seconds_f();
+    jct.push_back(j);
+    sum_jct += j;
+    sum_queue += q;
+    vc_jct[o.partition] += j;
+    vc_queue[o.partition] += q;
+    ++vc_n[o.partition];
+    s.preemptions += o.preemptions;
+    s.failure_restarts += o.failure_restarts;
+  }
+  s.jobs = static_cast<int64_t>(jct.size());
+  if (s.jobs > 0) {
+    s.avg_jct_s = static_cast<double>(sum_jct / s.jobs);
+    s.avg_queue_s = static_cast<double>(sum_queue / s.jobs);
+    std::sort(jct.begin(), jct.end());
+    s.p50_jct_s = Quantile(jct, 0.50);
+    s.p95_jct_s = Quantile(jct, 0.95);
+    s.p99_jct_s = Quantile(jct, 0.99);
+  }
+  s.makespan_s = (r.last_finish - r.first_submit).seconds_f();
+  if (s.makespan_s > 0 && r.total_gpus > 0) {
+    s.gpu_utilization = r.busy_gpu_seconds / (static_cast<double>(r.total_gpus) * s.makespan_s);
+  }
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    PartitionSummary p;
+    p.name = r.partitions[i];
+    p.jobs = vc_n[i];
+    if (vc_n[i] > 0) {
+      p.avg_jct_s = static_cast<double>(vc_jct[i] / vc_n[i]);
+      p.avg_queue_s = static_cast<double>(vc_queue[i] / vc_n[i]);
+    }
+    s.per_vc.push_back(std::move(p));
+  }
+  return s;
+}
+
+}  // namespace schedmate::sim

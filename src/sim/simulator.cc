@@ -1,0 +1,631 @@
+#include "sim/simulator.h"
+
+// DESIGN notes on skipping steps in Lucid-compatible mode.
+// Lucid runs its scheduling loop every simulated second (Tiresias: every 60th second). We call
+// the policy only at a step where something happened since the previous call (arrival, finish,
+// node event, a queue-threshold crossing the policy asked to be woken for) or where the previous
+// call changed something. This is exact because a step that changed nothing leaves the next
+// step's input identical, except that running jobs' remaining times shrink (SRTF) and attained
+// services grow (Tiresias):
+//  - FIFO/SJF/QSSF orders do not depend on time; the head that did not fit still does not fit.
+//  - SRTF: shrinking remaining times only move running jobs ahead of pending ones. Swapping a
+//    pending job p and a running job r that is selected either way leaves the selected set and
+//    the quota after both unchanged (r fits before p iff both or only r fitted after p), so the
+//    greedy selection is the same and the selected pending jobs fail placement again.
+//  - Tiresias: order changes only when a running job crosses the threshold; the policy asks to
+//    be woken then.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+#include "core/check.h"
+#include "core/progress.h"
+#include "core/rng.h"
+#include "policy/placer.h"
+
+namespace schedmate::sim {
+namespace {
+
+using policy::FreeMap;
+using policy::JobIndex;
+using policy::JobStatus;
+using policy::JobView;
+using policy::kNoJob;
+using policy::RunState;
+
+enum class EventKind : uint8_t { kFinish, kFailure, kRepair, kWake };
+
+struct Event {
+  SimTime time;
+  int64_t seq = 0;
+  EventKind kind = EventKind::kWake;
+  int32_t a = 0;        // job (finish) or partition
+  int32_t b = 0;        // node
+  int64_t version = 0;  // finish: must match the job's version
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct Partition {
+  std::string name;
+  int32_t gpus_per_node = 8;
+  int32_t nodes = 0;
+  FreeMap free;
+  std::unique_ptr<policy::SchedulingPolicy> policy;
+  policy::PolicyTraits traits;
+  Duration tick;
+  std::vector<JobView> pending;
+  std::vector<int64_t> pending_seq;
+  std::vector<JobView> running;
+  std::vector<int64_t> running_seq;
+  bool compact_pending = false;
+  bool compact_running = false;
+  std::vector<JobIndex> entered;
+  std::vector<int64_t> entered_seq;
+  bool dirty = false;
+  bool called = false;
+  SimTime scheduled_wake = SimTime::Max();
+  std::vector<int32_t> recently_failed;
+  int64_t pending_count = 0;
+  int64_t running_count = 0;
+};
+
+SimTime AlignUp(SimTime t, Duration tick) {
+  if (tick.micros() <= 0) return t;
+  const int64_t q = tick.micros();
+  int64_t us = t.micros();
+  int64_t r = us % q;
+  if (r < 0) r += q;
+  return r == 0 ? t : SimTime::FromMicros(us - r + q);
+}
+
+class Engine {
+ public:
+  Engine(const JobTable& table, const SimOptions& options)
+      : table_(table), options_(options), rng_(options.seed) {}
+
+  Result<SimResult> Run(const ClusterSpec& cluster, const PolicyMaker& make_policy);
+
+ private:
+  void Push(SimTime t, EventKind kind, int32_t a, int32_t b = 0, int64_t version = 0) {
+    events_.push(Event{t, ++event_seq_, kind, a, b, version});
+  }
+  void ScheduleWake(Partition& p, SimTime t) {
+    if (p.scheduled_wake != SimTime::Max() && p.scheduled_wake >= now_ && p.scheduled_wake <= t)
+      return;
+    p.scheduled_wake = t;
+    Push(t, EventKind::kWake, static_cast<int32_t>(&p - parts_.data()));
+  }
+  void Progress(JobIndex j, SimTime t);
+  void ScheduleFinish(JobIndex j);
+  void Enqueue(JobIndex j, SimTime t);
+  void ReleaseRunning(JobIndex j, SimTime t);
+  void SetRate(JobIndex j, double rate, SimTime t);
+  void Finish(JobIndex j, SimTime t);
+  void Kill(JobIndex j, SimTime t);
+  Status ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime t);
+  Status CallPolicy(Partition& p, SimTime t);
+  void Compact(Partition& p);
+  void AddBusy(int64_t gpus) { busy_gpus_ += gpus; }
+  void Integrate(SimTime t) {
+    if (t > last_integrate_) {
+      busy_gpu_us_ += static_cast<long double>(busy_gpus_) *
+                      static_cast<long double>((t - last_integrate_).micros());
+      last_integrate_ = t;
+    }
+  }
+
+  const JobTable& table_;
+  const SimOptions& options_;
+  Rng rng_;
+  policy::ColocationModel default_model_;
+  const policy::ColocationModel* model_ = nullptr;
+  std::vector<Partition> parts_;
+  std::vector<JobStatus> status_;
+  std::vector<int64_t> version_;
+  std::vector<Duration> lag_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  int64_t event_seq_ = 0;
+  int64_t queue_seq_ = 0;
+  int64_t run_seq_ = 0;
+  SimTime now_;
+  int64_t busy_gpus_ = 0;
+  long double busy_gpu_us_ = 0;
+  SimTime last_integrate_;
+  SimResult result_;
+  int64_t finished_ = 0;
+};
+
+void Engine::Progress(JobIndex j, SimTime t) {
+  JobStatus& s = status_[j];
+  if (s.state == RunState::kRunning && t > s.updated) {
+    const int64_t dt = (t - s.updated).micros();
+    const int64_t done =
+        s.rate == 1.0 ? dt : static_cast<int64_t>(std::llround(s.rate * static_cast<double>(dt)));
+    s.remaining = std::max(Duration::Zero(), s.remaining - Duration::Micros(done));
+    s.attained_gpu_us += static_cast<int64_t>(s.gpus) * dt;
+  }
+  s.updated = t;
+}
+
+void Engine::ScheduleFinish(JobIndex j) {
+  JobStatus& s = status_[j];
+  ++version_[j];
+  int64_t left = s.remaining.micros();
+  if (s.rate != 1.0) left = static_cast<int64_t>(std::ceil(static_cast<double>(left) / s.rate));
+  Push(s.updated + Duration::Micros(left) + s.finish_lag, EventKind::kFinish, j, 0, version_[j]);
+}
+
+void Engine::Enqueue(JobIndex j, SimTime t) {
+  JobStatus& s = status_[j];
+  Partition& p = parts_[s.partition];
+  s.state = RunState::kPending;
+  s.enqueued = t;
+  s.queue_seq = ++queue_seq_;
+  p.pending.push_back(JobView{j, &table_.jobs[j], &s});
+  p.pending_seq.push_back(s.queue_seq);
+  p.entered.push_back(j);
+  p.entered_seq.push_back(s.queue_seq);
+  ++p.pending_count;
+  p.dirty = true;
+}
+
+// Takes job j off its GPUs (progress must be up to date). A co-runner keeps the GPUs and speeds up.
+void Engine::ReleaseRunning(JobIndex j, SimTime t) {
+  JobStatus& s = status_[j];
+  Partition& p = parts_[s.partition];
+  const JobIndex partner = s.shared_with;
+  if (partner != kNoJob) {
+    JobStatus& o = status_[partner];
+    o.shared_with = kNoJob;
+    if (s.placement.share_with == kNoJob) {
+      o.placement.share_with = kNoJob;  // the co-runner now owns the GPUs
+    }
+    Progress(partner, t);
+    o.rate = 1.0;
+    ScheduleFinish(partner);
+  } else if (s.placement.share_with == kNoJob) {
+    policy::Release(s.placement, p.free);
+    AddBusy(-s.placement.total_gpus());
+  }
+  s.shared_with = kNoJob;
+  s.placement = {};
+  s.state = RunState::kPending;  // caller sets the final state
+  ++version_[j];
+  p.compact_running = true;
+  --p.running_count;
+  p.dirty = true;
+}
+
+void Engine::Finish(JobIndex j, SimTime t) {
+  ReleaseRunning(j, t);
+  JobStatus& s = status_[j];
+  s.state = RunState::kFinished;
+  s.finish = t;
+  s.remaining = Duration::Zero();
+  JobOutcome& o = result_.jobs[j];
+  o.finish = t;
+  o.queued = s.queued;
+  o.first_start = s.first_start;
+  o.preemptions = s.preemptions;
+  o.failure_restarts = s.failure_restarts;
+  result_.last_finish = std::max(result_.last_finish, t);
+  ++finished_;
+  if (options_.estimator) options_.estimator->Observe(table_.jobs[j], t);
+  for (auto& p : parts_) p.policy->OnJobFinished(table_.jobs[j], t);
+}
+
+void Engine::Kill(JobIndex j, SimTime t) {
+  Progress(j, t);
+  JobStatus& s = status_[j];
+  const Duration total = table_.jobs[j].duration;
+  const Duration ckpt = options_.failures.checkpoint_interval;
+  if (ckpt.micros() > 0) {
+    const Duration done = std::max(Duration::Zero(), total - s.remaining);
+    const Duration lost = Duration::Micros(done.micros() % ckpt.micros());
+    s.remaining = s.remaining + lost + options_.preemption_cost.For(s.gpus);
+  } else {
+    s.remaining = total;
+  }
+  ReleaseRunning(j, t);
+  ++s.failure_restarts;
+  Enqueue(j, t);
+}
+
+void Engine::Compact(Partition& p) {
+  if (p.compact_pending) {
+    size_t w = 0;
+    for (size_t r = 0; r < p.pending.size(); ++r) {
+      const JobStatus& s = *p.pending[r].status;
+      if (s.state == RunState::kPending && s.queue_seq == p.pending_seq[r]) {
+        p.pending[w] = p.pending[r];
+        p.pending_seq[w] = p.pending_seq[r];
+        ++w;
+      }
+    }
+    p.pending.resize(w);
+    p.pending_seq.resize(w);
+    p.compact_pending = false;
+  }
+  if (p.compact_running) {
+    size_t w = 0;
+    for (size_t r = 0; r < p.running.size(); ++r) {
+      const JobStatus& s = *p.running[r].status;
+      if (s.state == RunState::kRunning && s.run_seq == p.running_seq[r]) {
+        p.running[w] = p.running[r];
+        p.running_seq[w] = p.running_seq[r];
+        ++w;
+      }
+    }
+    p.running.resize(w);
+    p.running_seq.resize(w);
+    p.compact_running = false;
+  }
+}
+
+Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime t) {
+  const std::string_view name = p.policy->Name();
+  auto bad = [&](JobIndex j, std::string_view why) {
+    return Status::Internal(
+        fmt::format("policy {} at t={}s: job {} ({}): {}", name, t.seconds_f(), j,
+                    j >= 0 && j < static_cast<JobIndex>(table_.jobs.size()) ? table_.jobs[j].id
+                                                                            : std::string("?"),
+                    why));
+  };
+  auto valid = [&](JobIndex j) {
+    return j >= 0 && j < static_cast<JobIndex>(status_.size()) &&
+           status_[j].partition == static_cast<int32_t>(&p - parts_.data());
+  };
+  for (const auto& pr : d.preempt) {
+    const JobIndex j = pr.job;
+    if (!valid(j) || status_[j].state != RunState::kRunning) return bad(j, "preempt: not running");
+    Progress(j, t);
+    JobStatus& s = status_[j];
+    s.remaining += options_.preemption_cost.For(s.gpus);
+    ++s.preemptions;
+    ReleaseRunning(j, t);
+    Enqueue(j, t);
+  }
+  for (const auto& st : d.start) {
+    const JobIndex j = st.job;
+    if (!valid(j) || status_[j].state != RunState::kPending) return bad(j, "start: not pending");
+    JobStatus& s = status_[j];
+    const auto& pl = st.placement;
+    if (pl.share_with != kNoJob) {
+      const JobIndex k = pl.share_with;
+      if (!valid(k) || status_[k].state != RunState::kRunning || status_[k].shared_with != kNoJob ||
+          status_[k].gpus != s.gpus) {
+        return bad(j, "start: bad co-location partner");
+      }
+      Progress(k, t);
+      const auto rates = model_->Rates(table_.jobs[j], table_.jobs[k]);
+      s.placement = pl;
+      s.placement.nodes = status_[k].placement.nodes;
+      s.shared_with = k;
+      status_[k].shared_with = j;
+      status_[k].rate = std::clamp(rates.b, 0.01, 1.0);
+      ScheduleFinish(k);
+      s.rate = std::clamp(rates.a, 0.01, 1.0);
+    } else {
+      if (pl.total_gpus() != s.gpus) return bad(j, "start: placement size differs from request");
+      for (const auto& ns : pl.nodes) {
+        if (ns.node < 0 || ns.node >= p.nodes || ns.gpus <= 0 || p.free.Free(ns.node) < ns.gpus)
+          return bad(j, "start: placement does not fit");
+      }
+      for (const auto& ns : pl.nodes) p.free.Take(ns.node, ns.gpus);
+      AddBusy(s.gpus);
+      s.placement = pl;
+      s.rate = 1.0;
+    }
+    s.queued += t - s.enqueued;
+    if (s.first_start == SimTime::Max()) s.first_start = t;
+    s.last_start = t;
+    s.state = RunState::kRunning;
+    s.run_seq = ++run_seq_;
+    s.updated = t;
+    s.finish_lag = lag_[j];
+    p.running.push_back(JobView{j, &table_.jobs[j], &s});
+    p.running_seq.push_back(s.run_seq);
+    --p.pending_count;
+    ++p.running_count;
+    p.compact_pending = true;
+    ScheduleFinish(j);
+  }
+  for (const auto& rj : d.reject) {
+    const JobIndex j = rj.job;
+    if (rj.reason == policy::RejectReason::kNotNow) continue;
+    if (!valid(j) || status_[j].state != RunState::kPending) return bad(j, "reject: not pending");
+    status_[j].state = RunState::kRejected;
+    result_.jobs[j].rejected = true;
+    ++result_.rejected;
+    --p.pending_count;
+    p.compact_pending = true;
+  }
+  return Status::Ok();
+}
+
+Status Engine::CallPolicy(Partition& p, SimTime t) {
+  Compact(p);
+  policy::PartitionView view;
+  view.name = p.name;
+  view.index = static_cast<int32_t>(&p - parts_.data());
+  view.gpus_per_node = p.gpus_per_node;
+  view.total_gpus = p.free.total_up_gpus();
+  view.free = &p.free;
+  view.recently_failed_nodes = p.recently_failed;
+  // Keep only entries still pending under the same queue entry: they are then exactly the tail
+  // of the pending span, in order (jobs preempted and restarted in one call drop out).
+  size_t w = 0;
+  for (size_t r = 0; r < p.entered.size(); ++r) {
+    const JobStatus& s = status_[p.entered[r]];
+    if (s.state == RunState::kPending && s.queue_seq == p.entered_seq[r]) {
+      p.entered[w] = p.entered[r];
+      p.entered_seq[w] = p.entered_seq[r];
+      ++w;
+    }
+  }
+  p.entered.resize(w);
+  p.entered_seq.resize(w);
+  policy::InputDelta delta{p.entered};
+  policy::SchedulingInput input{t, view, p.pending, p.running, &delta, !p.called};
+  policy::Decisions d = p.policy->Schedule(input);
+  p.called = true;
+  p.entered.clear();
+  p.entered_seq.clear();
+  p.dirty = false;
+  ++result_.scheduling_calls;
+  SM_RETURN_IF_ERROR(ApplyDecisions(p, d, t));
+  Compact(p);
+  const bool changed = !d.preempt.empty() || !d.start.empty() ||
+                       std::any_of(d.reject.begin(), d.reject.end(), [](const auto& r) {
+                         return r.reason == policy::RejectReason::kInfeasible;
+                       });
+  if (p.tick.micros() > 0) {
+    if (changed) ScheduleWake(p, t + p.tick);
+    if (d.wake_at && *d.wake_at > t) ScheduleWake(p, AlignUp(*d.wake_at, p.tick));
+  } else if (d.wake_at && *d.wake_at > t) {
+    ScheduleWake(p, *d.wake_at);
+  }
+  return Status::Ok();
+}
+
+Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
+  if (cluster.vcs.empty() || cluster.total_gpus() <= 0) {
+    return Status::InvalidArgument("the cluster has no GPUs");
+  }
+  model_ = options_.colocation ? options_.colocation : &default_model_;
+  const size_t n = table_.jobs.size();
+  status_.assign(n, JobStatus{});
+  version_.assign(n, 0);
+  lag_.assign(n, Duration::Zero());
+  result_.jobs.assign(n, JobOutcome{});
+  result_.seed = options_.seed;
+  parts_.resize(cluster.vcs.size());
+  for (size_t i = 0; i < cluster.vcs.size(); ++i) {
+    const VcSpec& vc = cluster.vcs[i];
+    Partition& p = parts_[i];
+    p.name = vc.name;
+    p.gpus_per_node = vc.gpus_per_node;
+    p.nodes = vc.nodes;
+    p.free = FreeMap(vc.nodes, vc.gpus_per_node);
+    SM_ASSIGN_OR_RETURN(p.policy, make_policy());
+    p.traits = p.policy->Traits();
+    p.tick = p.traits.interval;
+    if (options_.lucid_compat) p.tick = std::max(p.tick, Duration::Seconds(1));
+    result_.partitions.push_back(vc.name);
+    result_.total_gpus += static_cast<int64_t>(vc.nodes) * vc.gpus_per_node;
+  }
+  result_.policy = parts_.empty() ? "" : std::string(parts_[0].policy->Name());
+
+  // Partition of each job; arrival order = stable by submit time.
+  const bool single = cluster.vcs.size() == 1;
+  std::vector<JobIndex> arrivals;
+  arrivals.reserve(n);
+  for (size_t j = 0; j < n; ++j) {
+    const JobRecord& r = table_.jobs[j];
+    JobOutcome& o = result_.jobs[j];
+    o.submit = r.submit;
+    if (r.gpus.milli() <= 0) {
+      ++result_.skipped_no_gpu;
+      continue;
+    }
+    int32_t part = -1;
+    if (single) {
+      part = 0;
+    } else {
+      for (size_t i = 0; i < cluster.vcs.size(); ++i) {
+        if (cluster.vcs[i].name == r.vc) {
+          part = static_cast<int32_t>(i);
+          break;
+        }
+      }
+    }
+    if (part < 0) {
+      ++result_.skipped_unknown_vc;
+      continue;
+    }
+    o.partition = part;
+    JobStatus& s = status_[j];
+    s.partition = part;
+    s.gpus = static_cast<int32_t>(r.gpus.ceil_whole());
+    s.remaining = std::max(Duration::Zero(), r.duration);
+    s.updated = r.submit;
+    if (options_.lucid_compat && parts_[part].traits.preemptive) lag_[j] = Duration::Seconds(1);
+    arrivals.push_back(static_cast<JobIndex>(j));
+  }
+  std::stable_sort(arrivals.begin(), arrivals.end(), [&](JobIndex a, JobIndex b) {
+    return table_.jobs[a].submit < table_.jobs[b].submit;
+  });
+  if (arrivals.empty()) return std::move(result_);
+  result_.first_submit = table_.jobs[arrivals.front()].submit;
+  result_.last_finish = result_.first_submit;
+  last_integrate_ = result_.first_submit;
+
+  if (options_.failures.enabled) {
+    const double mtbf = static_cast<double>(options_.failures.mtbf.micros());
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      for (int32_t node = 0; node < parts_[i].nodes; ++node) {
+        Push(result_.first_submit + Duration::Micros(static_cast<int64_t>(rng_.Exponential(mtbf))),
+             EventKind::kFailure, static_cast<int32_t>(i), node);
+      }
+    }
+  }
+
+  Duration sample = options_.sample_interval;
+  if (sample.micros() <= 0) {
+    const Duration span = table_.jobs[arrivals.back()].submit - result_.first_submit;
+    sample = std::max(Duration::Seconds(60), span / 1000);
+  }
+  SimTime next_sample = result_.first_submit;
+
+  ProgressBar bar(options_.progress_label, static_cast<int64_t>(arrivals.size()),
+                  options_.progress);
+  int64_t live = static_cast<int64_t>(arrivals.size());  // jobs not yet finished or rejected
+  size_t next_arrival = 0;
+  std::vector<JobIndex> finishing;
+  std::vector<Event> node_events;
+  int64_t loops = 0;
+  while (true) {
+    SimTime t = SimTime::Max();
+    if (next_arrival < arrivals.size()) t = table_.jobs[arrivals[next_arrival]].submit;
+    if (!events_.empty()) t = std::min(t, events_.top().time);
+    if (t == SimTime::Max()) break;
+    if (next_arrival >= arrivals.size()) {
+      // Every job done: stop (node failure events alone would run forever).
+      if (finished_ + result_.rejected >= live) break;
+      // Jobs left pending, nothing running, every node up, no call due: nothing can change.
+      bool stuck = true;
+      for (const Partition& p : parts_) {
+        if (p.running_count > 0 || p.dirty || p.scheduled_wake != SimTime::Max() ||
+            p.free.up_nodes() != p.nodes) {
+          stuck = false;
+          break;
+        }
+      }
+      if (stuck) break;
+    }
+    now_ = t;
+    Integrate(t);
+    finishing.clear();
+    node_events.clear();
+    while (!events_.empty() && events_.top().time == t) {
+      Event e = events_.top();
+      events_.pop();
+      switch (e.kind) {
+        case EventKind::kFinish:
+          if (version_[e.a] == e.version && status_[e.a].state == RunState::kRunning)
+            finishing.push_back(e.a);
+          break;
+        case EventKind::kFailure:
+        case EventKind::kRepair:
+          node_events.push_back(e);
+          break;
+        case EventKind::kWake: {
+          Partition& p = parts_[e.a];
+          if (p.scheduled_wake == t) p.scheduled_wake = SimTime::Max();
+          p.dirty = true;
+          break;
+        }
+      }
+    }
+    std::sort(finishing.begin(), finishing.end());
+    for (JobIndex j : finishing) {
+      // A job can be finished earlier in this batch only through its partner; re-check.
+      if (status_[j].state != RunState::kRunning) continue;
+      Progress(j, t);
+      Finish(j, t);
+    }
+    for (const Event& e : node_events) {
+      Partition& p = parts_[e.a];
+      if (e.kind == EventKind::kFailure) {
+        if (!p.free.IsUp(e.b)) continue;
+        ++result_.node_failures;
+        std::vector<JobIndex> victims;
+        for (size_t r = 0; r < p.running.size(); ++r) {
+          const JobStatus& s = *p.running[r].status;
+          if (s.state != RunState::kRunning || s.run_seq != p.running_seq[r]) continue;
+          for (const auto& ns : s.placement.nodes) {
+            if (ns.node == e.b) {
+              victims.push_back(p.running[r].index);
+              break;
+            }
+          }
+        }
+        std::sort(victims.begin(), victims.end());
+        for (JobIndex j : victims) {
+          if (status_[j].state == RunState::kRunning) Kill(j, t);
+        }
+        Compact(p);
+        p.free.SetDown(e.b);
+        p.recently_failed.push_back(e.b);
+        if (p.recently_failed.size() > 16) p.recently_failed.erase(p.recently_failed.begin());
+        p.dirty = true;
+        const double mttr = static_cast<double>(options_.failures.mttr.micros());
+        Push(t + Duration::Micros(
+                     std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mttr)))),
+             EventKind::kRepair, e.a, e.b);
+      } else {
+        p.free.SetUp(e.b);
+        p.dirty = true;
+        const double mtbf = static_cast<double>(options_.failures.mtbf.micros());
+        Push(t + Duration::Micros(
+                     std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mtbf)))),
+             EventKind::kFailure, e.a, e.b);
+      }
+    }
+    while (next_arrival < arrivals.size() && table_.jobs[arrivals[next_arrival]].submit == t) {
+      const JobIndex j = arrivals[next_arrival++];
+      JobStatus& s = status_[j];
+      Partition& p = parts_[s.partition];
+      if (static_cast<int64_t>(s.gpus) > static_cast<int64_t>(p.nodes) * p.gpus_per_node) {
+        s.state = RunState::kRejected;
+        result_.jobs[j].rejected = true;
+        ++result_.rejected;
+        continue;
+      }
+      Enqueue(j, t);
+    }
+    for (Partition& p : parts_) {
+      if (!p.dirty) continue;
+      if (p.tick.micros() > 0 && AlignUp(t, p.tick) != t) {
+        ScheduleWake(p, AlignUp(t, p.tick));
+        continue;
+      }
+      SM_RETURN_IF_ERROR(CallPolicy(p, t));
+    }
+    if (t >= next_sample) {
+      TimePoint tp;
+      tp.time = t;
+      for (const Partition& p : parts_) {
+        tp.pending_jobs += p.pending_count;
+        tp.running_jobs += p.running_count;
+        tp.up_gpus += p.free.total_up_gpus();
+      }
+      tp.busy_gpus = busy_gpus_;
+      result_.series.push_back(tp);
+      next_sample = t + sample;
+    }
+    if ((++loops & 4095) == 0) bar.Update(finished_ + result_.rejected);
+  }
+  bar.Finish();
+  for (size_t j = 0; j < n; ++j) {
+    const RunState st = status_[j].state;
+    if (result_.jobs[j].partition >= 0 && (st == RunState::kPending || st == RunState::kRunning))
+      ++result_.unfinished;
+  }
+  result_.busy_gpu_seconds = static_cast<double>(busy_gpu_us_ / 1e6L);
+  return std::move(result_);
+}
+
+}  // namespace
+
+Result<SimResult> Simulate(const JobTable& jobs, const ClusterSpec& cluster,
+                           const PolicyMaker& make_policy, const SimOptions& options) {
+  Engine engine(jobs, options);
+  return engine.Run(cluster, make_policy);
+}
+
+}  // namespace schedmate::sim

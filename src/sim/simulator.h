@@ -1,0 +1,134 @@
+#pragma once
+// Simulator: a discrete-event replay of a job trace on a cluster of virtual clusters (partitions)
+// under a SchedulingPolicy. The policy decides (policy/scheduling_policy.h); the simulator acts.
+//
+// Model
+//  - Each VC of the ClusterSpec is a separate partition with its own nodes and its own policy
+//    instance (as in Lucid). A job runs in the partition named by JobRecord::vc; with a single
+//    unnamed VC every job runs there. Jobs with no GPUs or an unknown VC are skipped and counted.
+//    A job asking for more GPUs than its partition has is rejected as infeasible on arrival.
+//  - Jobs need whole GPUs (fractional requests are rounded up) on one or more nodes.
+//  - Work: a job needs JobRecord::duration of solo run time. Alone it progresses at rate 1; two
+//    jobs sharing GPUs progress at the rates given by the ColocationModel.
+//  - Preemption costs PreemptionCost (checkpoint + restore) of extra work for the victim.
+//  - Node failures (optional): each up node fails after Exp(mtbf), is repaired after Exp(mttr),
+//    all drawn from one Rng seeded with SimOptions::seed in event order. Jobs with GPUs on a
+//    failed node are killed and re-queued: from their last checkpoint when checkpoint_interval
+//    > 0 (losing the work since, plus the restore cost), otherwise from the start.
+//
+// Event order (the tie rules). Time is int64 microseconds. At each instant t the simulator
+//  1. finishes the jobs whose finish time is t, in job-table order;
+//  2. applies node failures and repairs due at t, in the order they were scheduled;
+//  3. admits the jobs submitted at t, in file order (arrivals sort stably by submit time);
+//  4. calls the policy of every partition that changed since its last call (or asked to be woken),
+//     in VC-config order, and applies its decisions (preemptions, then starts, then rejects).
+//  With a scheduling interval (the policy's, or 1 s in Lucid-compatible mode) step 4 happens only
+//  at multiples of the interval; a partition that changed in between is called at the next one,
+//  and a call that changed something is followed by a call one interval later.
+//
+// Lucid-compatible mode (lucid_compat) reproduces Lucid's simulator (S-Lab-System-Group/Lucid,
+// simulation/) step for step without running a step per second: time advances in 1 s steps,
+// a preemptive policy's job is noticed finished one step after its remaining time reaches zero
+// (Lucid counts remaining time down and checks it before decrementing), and a preempted job
+// loses nothing but pays PreemptionCost (Lucid: 40 s, 60 s above 8 GPUs). Steps where nothing
+// could change are skipped; see DESIGN notes in simulator.cc for why that is exact.
+//
+// Determinism: same inputs, options and seed give the same SimResult, byte for byte.
+// Thread-safety: Simulate() shares no state between calls.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/duration_estimator.h"
+#include "core/job.h"
+#include "core/result.h"
+#include "core/sim_time.h"
+#include "policy/colocation_model.h"
+#include "policy/scheduling_policy.h"
+
+namespace schedmate::sim {
+
+// Extra work a preempted (or failure-restarted, when checkpointing) job must redo.
+struct PreemptionCost {
+  Duration small = Duration::Seconds(40);  // jobs with <= large_above_gpus GPUs
+  Duration large = Duration::Seconds(60);
+  int32_t large_above_gpus = 8;
+  Duration For(int32_t gpus) const { return gpus > large_above_gpus ? large : small; }
+};
+
+struct FailureOptions {
+  bool enabled = false;
+  Duration mtbf = Duration::Hours(24 * 30);  // per node
+  Duration mttr = Duration::Hours(2);
+  // 0: a killed job restarts from scratch; > 0: from its last checkpoint (taken every
+  // checkpoint_interval of run time) plus the restore cost.
+  Duration checkpoint_interval;
+};
+
+struct SimOptions {
+  bool lucid_compat = false;
+  PreemptionCost preemption_cost;
+  FailureOptions failures;
+  uint64_t seed = 1;
+  // Co-location slowdown model; null: a utilisation-only ColocationModel.
+  const policy::ColocationModel* colocation = nullptr;
+  // Told about every finished job (online learning); may be null. Not owned.
+  DurationEstimator* estimator = nullptr;
+  // Draw a progress bar on stderr (callers pass ProgressBar::StderrIsInteractive()).
+  bool progress = false;
+  std::string progress_label = "simulate";
+  // Time-series sampling period for plots; 0 = about 1000 samples over the submit span.
+  Duration sample_interval;
+};
+
+struct JobOutcome {
+  int32_t partition = -1;  // -1: skipped (no GPUs or unknown VC)
+  SimTime submit;
+  SimTime first_start = SimTime::Max();
+  SimTime finish = SimTime::Max();
+  Duration queued;  // total time pending (first wait plus waits after preemptions)
+  int32_t preemptions = 0;
+  int32_t failure_restarts = 0;
+  bool rejected = false;  // infeasible
+  bool finished() const { return finish != SimTime::Max(); }
+  Duration jct() const { return finish - submit; }
+};
+
+struct TimePoint {
+  SimTime time;
+  int64_t pending_jobs = 0;
+  int64_t running_jobs = 0;
+  int64_t busy_gpus = 0;
+  int64_t up_gpus = 0;
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<std::string> partitions;  // VC names, in config order
+  std::vector<JobOutcome> jobs;         // one per JobTable row
+  std::vector<TimePoint> series;
+  int64_t skipped_no_gpu = 0;
+  int64_t skipped_unknown_vc = 0;
+  int64_t rejected = 0;
+  int64_t unfinished = 0;  // still pending when no event was left (a policy that never starts)
+  int64_t scheduling_calls = 0;
+  int64_t node_failures = 0;
+  double busy_gpu_seconds = 0;  // integral of GPUs in use over time
+  int64_t total_gpus = 0;
+  SimTime first_submit;
+  SimTime last_finish;
+  uint64_t seed = 0;
+};
+
+// Creates one policy instance per partition (called in VC-config order).
+using PolicyMaker = std::function<Result<std::unique_ptr<policy::SchedulingPolicy>>()>;
+
+// Runs the whole trace. kInvalidArgument for an empty cluster; kInternal when the policy
+// returns a decision that cannot be applied (names the policy, job and reason).
+Result<SimResult> Simulate(const JobTable& jobs, const ClusterSpec& cluster,
+                           const PolicyMaker& make_policy, const SimOptions& options = {});
+
+}  // namespace schedmate::sim
