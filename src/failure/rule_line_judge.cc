@@ -36,10 +36,40 @@ Result<bool> RuleLineJudge::ContainsFailure(const LogChunk& chunk) {
 
 Result<std::vector<LineRole>> RuleLineJudge::ScoreLines(const LogChunk& chunk) {
   std::vector<LineRole> roles;
+  bool prev_frame = false;
   ForEachLine(chunk, [&](std::string_view line, size_t) {
+    // The indented line after a Python frame is that frame's source code: it may quote an
+    // error message (`raise ValueError("NaN loss")`) but states nothing itself.
+    if (prev_frame && IsIndentedAfterPrefix(line)) {
+      roles.push_back(LineRole::kTrace);
+      prev_frame = false;
+      return;
+    }
+    prev_frame = IsPythonFrameLine(line);
     roles.push_back(signatures_.MatchLine(line).role);
   });
   return roles;
+}
+
+bool IsPythonFrameLine(std::string_view line) {
+  size_t f = line.find("File \"");
+  if (f == std::string_view::npos) f = line.find("File '");
+  return f != std::string_view::npos && line.find(", line ", f) != std::string_view::npos;
+}
+
+bool IsIndentedAfterPrefix(std::string_view line) {
+  // Skip one "[rank3]:" / "(pid=12)" style prefix that launchers put before every line.
+  if (!line.empty() && (line.front() == '[' || line.front() == '(')) {
+    char close = line.front() == '[' ? ']' : ')';
+    size_t e = line.find(close);
+    if (e != std::string_view::npos && e < 64) {
+      line.remove_prefix(e + 1);
+      if (!line.empty() && line.front() == ':') line.remove_prefix(1);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    }
+  }
+  return line.size() >= 2 && (line[0] == ' ' || line[0] == '\t') &&
+         line.find_first_not_of(" \t") != std::string_view::npos;
 }
 
 }  // namespace schedmate::failure

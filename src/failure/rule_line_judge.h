@@ -31,4 +31,10 @@ class RuleLineJudge : public LineJudge {
   size_t max_scoring_bytes_;
 };
 
+// A Python traceback frame line: `File "x.py", line 12, in f` (any prefix).
+bool IsPythonFrameLine(std::string_view line);
+// True if the line, after one optional "[rank3]:" / "(pid=12)" prefix, starts with blanks and
+// has content: the source-code line Python prints under a frame.
+bool IsIndentedAfterPrefix(std::string_view line);
+
 }  // namespace schedmate::failure
