@@ -1,0 +1,377 @@
+// schedmate logs metrics: training progress from a job log (the Metric Tracker).
+//
+//   schedmate logs metrics FILE [--json] [--all] [--follow] [--plot OUT.svg|png]
+//
+// --json         one JSON object for the latest TRAINING progress record:
+//                {"found", "line_no", "line", "segment", "step", "total_steps", "epoch",
+//                 "total_epochs", "loss", "losses", "lr", "step_time_s", "throughput": {"value",
+//                 "unit"}, "eta_s", "eta", "format", "run", "progress", "signals": {...},
+//                 "stats": {...}} with null where the log does not say; {"found": false, ...}
+//                when the log has no training progress.
+// --all          the whole series: with --json a JSON array of record objects (same keys, no
+//                "signals"/"stats"), otherwise one text line per record.
+// --follow       tail -F the file (appends, truncation, rotation) and stream each new record as
+//                one JSON line (--json) or text line, until interrupted (SIGINT/SIGTERM).
+// --plot FILE    loss and throughput against step (.svg, or .png via rsvg-convert).
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "plot/svg_plot.h"
+#include "tracker/log_reader.h"
+#include "tracker/log_scan.h"
+#include "tracker/metric_tracker.h"
+#include "tracker/signals.h"
+
+namespace schedmate::cli {
+namespace {
+
+using tracker::ProgressRecord;
+using tracker::Signals;
+
+std::atomic<bool> g_stop{false};
+extern "C" void HandleStopSignal(int) { g_stop.store(true); }
+
+nlohmann::json Num(const std::optional<double>& v) {
+  if (!v) return nullptr;
+  if (std::isnan(*v)) return "nan";
+  if (std::isinf(*v)) return *v > 0 ? "inf" : "-inf";
+  return *v;
+}
+template <typename T>
+nlohmann::json Opt(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  return *v;
+}
+
+nlohmann::json RecordJson(const ProgressRecord& r) {
+  const auto& v = r.v;
+  nlohmann::json j;
+  j["found"] = true;
+  j["line_no"] = r.line_no;
+  j["line"] = r.line;
+  j["segment"] = r.segment;
+  j["step"] = Opt(v.step);
+  j["total_steps"] = Opt(v.total_steps);
+  j["epoch"] = Num(v.epoch);
+  j["total_epochs"] = Opt(v.total_epochs);
+  j["loss"] = Num(v.loss);
+  if (v.losses.empty()) {
+    j["losses"] = nullptr;
+  } else {
+    nlohmann::json l = nlohmann::json::object();
+    for (const auto& [k, x] : v.losses) l[k] = Num(x);
+    j["losses"] = l;
+  }
+  j["lr"] = Num(v.lr);
+  j["step_time_s"] = Num(v.step_time_s);
+  j["step_time_derived"] = v.step_time_derived;
+  if (v.throughput) {
+    j["throughput"] = {{"value", v.throughput->value}, {"unit", v.throughput->unit}};
+  } else {
+    j["throughput"] = nullptr;
+  }
+  j["eta_s"] = Num(v.eta_s);
+  j["eta"] = v.eta_s ? nlohmann::json(v.eta_text) : nlohmann::json(nullptr);
+  j["percent"] = Num(v.percent);
+  j["format"] = r.format;
+  j["run"] = r.run;
+  j["rank"] = r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr);
+  j["timestamp_s"] = r.timestamp_s >= 0 ? nlohmann::json(r.timestamp_s) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json SignalsJson(const Signals& s) {
+  return {{"progress", Num(s.progress)},
+          {"eta_s", Num(s.eta_s)},
+          {"eta_derived", s.eta_derived},
+          {"baseline_step_time_s", Num(s.baseline_step_time_s)},
+          {"recent_step_time_s", Num(s.recent_step_time_s)},
+          {"throughput_trend", Num(s.throughput_trend)},
+          {"slowdown", s.slowdown},
+          {"usual_interval_s", Num(s.usual_interval_s)},
+          {"since_last_progress_s", Num(s.since_last_progress_s)},
+          {"stalled", s.stalled},
+          {"loss_nan", s.loss_nan},
+          {"loss_exploding", s.loss_exploding},
+          {"min_loss", Num(s.min_loss)},
+          {"records", s.records},
+          {"restarts", s.restarts}};
+}
+
+nlohmann::json StatsJson(const tracker::TrackerStats& st) {
+  nlohmann::json classes = nlohmann::json::object();
+  for (int c = 0; c < tracker::kLineClassCount; ++c) {
+    classes[std::string(tracker::LineClassName(static_cast<tracker::LineClass>(c)))] =
+        st.by_class[c];
+  }
+  return {{"lines", st.reader.lines},
+          {"segments", st.segments},
+          {"records", st.records},
+          {"eval_segments", st.eval_segments},
+          {"restarts", st.restarts},
+          {"other_rank_segments", st.other_rank_segments},
+          {"classes", classes},
+          {"invalid_utf8_bytes", st.reader.invalid_utf8_bytes},
+          {"control_bytes", st.reader.control_bytes},
+          {"ansi_sequences", st.reader.ansi_sequences},
+          {"binary_lines_skipped", st.reader.binary_lines_skipped},
+          {"truncated_lines", st.reader.truncated_lines}};
+}
+
+std::string Fmt(double v) {
+  std::ostringstream o;
+  o << std::setprecision(6) << v;
+  return o.str();
+}
+
+std::string RecordText(const ProgressRecord& r) {
+  const auto& v = r.v;
+  std::ostringstream o;
+  o << "line " << r.line_no << ":";
+  if (v.epoch) {
+    o << " epoch " << Fmt(*v.epoch);
+    if (v.total_epochs) o << "/" << *v.total_epochs;
+  }
+  if (v.step) {
+    o << " step " << *v.step;
+    if (v.total_steps) o << "/" << *v.total_steps;
+  }
+  if (v.loss) o << " loss " << Fmt(*v.loss);
+  if (v.lr) o << " lr " << Fmt(*v.lr);
+  if (v.step_time_s) o << " step_time " << Fmt(*v.step_time_s) << "s";
+  if (v.throughput) o << " throughput " << Fmt(v.throughput->value) << " " << v.throughput->unit;
+  if (v.eta_s) o << " eta " << v.eta_text << " (" << Fmt(*v.eta_s) << " s)";
+  if (r.run > 0) o << " run " << r.run;
+  return o.str();
+}
+
+// x position of a record on the plot: a global step when epochs restart the counter.
+double PlotX(const ProgressRecord& r, size_t index) {
+  const auto& v = r.v;
+  if (v.step && v.total_steps && v.epoch && !v.epoch_fractional) {
+    return std::floor(*v.epoch) * static_cast<double>(*v.total_steps) +
+           static_cast<double>(*v.step);
+  }
+  if (v.step) return static_cast<double>(*v.step);
+  if (v.epoch) return *v.epoch;
+  return static_cast<double>(index);
+}
+
+Status WritePlot(const std::vector<ProgressRecord>& records, const std::string& path,
+                 const std::string& title) {
+  plot::Series loss{"loss", {}, {}};
+  plot::Series tput{"throughput", {}, {}};
+  std::string unit;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    const double x = PlotX(r, i);
+    if (r.v.loss) {
+      loss.x.push_back(x);
+      loss.y.push_back(*r.v.loss);
+    }
+    if (r.v.throughput && r.v.throughput->unit.rfind("s/", 0) != 0) {
+      tput.x.push_back(x);
+      tput.y.push_back(r.v.throughput->value);
+      unit = r.v.throughput->unit;
+    } else if (r.v.step_time_s && *r.v.step_time_s > 0) {
+      tput.x.push_back(x);
+      tput.y.push_back(1.0 / *r.v.step_time_s);
+      if (unit.empty()) unit = "steps/s";
+    }
+  }
+  plot::Figure fig;
+  fig.title = title;
+  plot::Chart lc;
+  lc.title = "training loss";
+  lc.x_label = "step";
+  lc.y_label = "loss";
+  lc.series.push_back(std::move(loss));
+  plot::Chart tc;
+  tc.title = "throughput";
+  tc.x_label = "step";
+  tc.y_label = unit.empty() ? "throughput" : unit;
+  tc.series.push_back(std::move(tput));
+  fig.charts.push_back(std::move(lc));
+  fig.charts.push_back(std::move(tc));
+  return plot::WriteFigure(fig, path);
+}
+
+struct MetricsOptions {
+  std::string file;
+  bool json = false;
+  bool all = false;
+  bool follow = false;
+  std::string plot;
+  double stall_factor = 5.0;
+  double slowdown_share = 0.2;
+  int poll_ms = 200;
+  double idle_exit_s = 0;
+  bool from_end = false;
+};
+
+void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
+  {
+    // Fail early on a missing or unreadable file (the path is in the message).
+    auto f = tracker::MappedFile::Open(o.file);
+    if (!f.ok()) Fail(f.status());
+  }
+  std::signal(SIGINT, HandleStopSignal);
+  std::signal(SIGTERM, HandleStopSignal);
+  SystemClock clock;
+  tracker::BuiltinLineClassifier classifier;
+  tracker::BuiltinMetricExtractor extractor;
+  tracker::MetricTracker mt(classifier, extractor);
+  tracker::SignalAnalyzer analyzer(sig);
+  tracker::FileFollower follower(o.file);
+  follower.SetStartAtEnd(o.from_end);
+  bool streaming = false;
+  auto print = [&](const ProgressRecord& r) {
+    if (o.json) {
+      nlohmann::json j = RecordJson(r);
+      j["signals"] = SignalsJson(analyzer.Compute(r, clock.Now().seconds_f()));
+      std::cout << j.dump() << "\n" << std::flush;
+    } else {
+      std::cout << RecordText(r) << "\n" << std::flush;
+    }
+  };
+  mt.SetSink([&](const ProgressRecord& r) {
+    analyzer.Add(r);
+    if (streaming) print(r);
+  });
+  auto last_data = std::chrono::steady_clock::now();
+  bool first = true;
+  while (!g_stop.load()) {
+    bool got = false;
+    const double now = clock.Now().seconds_f();
+    Status st = follower.Poll([&](std::string_view line, int64_t line_no, uint64_t offset, bool) {
+      got = true;
+      mt.AddLine(line, line_no, offset, now);
+    });
+    if (!st.ok()) Fail(st);
+    if (first) {
+      mt.FlushPending();
+      if (mt.Latest()) print(*mt.Latest());
+      streaming = true;
+      first = false;
+    } else if (!got) {
+      mt.FlushPending();  // nothing new: emit what is pending (tail -F is live)
+    }
+    if (got) last_data = std::chrono::steady_clock::now();
+    if (o.idle_exit_s > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_data).count() >
+            o.idle_exit_s) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
+  }
+  mt.FlushPending();
+}
+
+void RunMetrics(const MetricsOptions& o) {
+  tracker::ScanOptions so;
+  so.signals.stall_factor = o.stall_factor;
+  so.signals.slowdown_share = o.slowdown_share;
+  if (o.follow) {
+    RunFollow(o, so.signals);
+    return;
+  }
+  std::vector<ProgressRecord> series;
+  const bool want_series = o.all || !o.plot.empty();
+  std::function<void(const ProgressRecord&)> sink;
+  if (want_series) sink = [&](const ProgressRecord& r) { series.push_back(r); };
+  auto res = tracker::ScanLog(o.file, so, sink);
+  if (!res.ok()) Fail(res.status());
+  const tracker::ScanResult& r = *res;
+  if (!o.plot.empty()) {
+    Status st = WritePlot(series, o.plot, o.file);
+    if (!st.ok()) Fail(st);
+  }
+  if (o.all) {
+    if (o.json) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& rec : series) arr.push_back(RecordJson(rec));
+      PrintJson(arr);
+    } else {
+      for (const auto& rec : series) std::cout << RecordText(rec) << "\n";
+    }
+    return;
+  }
+  if (o.json) {
+    nlohmann::json j;
+    if (r.latest) {
+      j = RecordJson(*r.latest);
+      j["progress"] = Num(r.signals.progress);
+      j["signals"] = SignalsJson(r.signals);
+    } else {
+      j = {{"found", false},          {"line_no", nullptr},     {"line", nullptr},
+           {"step", nullptr},         {"total_steps", nullptr}, {"epoch", nullptr},
+           {"total_epochs", nullptr}, {"loss", nullptr},        {"losses", nullptr},
+           {"lr", nullptr},           {"step_time_s", nullptr}, {"throughput", nullptr},
+           {"eta_s", nullptr},        {"format", nullptr}};
+    }
+    j["stats"] = StatsJson(r.stats);
+    j["reverse_scan"] = r.reverse;
+    PrintJson(j);
+    return;
+  }
+  std::cout << o.file << ": ";
+  if (!r.latest) {
+    std::cout << "no training progress found (" << r.stats.reader.lines << " lines)\n";
+    return;
+  }
+  std::cout << "latest training progress\n  " << RecordText(*r.latest) << "\n  "
+            << r.latest->segment.substr(0, 200) << "\n";
+  const Signals& s = r.signals;
+  std::cout << "  format: " << r.latest->format;
+  if (s.progress) std::cout << "  progress: " << Fmt(100 * *s.progress) << "%";
+  if (s.eta_s)
+    std::cout << "  eta: " << Fmt(*s.eta_s) << " s" << (s.eta_derived ? " (derived)" : "");
+  std::cout << "\n  signals: slowdown=" << (s.slowdown ? "yes" : "no")
+            << " stalled=" << (s.stalled ? "yes" : "no")
+            << " loss_nan=" << (s.loss_nan ? "yes" : "no")
+            << " loss_exploding=" << (s.loss_exploding ? "yes" : "no") << " restarts=" << s.restarts
+            << " records=" << s.records << "\n";
+}
+
+}  // namespace
+
+void RegisterLogsCommands(CLI::App& app) {
+  auto* logs = app.add_subcommand("logs", "Analyse training job logs (Metric Tracker)");
+  logs->require_subcommand(1);
+  auto o = std::make_shared<MetricsOptions>();
+  auto* m = logs->add_subcommand(
+      "metrics",
+      "Latest training progress (step, epoch, loss, step time, throughput, ETA) of a log");
+  m->add_option("file", o->file, "Log file to read")->required();
+  m->add_flag("--json", o->json,
+              "Print JSON (one object; with --all an array; with --follow JSON lines)");
+  m->add_flag("--all", o->all, "Print every training-progress record, not only the latest");
+  m->add_flag("--follow", o->follow,
+              "Follow the file like tail -F and stream new records until interrupted");
+  m->add_option("--plot", o->plot, "Write loss and throughput against step to this .svg/.png");
+  m->add_option("--stall-factor", o->stall_factor,
+                "Stalled after this many usual record intervals without progress")
+      ->capture_default_str();
+  m->add_option("--slowdown-share", o->slowdown_share,
+                "Slowdown when step time rises by this share over the job's baseline")
+      ->capture_default_str();
+  m->add_option("--poll-ms", o->poll_ms, "Follow mode: polling interval in milliseconds")
+      ->capture_default_str();
+  m->add_option("--idle-exit", o->idle_exit_s,
+                "Follow mode: stop after this many seconds without new data (0 = never)")
+      ->capture_default_str();
+  m->add_flag("--from-end", o->from_end, "Follow mode: skip the existing content (tail -n 0 -F)");
+  m->callback([o]() { RunMetrics(*o); });
+}
+
+}  // namespace schedmate::cli

@@ -1,0 +1,118 @@
+#include "tracker/hashed_tfidf.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace schedmate::tracker {
+namespace {
+
+uint32_t Hash(std::string_view s, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return static_cast<uint32_t>(h ^ (h >> 32)) & (HashedTfIdf::kDim - 1);
+}
+
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+}  // namespace
+
+std::vector<uint32_t> HashedTfIdf::Features(std::string_view text,
+                                            const std::vector<std::string>& extra) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  const size_t n = std::min<size_t>(text.size(), 2048);
+  while (i < n && words.size() < 64) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!word) {
+      ++i;
+      continue;
+    }
+    std::string w;
+    size_t b = i;
+    while (i < n) {
+      const unsigned char d = static_cast<unsigned char>(text[i]);
+      const bool dw = (d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') || (d >= '0' && d <= '9');
+      if (!dw) break;
+      if (i > b && d >= 'A' && d <= 'Z' && text[i - 1] >= 'a' && text[i - 1] <= 'z') break;
+      if (d >= '0' && d <= '9') {
+        if (w.empty() || w.back() != '#') w.push_back('#');
+      } else {
+        w.push_back(Lower(static_cast<char>(d)));
+      }
+      ++i;
+    }
+    words.push_back(std::move(w));
+  }
+  std::vector<uint32_t> out;
+  out.reserve(words.size() * 2 + extra.size());
+  for (size_t k = 0; k < words.size(); ++k) {
+    out.push_back(Hash(words[k], 1));
+    if (k + 1 < words.size()) out.push_back(Hash(words[k] + " " + words[k + 1], 2));
+  }
+  for (const auto& e : extra) out.push_back(Hash(e, 3));
+  return out;
+}
+
+void HashedTfIdf::Fit(const std::vector<std::vector<uint32_t>>& docs) {
+  std::vector<uint32_t> df(kDim, 0);
+  for (const auto& d : docs) {
+    std::vector<uint32_t> u = d;
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    for (uint32_t f : u) ++df[f];
+  }
+  const double n = static_cast<double>(docs.size());
+  for (uint32_t k = 0; k < kDim; ++k) {
+    idf_[k] = static_cast<float>(std::log((1.0 + n) / (1.0 + df[k])) + 1.0);
+  }
+}
+
+HashedTfIdf::Sparse HashedTfIdf::Vectorize(const std::vector<uint32_t>& features) const {
+  std::map<uint32_t, float> tf;
+  for (uint32_t f : features) tf[f] += 1.0f;
+  Sparse v;
+  v.reserve(tf.size());
+  double norm = 0;
+  for (const auto& [k, c] : tf) {
+    float w = (1.0f + std::log(c)) * idf_[k];
+    v.emplace_back(k, w);
+    norm += static_cast<double>(w) * w;
+  }
+  if (norm > 0) {
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm));
+    for (auto& [k, w] : v) w *= inv;
+  }
+  return v;
+}
+
+void PrototypeSet::Add(size_t cls, const HashedTfIdf::Sparse& v) {
+  if (cls >= protos_.size()) return;
+  for (const auto& [k, w] : v) protos_[cls][k] += w;
+}
+
+void PrototypeSet::Normalize() {
+  for (auto& p : protos_) {
+    double norm = 0;
+    for (float w : p) norm += static_cast<double>(w) * w;
+    if (norm <= 0) continue;
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm));
+    for (float& w : p) w *= inv;
+  }
+}
+
+std::vector<float> PrototypeSet::Scores(const HashedTfIdf::Sparse& v) const {
+  std::vector<float> out(protos_.size(), 0);
+  for (size_t c = 0; c < protos_.size(); ++c) {
+    float s = 0;
+    for (const auto& [k, w] : v) s += protos_[c][k] * w;
+    out[c] = s;
+  }
+  return out;
+}
+
+}  // namespace schedmate::tracker

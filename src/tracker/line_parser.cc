@@ -1,0 +1,1027 @@
+#include "tracker/line_parser.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace schedmate::tracker {
+namespace {
+
+inline bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+inline bool IsAlpha(unsigned char c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; }
+inline bool IsWordChar(unsigned char c) {
+  return IsAlpha(c) || IsDigit(c) || c == '_' || c >= 0x80;
+}
+inline bool IsSpace(unsigned char c) { return c == ' ' || c == '\t'; }
+inline char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+inline void Mix(uint64_t& h, unsigned char c) {
+  h ^= c;
+  h *= kFnvPrime;
+}
+
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (Lower(s[i]) != lower[i]) return false;
+  }
+  return true;
+}
+
+// days since 1970-01-01 for a civil date (Howard Hinnant's algorithm).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+struct UnitInfo {
+  Unit unit = Unit::kNone;
+  RateNoun noun = RateNoun::kNone;
+  double scale = 1.0;  // multiply the value by this (to seconds for time units)
+  bool known = false;
+};
+
+RateNoun NounOf(std::string_view w) {
+  static constexpr std::pair<std::string_view, RateNoun> kNouns[] = {
+      {"it", RateNoun::kIt},
+      {"its", RateNoun::kIt},
+      {"iter", RateNoun::kIt},
+      {"iters", RateNoun::kIt},
+      {"iteration", RateNoun::kIt},
+      {"iterations", RateNoun::kIt},
+      {"step", RateNoun::kStep},
+      {"steps", RateNoun::kStep},
+      {"update", RateNoun::kStep},
+      {"updates", RateNoun::kStep},
+      {"batch", RateNoun::kBatch},
+      {"batches", RateNoun::kBatch},
+      {"sample", RateNoun::kSample},
+      {"samples", RateNoun::kSample},
+      {"seq", RateNoun::kSample},
+      {"seqs", RateNoun::kSample},
+      {"sequences", RateNoun::kSample},
+      {"ex", RateNoun::kSample},
+      {"examples", RateNoun::kSample},
+      {"example", RateNoun::kSample},
+      {"token", RateNoun::kToken},
+      {"tokens", RateNoun::kToken},
+      {"tok", RateNoun::kToken},
+      {"toks", RateNoun::kToken},
+      {"word", RateNoun::kToken},
+      {"words", RateNoun::kToken},
+      {"img", RateNoun::kImage},
+      {"imgs", RateNoun::kImage},
+      {"image", RateNoun::kImage},
+      {"images", RateNoun::kImage},
+  };
+  for (const auto& [name, noun] : kNouns) {
+    if (EqualsLower(w, name)) return noun;
+  }
+  return RateNoun::kNone;
+}
+
+double TimeScale(std::string_view w) {
+  static constexpr std::pair<std::string_view, double> kTimes[] = {
+      {"s", 1},        {"sec", 1},      {"secs", 1},     {"second", 1}, {"seconds", 1},
+      {"ms", 1e-3},    {"msec", 1e-3},  {"us", 1e-6},    {"min", 60},   {"mins", 60},
+      {"minute", 60},  {"minutes", 60}, {"m", 60},       {"h", 3600},   {"hr", 3600},
+      {"hrs", 3600},   {"hour", 3600},  {"hours", 3600}, {"d", 86400},  {"day", 86400},
+      {"days", 86400},
+  };
+  for (const auto& [name, scale] : kTimes) {
+    if (w == name) return scale;  // case-sensitive: "M" is mega, "m" minutes
+  }
+  if (EqualsLower(w, "sec") || EqualsLower(w, "secs") || EqualsLower(w, "seconds")) return 1;
+  return 0;
+}
+
+// Classifies a unit text such as "it/s", "s/it", "ms/step", "steps/s", "min", "GB".
+UnitInfo ClassifyUnit(std::string_view u) {
+  UnitInfo info;
+  if (u.empty()) return info;
+  size_t slash = u.find('/');
+  if (slash != std::string_view::npos) {
+    std::string_view a = u.substr(0, slash), b = u.substr(slash + 1);
+    double ta = TimeScale(a), tb = TimeScale(b);
+    if (tb > 0 && (ta == 0)) {  // noun per time: a rate
+      RateNoun n = NounOf(a);
+      if (n == RateNoun::kNone) return info;
+      info.unit = Unit::kRate;
+      info.noun = n;
+      info.scale = 1.0 / tb;
+      info.known = true;
+      return info;
+    }
+    if (ta > 0 && tb == 0) {  // time per noun
+      RateNoun n = NounOf(b);
+      if (n == RateNoun::kNone) return info;
+      info.unit = Unit::kTimePerItem;
+      info.noun = n;
+      info.scale = ta;
+      info.known = true;
+      return info;
+    }
+    return info;
+  }
+  double t = TimeScale(u);
+  if (t > 0) {
+    info.unit = Unit::kSeconds;
+    info.scale = t;
+    info.known = true;
+    return info;
+  }
+  static constexpr std::string_view kOther[] = {"B", "KB",  "MB",  "GB",  "TB",  "K",      "M",
+                                                "G", "T",   "KiB", "MiB", "GiB", "kB",     "x",
+                                                "W", "MHz", "GHz", "C",   "B/s", "TFLOPS", "iB"};
+  for (auto o : kOther) {
+    if (u == o) {
+      info.unit = Unit::kOther;
+      info.known = true;
+      return info;
+    }
+  }
+  return info;
+}
+
+bool InSet(std::string_view w, std::initializer_list<std::string_view> set) {
+  for (auto s : set) {
+    if (w == s) return true;
+  }
+  return false;
+}
+
+const std::initializer_list<std::string_view> kEvalWords = {
+    "val",        "valid",      "validation", "validate", "validating", "eval",
+    "evaluation", "evaluate",   "evaluating", "test",     "testing",    "dev",
+    "predict",    "prediction", "predicting", "inference"};
+const std::initializer_list<std::string_view> kAvgWords = {
+    "avg",    "average", "mean",   "running", "smoothed",
+    "smooth", "ema",     "moving", "median",  "cumulative"};
+const std::initializer_list<std::string_view> kTrainWords = {"train", "training"};
+const std::initializer_list<std::string_view> kStepWords = {
+    "step",   "steps",   "iter",  "iters",   "iteration", "iterations", "it",
+    "update", "updates", "batch", "batches", "global",    "gstep"};
+const std::initializer_list<std::string_view> kEpochWords = {"epoch", "epochs", "ep"};
+const std::initializer_list<std::string_view> kHeadQualifiers = {
+    "train", "training", "meta",  "current", "cur", "curr", "the",   "num",
+    "total", "idx",      "index", "no",      "nr",  "id",   "count", "counter"};
+const std::initializer_list<std::string_view> kMetricWords = {
+    "acc",  "accuracy",   "top1", "top5",      "kl",     "reward",  "rewards", "return",
+    "ppl",  "perplexity", "grad", "gnorm",     "norm",   "entropy", "miou",    "iou",
+    "map",  "f1",         "bleu", "precision", "recall", "auc",     "mae",     "mse",
+    "rmse", "psnr",       "ssim", "wer",       "cer",    "dice"};
+
+}  // namespace
+
+void LineParser::KeyWords(std::string_view key, std::vector<std::string_view>& views,
+                          std::string& scratch) {
+  views.clear();
+  scratch.clear();
+  scratch.reserve(key.size() * 2 + 8);
+  // Build lower-case words separated by NUL in scratch; split on non-alnum and camelCase.
+  std::vector<std::pair<size_t, size_t>> spans;
+  size_t i = 0;
+  const size_t n = key.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(key[i]);
+    if (!(IsAlpha(c) || IsDigit(c) || c >= 0x80)) {
+      ++i;
+      continue;
+    }
+    size_t start = scratch.size();
+    bool digits = IsDigit(c);
+    scratch.push_back(Lower(key[i]));
+    ++i;
+    while (i < n) {
+      unsigned char d = static_cast<unsigned char>(key[i]);
+      if (!(IsAlpha(d) || IsDigit(d) || d >= 0x80)) break;
+      if (d >= 0x80 || c >= 0x80) {
+        // keep multibyte runs together
+      } else if (IsDigit(d) != digits && !(IsDigit(d) && IsAlpha(c))) {
+        break;  // letters followed by digits stay together ("pal1", "avg50"); digits then letters
+                // split
+      } else if (d >= 'A' && d <= 'Z' && c >= 'a' && c <= 'z') {
+        break;  // camelCase boundary
+      } else if (d >= 'A' && d <= 'Z' && c >= 'A' && c <= 'Z' && i + 1 < n && key[i + 1] >= 'a' &&
+                 key[i + 1] <= 'z') {
+        break;  // "GPUMemory" -> GPU, Memory
+      }
+      scratch.push_back(Lower(key[i]));
+      c = d;
+      ++i;
+    }
+    spans.push_back({start, scratch.size() - start});
+    scratch.push_back('\0');
+  }
+  for (auto [s, l] : spans) views.emplace_back(scratch.data() + s, l);
+  // Strip trailing digits from letter+digit words for matching ("avg50" -> keep both forms).
+}
+
+KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
+  KeyRole r;
+  thread_local std::vector<std::string_view> words;
+  thread_local std::string scratch;
+  KeyWords(key, words, scratch);
+  if (words.size() > 8) words.erase(words.begin(), words.end() - 8);
+  if (words.empty()) return r;
+  auto has = [&](std::initializer_list<std::string_view> set) {
+    for (auto w : words) {
+      if (InSet(w, set)) return true;
+    }
+    return false;
+  };
+  auto has_word = [&](std::string_view x) {
+    for (auto w : words) {
+      if (w == x) return true;
+    }
+    return false;
+  };
+  r.eval = has(kEvalWords);
+  r.avg = has(kAvgWords);
+  // Head word: the last word that is not a qualifier.
+  std::string_view head;
+  for (size_t k = words.size(); k-- > 0;) {
+    if (!InSet(words[k], kHeadQualifiers) && !IsDigit(static_cast<unsigned char>(words[k][0]))) {
+      head = words[k];
+      break;
+    }
+  }
+  if (field.post_key) {
+    std::string_view w = words.front();
+    if (InSet(w, kEpochWords)) r.role = Role::kEpoch;
+    if (InSet(w, {"step", "steps", "iter", "iters", "iterations", "updates", "batches"})) {
+      r.role = Role::kStep;
+    }
+    return r;
+  }
+  // Rates and times named by the key: "samples_per_second", "SamplesPerSec", "Samples/sec",
+  // "elapsed time per iteration (ms)".
+  for (size_t k = 0; k < words.size(); ++k) {
+    if (words[k] != "per" || k + 1 >= words.size()) continue;
+    std::string_view after = words[k + 1];
+    RateNoun before = k > 0 ? NounOf(words[k - 1]) : RateNoun::kNone;
+    if (InSet(after, {"sec", "second", "seconds", "s"})) {
+      if (before != RateNoun::kNone) {
+        r.role = Role::kThroughput;
+        r.noun = before;
+        r.counts_as_metric = true;
+        return r;
+      }
+    }
+    if (NounOf(after) != RateNoun::kNone &&
+        (has_word("time") || has_word("latency") || has_word("ms") || has_word("seconds"))) {
+      r.role = Role::kStepTime;
+      r.millis = has_word("ms");
+      r.counts_as_metric = true;
+      r.rank = 1;
+      return r;
+    }
+  }
+  if (words.size() >= 2) {
+    std::string_view last = words.back();
+    RateNoun n = NounOf(words[words.size() - 2]);
+    if (n != RateNoun::kNone && InSet(last, {"sec", "s"}) &&
+        key.find('/') != std::string_view::npos) {
+      r.role = Role::kThroughput;
+      r.noun = n;
+      r.counts_as_metric = true;
+      return r;
+    }
+  }
+  for (auto w : words) {
+    if (w == "wps" || w == "tps" || w == "tokps") {
+      r.role = Role::kThroughput;
+      r.noun = RateNoun::kToken;
+      r.counts_as_metric = true;
+      return r;
+    }
+    if (w == "ups" || w == "sps" || w == "ips") {
+      r.role = Role::kThroughput;
+      r.noun = w == "ups" ? RateNoun::kStep : (w == "sps" ? RateNoun::kSample : RateNoun::kImage);
+      r.rank = -1;
+      r.counts_as_metric = true;
+      return r;
+    }
+  }
+  // Losses.
+  for (size_t k = 0; k < words.size(); ++k) {
+    std::string_view w = words[k];
+    bool lossy = w == "loss" || w == "losses" || w == "nll" || w == "xent" ||
+                 (w.size() > 4 && w.substr(w.size() - 4) == "loss");
+    if (!lossy) continue;
+    if (k + 1 < words.size() && InSet(words[k + 1], {"scale", "scaler", "scaling"})) return r;
+    r.role = Role::kLoss;
+    r.counts_as_metric = true;
+    int rank = 0;
+    if (words.size() == 1 && w == "loss") rank += 4;
+    for (auto x : words) {
+      if (x == w) continue;
+      if (x == "total" || x == "overall" || x == "full") {
+        rank += 3;
+      } else if (InSet(x, kTrainWords)) {
+        rank += 1;
+      } else if (InSet(x, kAvgWords)) {
+        rank -= 2;
+      } else if (InSet(x, {"batch", "step", "iter", "meta", "objective", "the", "current", "cur",
+                           "curr"})) {
+      } else {
+        rank -= 1;
+      }
+    }
+    r.rank = static_cast<int8_t>(std::max(-100, std::min(100, rank)));
+    return r;
+  }
+  if (has_word("lr") || (has_word("learning") && has_word("rate")) || has_word("learningrate")) {
+    r.role = Role::kLr;
+    r.counts_as_metric = true;
+    return r;
+  }
+  if (has_word("eta") || has_word("remaining") || (has_word("time") && has_word("left"))) {
+    r.role = Role::kEta;
+    r.counts_as_metric = true;
+    return r;
+  }
+  if (has_word("time") || has_word("timer") || has_word("latency") || has_word("duration")) {
+    if (has({"data", "dataloader", "load", "loading", "wall", "total", "elapsed", "runtime", "io",
+             "took", "since", "start"})) {
+      r.role = Role::kElapsed;
+      return r;
+    }
+    r.role = Role::kStepTime;
+    r.millis = has_word("ms");
+    r.rank = words.size() == 1 ? 2 : 0;
+    if (has({"step", "iter", "batch", "it", "iteration"})) r.rank = 3;
+    r.counts_as_metric = true;
+    return r;
+  }
+  if (has({"elapsed", "wall", "runtime", "took", "uptime"})) {
+    r.role = Role::kElapsed;
+    return r;
+  }
+  if (!head.empty()) {
+    if (InSet(head, kEpochWords)) {
+      r.role = Role::kEpoch;
+      return r;
+    }
+    if (InSet(head, kStepWords) && head != "global") {
+      r.role = Role::kStep;
+      int rank = 0;
+      if (has_word("global") || has_word("gstep"))
+        rank = 5;
+      else if (head == "step" || head == "steps")
+        rank = 4;
+      else if (head.substr(0, 4) == "iter")
+        rank = 3;
+      else if (head == "updates")
+        rank = has_word("num") ? 3 : 2;
+      else if (head == "update")
+        rank = 1;
+      else if (head == "it")
+        rank = 0;
+      else
+        rank = 1;  // batch
+      if (has_word("micro")) rank = -2;
+      r.rank = static_cast<int8_t>(rank);
+      return r;
+    }
+  }
+  for (auto w : words) {
+    if (InSet(w, kMetricWords)) {
+      r.role = Role::kMetric;
+      r.counts_as_metric = true;
+      return r;
+    }
+  }
+  return r;
+}
+
+void LineParser::Lex(std::string_view s, ParsedSegment& out) {
+  const size_t n = s.size();
+  uint64_t h = kFnvOffset;
+  size_t i = 0;
+  // Pending key: span of up to the last 8 words since the last hard separator or value.
+  std::array<uint32_t, 8> word_starts{};
+  int word_count = 0;
+  uint32_t key_end = 0;
+  bool binder = false;         // ':' or '=' seen after the pending key
+  bool last_was_date = false;  // the previous token was a date
+  int await_post_key = -1;     // unkeyed field that may take the next word as its key
+  bool after_percent = false;  // the previous token was a percentage ("44%")
+  int date_y = 0, date_m = 0, date_d = 0;
+  bool have_date = false;
+  uint32_t flags = 0;
+  uint32_t tqdm_bar_end = 0;
+  if (n > 0 && IsSpace(static_cast<unsigned char>(s[0]))) flags |= kFlagIndented;
+
+  auto clear_key = [&]() {
+    word_count = 0;
+    binder = false;
+  };
+  auto key_span = [&](Field& f) {
+    if (word_count > 0) {
+      int first = word_count > 8 ? (word_count - 8) : 0;
+      f.key_begin = word_starts[static_cast<size_t>(first) % 8];
+      f.key_end = key_end;
+    }
+    clear_key();
+  };
+  auto emit = [&](Field&& f) {
+    if (out.fields.size() >= 256) return;  // cap per segment
+    out.fields.push_back(f);
+  };
+
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (IsSpace(c)) {
+      while (i < n && IsSpace(static_cast<unsigned char>(s[i]))) ++i;
+      Mix(h, ' ');
+      continue;
+    }
+    const bool sign_start = (c == '-' || c == '+') && i + 1 < n &&
+                            IsDigit(static_cast<unsigned char>(s[i + 1])) &&
+                            (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1])));
+    const bool dot_start = c == '.' && i + 1 < n && IsDigit(static_cast<unsigned char>(s[i + 1])) &&
+                           (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1])));
+    if (IsDigit(c) || sign_start || dot_start) {
+      out.has_digit = true;
+      const size_t start = i;
+      size_t j = i;
+      if (s[j] == '-' || s[j] == '+') ++j;
+      size_t int_begin = j;
+      while (j < n && IsDigit(static_cast<unsigned char>(s[j]))) ++j;
+      size_t int_digits = j - int_begin;
+      bool integer = true;
+      bool thousands = false;
+      // Thousands separators: 1-3 digits then groups of ",ddd".
+      if (int_digits >= 1 && int_digits <= 3 && start == int_begin && j < n && s[j] == ',') {
+        size_t k = j;
+        while (
+            k + 3 < n && s[k] == ',' && IsDigit(static_cast<unsigned char>(s[k + 1])) &&
+            IsDigit(static_cast<unsigned char>(s[k + 2])) &&
+            IsDigit(static_cast<unsigned char>(s[k + 3])) &&
+            (k + 4 >= n || (!IsDigit(static_cast<unsigned char>(s[k + 4])) && s[k + 4] != '.'))) {
+          k += 4;
+          thousands = true;
+        }
+        if (thousands) j = k;
+      }
+      // Date: YYYY-MM-DD or YYYY/MM/DD.
+      if (!thousands && int_digits == 4 && start == int_begin && j + 5 < n &&
+          (s[j] == '-' || s[j] == '/') && IsDigit(static_cast<unsigned char>(s[j + 1])) &&
+          IsDigit(static_cast<unsigned char>(s[j + 2])) && s[j + 3] == s[j] &&
+          IsDigit(static_cast<unsigned char>(s[j + 4])) &&
+          IsDigit(static_cast<unsigned char>(s[j + 5]))) {
+        date_y = (s[start] - '0') * 1000 + (s[start + 1] - '0') * 100 + (s[start + 2] - '0') * 10 +
+                 (s[start + 3] - '0');
+        date_m = (s[j + 1] - '0') * 10 + (s[j + 2] - '0');
+        date_d = (s[j + 4] - '0') * 10 + (s[j + 5] - '0');
+        if (date_m < 1 || date_m > 12) date_m = 1;
+        if (date_d < 1 || date_d > 31) date_d = 1;
+        have_date = true;
+        i = j + 6;
+        if (i < n && (s[i] == 'T' || s[i] == '_')) ++i;
+        last_was_date = true;
+        flags |= kFlagHasTimestamp;
+        Mix(h, 'D');
+        after_percent = false;
+        continue;
+      }
+      // Clock: h:mm[:ss][.fff]
+      if (!thousands && int_digits >= 1 && int_digits <= 3 && start == int_begin && j + 2 < n &&
+          s[j] == ':' && IsDigit(static_cast<unsigned char>(s[j + 1])) &&
+          IsDigit(static_cast<unsigned char>(s[j + 2])) &&
+          (j + 3 >= n || !IsDigit(static_cast<unsigned char>(s[j + 3])))) {
+        double parts[3] = {0, 0, 0};
+        int np = 0;
+        size_t k = start;
+        while (np < 3) {
+          double v = 0;
+          size_t d0 = k;
+          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) v = v * 10 + (s[k++] - '0');
+          if (k == d0) break;
+          parts[np++] = v;
+          if (np < 3 && k + 2 < n && s[k] == ':' && IsDigit(static_cast<unsigned char>(s[k + 1])) &&
+              IsDigit(static_cast<unsigned char>(s[k + 2])) &&
+              (k + 3 >= n || !IsDigit(static_cast<unsigned char>(s[k + 3])))) {
+            ++k;
+          } else {
+            break;
+          }
+        }
+        double frac = 0;
+        if (k + 1 < n && (s[k] == '.' || s[k] == ',') &&
+            IsDigit(static_cast<unsigned char>(s[k + 1]))) {
+          size_t f0 = ++k;
+          double scale = 0.1;
+          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) {
+            if (k - f0 < 9) frac += (s[k] - '0') * scale;
+            scale *= 0.1;
+            ++k;
+          }
+        }
+        double secs = np == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] + frac
+                              : parts[0] * 60 + parts[1] + frac;
+        const bool eta_slot = start > 0 && s[start - 1] == '<';
+        const bool is_timestamp =
+            !eta_slot && (last_was_date || (np == 3 && !binder && (frac > 0 || start <= 2)));
+        if (is_timestamp) {
+          double day_secs = np == 3 ? secs : parts[0] * 3600 + parts[1] * 60;
+          if (have_date) {
+            out.timestamp_s =
+                static_cast<double>(DaysFromCivil(date_y, static_cast<unsigned>(date_m),
+                                                  static_cast<unsigned>(date_d))) *
+                    86400.0 +
+                day_secs;
+          } else if (out.timestamp_s < 0) {
+            out.timestamp_s = day_secs;
+          }
+          flags |= kFlagHasTimestamp;
+          last_was_date = false;
+          i = k;
+          Mix(h, 'T');
+          after_percent = false;
+          continue;
+        }
+        Field f;
+        key_span(f);
+        f.kind = ValueKind::kDuration;
+        f.unit = Unit::kSeconds;
+        f.value = secs;
+        f.value_begin = static_cast<uint32_t>(start);
+        f.value_end = static_cast<uint32_t>(k);
+        f.eta_position = eta_slot;
+        emit(std::move(f));
+        i = k;
+        Mix(h, '#');
+        last_was_date = false;
+        after_percent = false;
+        await_post_key = -1;
+        continue;
+      }
+      last_was_date = false;
+      // Masked location "file.py:123" / "module.name:45" (integer after a dotted word).
+      if (start > 0 && s[start - 1] == ':' && start == int_begin &&
+          !(j + 1 < n && s[j] == '.' && IsDigit(static_cast<unsigned char>(s[j + 1])))) {
+        size_t w = start - 1;
+        bool dotted = false;
+        while (w > 0) {
+          unsigned char p = static_cast<unsigned char>(s[w - 1]);
+          if (IsWordChar(p) || p == '-' || p == '/') {
+            --w;
+          } else if (p == '.' && w >= 2) {
+            dotted = true;
+            --w;
+          } else {
+            break;
+          }
+        }
+        if (dotted && w < start - 1) {
+          i = j;
+          Mix(h, '#');
+          after_percent = false;
+          await_post_key = -1;
+          continue;
+        }
+      }
+      // Fraction part and exponent.
+      if (!thousands && j + 1 < n && s[j] == '.' && IsDigit(static_cast<unsigned char>(s[j + 1]))) {
+        integer = false;
+        ++j;
+        while (j < n && IsDigit(static_cast<unsigned char>(s[j]))) ++j;
+      } else if (!thousands && j + 1 < n && s[j] == '.' && int_digits > 0 &&
+                 (j + 1 >= n || !IsAlpha(static_cast<unsigned char>(s[j + 1])))) {
+        integer = false;  // "1." style
+        ++j;
+      }
+      if (!thousands && j + 1 < n && (s[j] == 'e' || s[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < n && (s[k] == '-' || s[k] == '+')) ++k;
+        if (k < n && IsDigit(static_cast<unsigned char>(s[k]))) {
+          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) ++k;
+          j = k;
+          integer = false;
+        }
+      }
+      double value = 0;
+      if (thousands) {
+        for (size_t k = int_begin; k < j; ++k) {
+          if (IsDigit(static_cast<unsigned char>(s[k]))) value = value * 10 + (s[k] - '0');
+        }
+        if (start != int_begin && s[start] == '-') value = -value;
+      } else {
+        const char* b = s.data() + start + (s[start] == '+' ? 1 : 0);
+        auto res = std::from_chars(b, s.data() + j, value);
+        if (res.ec != std::errc()) value = 0;
+      }
+      Field f;
+      f.value_begin = static_cast<uint32_t>(start);
+      f.integer = integer;
+      f.value = value;
+      // Fraction "a/b" or "a/ b" (integers).
+      size_t k = j;
+      if (integer && int_digits > 0) {
+        size_t q = k;
+        while (q < n && IsSpace(static_cast<unsigned char>(s[q]))) ++q;
+        if (q < n && s[q] == '/' && q - k <= 1) {
+          ++q;
+          while (q < n && IsSpace(static_cast<unsigned char>(s[q])) && q - k < 4) ++q;
+          if (q < n && IsDigit(static_cast<unsigned char>(s[q]))) {
+            size_t d0 = q;
+            double tot = 0;
+            while (q < n && IsDigit(static_cast<unsigned char>(s[q])))
+              tot = tot * 10 + (s[q++] - '0');
+            bool denom_int =
+                !(q + 1 < n && s[q] == '.' && IsDigit(static_cast<unsigned char>(s[q + 1])));
+            if (denom_int && q - d0 <= 12) {
+              // "11/17 11:39:23": a month/day date, not a fraction.
+              size_t r = q;
+              while (r < n && IsSpace(static_cast<unsigned char>(s[r]))) ++r;
+              if (r > q && r + 4 < n && IsDigit(static_cast<unsigned char>(s[r])) &&
+                  IsDigit(static_cast<unsigned char>(s[r + 1])) && s[r + 2] == ':' &&
+                  int_digits <= 2 && q - d0 <= 2) {
+                last_was_date = true;
+                flags |= kFlagHasTimestamp;
+                i = q;
+                Mix(h, 'D');
+                after_percent = false;
+                continue;
+              }
+              f.kind = ValueKind::kFraction;
+              f.total = tot;
+              k = q;
+            }
+          }
+        }
+      }
+      // Percent.
+      if (f.kind == ValueKind::kNumber && k < n && s[k] == '%') {
+        f.kind = ValueKind::kPercent;
+        ++k;
+      }
+      f.value_end = static_cast<uint32_t>(k);
+      // Unit suffix, attached or after one space for rates/seconds.
+      if (f.kind == ValueKind::kNumber || f.kind == ValueKind::kFraction) {
+        size_t u0 = k;
+        bool spaced = false;
+        if (u0 < n && s[u0] == ' ' && u0 + 1 < n &&
+            IsAlpha(static_cast<unsigned char>(s[u0 + 1]))) {
+          ++u0;
+          spaced = true;
+        }
+        size_t u = u0;
+        while (u < n && IsAlpha(static_cast<unsigned char>(s[u]))) ++u;
+        if (u > u0 && u < n && s[u] == '/' && u + 1 < n &&
+            IsAlpha(static_cast<unsigned char>(s[u + 1]))) {
+          ++u;
+          while (u < n && IsAlpha(static_cast<unsigned char>(s[u]))) ++u;
+        }
+        if (u > u0 && f.kind == ValueKind::kNumber &&
+            (u >= n || !IsDigit(static_cast<unsigned char>(s[u])))) {
+          std::string_view ut = s.substr(u0, u - u0);
+          UnitInfo ui = ClassifyUnit(ut);
+          bool accept =
+              ui.known && (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
+                           (ui.unit == Unit::kSeconds && ut.size() >= 1 && ut != "m" && ut != "h" &&
+                            ut != "d"));
+          if (spaced && ui.unit == Unit::kOther) accept = false;
+          if (accept) {
+            f.unit = ui.unit;
+            f.noun = ui.noun;
+            f.unit_begin = static_cast<uint32_t>(u0);
+            f.unit_end = static_cast<uint32_t>(u);
+            if (ui.unit == Unit::kSeconds || ui.unit == Unit::kTimePerItem) {
+              f.value *= ui.scale;
+              if (ui.unit == Unit::kSeconds) f.kind = ValueKind::kDuration;
+            } else if (ui.unit == Unit::kRate) {
+              f.value *= ui.scale;
+            }
+            k = u;
+            if (k < n && s[k] == '.' && (k + 1 >= n || s[k + 1] == ' ')) ++k;  // "sec."
+          }
+        }
+      }
+      key_span(f);
+      const bool unkeyed = f.key_end == 0;
+      emit(std::move(f));
+      after_percent = !out.fields.empty() && out.fields.back().kind == ValueKind::kPercent;
+      await_post_key = unkeyed && out.fields.back().unit == Unit::kNone
+                           ? static_cast<int>(out.fields.size()) - 1
+                           : -1;
+      i = k;
+      Mix(h, '#');
+      continue;
+    }
+    if (IsWordChar(c) ||
+        ((c == '/' || c == '~') && i + 1 < n && IsAlpha(static_cast<unsigned char>(s[i + 1])) &&
+         (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1]))))) {
+      const size_t start = i;
+      size_t j = i + 1;
+      while (j < n) {
+        unsigned char d = static_cast<unsigned char>(s[j]);
+        if (IsWordChar(d)) {
+          ++j;
+        } else if ((d == '.' || d == '/' || d == '-' || d == '\\') && j + 1 < n &&
+                   (IsAlpha(static_cast<unsigned char>(s[j + 1])) || s[j + 1] == '_' ||
+                    (d != '-' && IsDigit(static_cast<unsigned char>(s[j + 1]))))) {
+          ++j;
+        } else {
+          break;
+        }
+      }
+      std::string_view word = s.substr(start, j - start);
+      for (char ch : word) {
+        if (!IsDigit(static_cast<unsigned char>(ch))) Mix(h, static_cast<unsigned char>(ch));
+      }
+      // nan / inf as values after a binder.
+      if (binder && word_count > 0 &&
+          (EqualsLower(word, "nan") || EqualsLower(word, "inf") || EqualsLower(word, "infinity"))) {
+        Field f;
+        key_span(f);
+        f.value = EqualsLower(word, "nan") ? std::numeric_limits<double>::quiet_NaN()
+                                           : std::numeric_limits<double>::infinity();
+        if (start > 0 && s[start - 1] == '-') f.value = -f.value;
+        f.value_begin = static_cast<uint32_t>(start);
+        f.value_end = static_cast<uint32_t>(j);
+        emit(std::move(f));
+        await_post_key = -1;
+        i = j;
+        continue;
+      }
+      if (await_post_key >= 0 && word_count == 0 && start > 0 &&
+          IsSpace(static_cast<unsigned char>(s[start - 1]))) {
+        Field& f = out.fields[static_cast<size_t>(await_post_key)];
+        if (f.key_end == 0) {
+          f.key_begin = static_cast<uint32_t>(start);
+          f.key_end = static_cast<uint32_t>(j);
+          f.post_key = true;
+        }
+      }
+      await_post_key = -1;
+      if (binder) {  // "a: b: 1" -> key "b"
+        word_count = 0;
+        binder = false;
+      }
+      word_starts[static_cast<size_t>(word_count) % 8] = static_cast<uint32_t>(start);
+      ++word_count;
+      key_end = static_cast<uint32_t>(j);
+      last_was_date = false;
+      after_percent = false;
+      i = j;
+      continue;
+    }
+    // Punctuation.
+    Mix(h, c);
+    switch (c) {
+      case ',':
+      case ';':
+      case '{':
+      case '}':
+      case ']':
+        if (c == '{' && i + 1 < n && (s[i + 1] == '"' || s[i + 1] == '\'')) flags |= kFlagJson;
+        clear_key();
+        await_post_key = -1;
+        ++i;
+        break;
+      case '|': {
+        flags |= kFlagPipes;
+        clear_key();
+        await_post_key = -1;
+        if (after_percent || (i > 0 && s[i - 1] == '%')) {
+          // tqdm bar: skip to the closing '|'.
+          size_t k = i + 1;
+          size_t limit = std::min(n, i + 400);
+          while (k < limit && s[k] != '|') ++k;
+          if (k < limit) {
+            flags |= kFlagTqdmBar;
+            i = k + 1;
+            if (tqdm_bar_end == 0) tqdm_bar_end = static_cast<uint32_t>(i);
+            after_percent = false;
+            break;
+          }
+        }
+        after_percent = false;
+        ++i;
+        break;
+      }
+      case '[': {
+        size_t k = i + 1;
+        size_t limit = std::min(n, i + 400);
+        while (k < limit && (s[k] == '=' || s[k] == '>' || s[k] == '.' || s[k] == '-' ||
+                             s[k] == '#' || s[k] == '*')) {
+          ++k;
+        }
+        if (k < limit && s[k] == ']' && k - i >= 4) {
+          flags |= kFlagKerasBar;
+          if (!out.fields.empty() && out.fields.back().kind == ValueKind::kFraction &&
+              out.fields.back().key_end == 0) {
+            out.fields.back().bar_fraction = true;
+          }
+          i = k + 1;
+          clear_key();
+          break;
+        }
+        ++i;
+        break;
+      }
+      case '-':
+        if ((i > 0 && IsSpace(static_cast<unsigned char>(s[i - 1])) && i + 1 < n &&
+             IsSpace(static_cast<unsigned char>(s[i + 1]))) ||
+            (i + 1 < n && s[i + 1] == '-')) {
+          clear_key();
+          await_post_key = -1;
+        }
+        ++i;
+        break;
+      case '=':
+        flags |= kFlagKeyEquals;
+        if (word_count > 0) binder = true;
+        ++i;
+        break;
+      case ':':
+        if (word_count > 0) binder = true;
+        ++i;
+        break;
+      case '>':
+        if (i > 0 && s[i - 1] == '>') clear_key();  // ">>" separates logger prefixes
+        ++i;
+        break;
+      default:
+        await_post_key = -1;
+        ++i;
+        break;
+    }
+    last_was_date = false;
+  }
+  // tqdm: the first unkeyed fraction after the bar is the bar's counter.
+  if (flags & kFlagTqdmBar) {
+    for (auto& f : out.fields) {
+      if (f.value_begin >= tqdm_bar_end && f.kind == ValueKind::kFraction && f.key_end == 0) {
+        f.bar_fraction = true;
+        break;
+      }
+    }
+  }
+  out.flags |= flags;
+  Mix(h, static_cast<unsigned char>(out.fields.size() & 0xff));
+  out.skeleton = h;
+}
+
+void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
+  const std::string_view s = out.text;
+  info.roles.clear();
+  info.roles.reserve(out.fields.size());
+  int train_prefixed = 0;
+  for (size_t idx = 0; idx < out.fields.size(); ++idx) {
+    const Field& f = out.fields[idx];
+    KeyRole r;
+    if (f.key_end > f.key_begin) {
+      std::string_view key = s.substr(f.key_begin, f.key_end - f.key_begin);
+      r = AnalyzeKey(key, f);
+      if ((key.size() > 6 && EqualsLower(key.substr(0, 6), "train_")) ||
+          (key.size() > 9 && EqualsLower(key.substr(0, 9), "training_"))) {
+        ++train_prefixed;
+      }
+    }
+    // Value-driven roles.
+    if (f.unit == Unit::kRate && (r.role == Role::kNone || r.role == Role::kThroughput ||
+                                  r.role == Role::kMetric || r.role == Role::kStep)) {
+      r.role = Role::kThroughput;
+      r.counts_as_metric = true;
+    } else if (f.unit == Unit::kTimePerItem &&
+               (r.role == Role::kNone || r.role == Role::kStepTime || r.role == Role::kMetric)) {
+      r.role = Role::kStepTime;
+      r.counts_as_metric = true;
+      r.rank = 4;
+    } else if (r.role == Role::kNone && f.kind == ValueKind::kDuration) {
+      r.role = f.eta_position ? Role::kEta : Role::kElapsed;
+      if (f.eta_position) r.counts_as_metric = true;
+    } else if (r.role == Role::kNone && f.kind == ValueKind::kPercent && f.key_end == 0) {
+      r.role = Role::kPercent;
+    } else if (r.role == Role::kNone && f.kind == ValueKind::kFraction && f.key_end == 0) {
+      if (f.bar_fraction) {
+        r.role = Role::kStep;
+        r.rank = 2;
+      } else if (idx > 0 && info.roles[idx - 1].role == Role::kEpoch) {
+        // "Epoch [1][50/500]" / "Epoch(train) [1][ 50/500]"
+        const Field& p = out.fields[idx - 1];
+        bool adjacent = true;
+        for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
+          char ch = s[k];
+          if (ch != '[' && ch != ']' && ch != ' ' && ch != '(' && ch != ')') adjacent = false;
+        }
+        if (adjacent) {
+          r.role = Role::kStep;
+          r.rank = 1;
+        }
+      }
+    }
+    if (r.role == Role::kEta && f.kind == ValueKind::kNumber && f.unit == Unit::kNone) {
+      // "eta: 120" without a unit: seconds.
+    }
+    info.roles.push_back(r);
+  }
+  // Segment words: eval/train tags outside metric keys, summary, checkpoint, error/warning cues.
+  uint32_t wf = 0;
+  size_t i = 0;
+  const size_t n = s.size();
+  std::string lw;
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!IsAlpha(c)) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < n && IsAlpha(static_cast<unsigned char>(s[i]))) {
+      // camelCase split
+      if (i > start && s[i] >= 'A' && s[i] <= 'Z' && s[i - 1] >= 'a' && s[i - 1] <= 'z') break;
+      ++i;
+    }
+    lw.assign(s.substr(start, i - start));
+    for (auto& ch : lw) ch = Lower(ch);
+    bool in_key = false;
+    for (size_t idx = 0; idx < out.fields.size(); ++idx) {
+      const Field& f = out.fields[idx];
+      if (start >= f.key_begin && start < f.key_end &&
+          (info.roles[idx].role != Role::kNone || info.roles[idx].eval)) {
+        in_key = true;
+        break;
+      }
+    }
+    if (InSet(lw, kEvalWords) && !in_key) wf |= kFlagEvalTag;
+    if (InSet(lw, kTrainWords) && !in_key) wf |= kFlagTrainTag;
+    if (InSet(lw, {"summary", "overall", "runtime", "flos"})) wf |= kFlagSummary;
+    if (InSet(lw, {"checkpoint", "checkpoints", "ckpt", "saving", "saved", "save", "loading",
+                   "loaded", "wrote", "writing", "snapshot", "restored", "resuming"})) {
+      wf |= kFlagCheckpoint;
+    }
+    if (InSet(lw, {"error", "errors", "exception", "traceback", "fatal", "failed", "failure",
+                   "abort", "aborted", "killed", "segfault", "oom", "panic", "critical"})) {
+      wf |= kFlagError;
+    }
+    if (lw == "traceback") wf |= kFlagTraceback;
+    if (InSet(lw, {"warning", "warn", "warnings", "deprecated", "deprecation"})) wf |= kFlagWarning;
+    if (lw == "info") wf |= kFlagInfoLevel;
+  }
+  if (train_prefixed >= 3) wf |= kFlagSummary;
+  {
+    // Python traceback frames: '  File "...", line N, in f'.
+    std::string_view t = s;
+    size_t p = 0;
+    while (p < t.size() && IsSpace(static_cast<unsigned char>(t[p]))) ++p;
+    if (t.substr(p, 6) == "File \"") wf |= kFlagTraceback;
+  }
+  info.word_flags = wf;
+}
+
+void LineParser::ApplyRoles(const TemplateInfo& info, ParsedSegment& out) {
+  for (size_t i = 0; i < out.fields.size() && i < info.roles.size(); ++i) {
+    Field& f = out.fields[i];
+    const KeyRole& r = info.roles[i];
+    f.role = r.role;
+    f.rank = r.rank;
+    f.eval = r.eval;
+    f.avg = r.avg;
+    f.counts_as_metric = r.counts_as_metric;
+    if (r.noun != RateNoun::kNone && f.noun == RateNoun::kNone) f.noun = r.noun;
+    if (r.role == Role::kStepTime && r.millis && f.unit == Unit::kNone) f.value *= 1e-3;
+    if (r.role == Role::kStep && !(f.integer || f.kind == ValueKind::kFraction))
+      f.role = Role::kNone;
+  }
+  out.flags |= info.word_flags;
+  out.template_id = info.id;
+}
+
+void LineParser::Parse(std::string_view segment, ParsedSegment& out) {
+  out.text = segment;
+  out.fields.clear();
+  out.flags = 0;
+  out.skeleton = 0;
+  out.timestamp_s = -1;
+  out.template_id = -1;
+  out.has_digit = false;
+  Lex(segment, out);
+  auto it = cache_.find(out.skeleton);
+  if (it != cache_.end() && it->second.roles.size() == out.fields.size()) {
+    ++hits_;
+    ApplyRoles(it->second, out);
+    return;
+  }
+  ++misses_;
+  if (cache_.size() >= max_templates_) cache_.clear();
+  TemplateInfo& info = cache_[out.skeleton];
+  info.id = next_template_id_++;
+  Analyze(out, info);
+  ApplyRoles(info, out);
+}
+
+}  // namespace schedmate::tracker

@@ -1,0 +1,331 @@
+#include "tracker/log_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace schedmate::tracker {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
+size_t Utf8SeqLen(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t len = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned char d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3F);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string_view SanitizeLine(std::string_view raw, std::string& scratch, ReaderStats& stats,
+                              const ReaderOptions& options, bool& binary) {
+  binary = false;
+  ++stats.lines;
+  stats.bytes += raw.size() + 1;
+  // Fast path: printable ASCII (plus tab and '\r') within the cap.
+  bool clean = raw.size() <= options.max_line_bytes;
+  if (clean) {
+    for (char ch : raw) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      if ((c < 0x20 && c != '\t' && c != '\r') || c >= 0x7F) {
+        clean = false;
+        break;
+      }
+    }
+  }
+  if (clean) {
+    while (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    return raw;
+  }
+  scratch.clear();
+  scratch.reserve(std::min(raw.size(), options.max_line_bytes));
+  size_t bad = 0;
+  size_t i = 0;
+  const size_t n = raw.size();
+  bool truncated = false;
+  while (i < n) {
+    if (scratch.size() >= options.max_line_bytes) {
+      truncated = true;
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == 0x1B) {  // ANSI escape
+      ++stats.ansi_sequences;
+      ++i;
+      if (i < n && raw[i] == '[') {
+        ++i;
+        while (i < n && !(static_cast<unsigned char>(raw[i]) >= 0x40 &&
+                          static_cast<unsigned char>(raw[i]) <= 0x7E))
+          ++i;
+        if (i < n) ++i;
+      } else if (i < n && raw[i] == ']') {
+        ++i;
+        while (i < n && raw[i] != '\a' && !(raw[i] == 0x1B && i + 1 < n && raw[i + 1] == '\\')) ++i;
+        if (i < n) i += raw[i] == '\a' ? 1 : 2;
+      } else if (i < n) {
+        ++i;
+      }
+      continue;
+    }
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t' && c != '\r') {
+        ++stats.control_bytes;
+        ++bad;
+        scratch.push_back(' ');
+      } else if (c == 0x7F) {
+        ++stats.control_bytes;
+        ++bad;
+      } else {
+        scratch.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    size_t len = Utf8SeqLen(raw, i);
+    if (len == 0) {
+      ++stats.invalid_utf8_bytes;
+      ++bad;
+      ++i;
+      continue;
+    }
+    if (scratch.size() + len > options.max_line_bytes) {
+      truncated = true;
+      break;
+    }
+    scratch.append(raw.data() + i, len);
+    i += len;
+  }
+  if (truncated) ++stats.truncated_lines;
+  const size_t considered = truncated ? i : n;
+  if (considered >= 8 && bad * 10 > considered * 3) {
+    binary = true;
+    ++stats.binary_lines_skipped;
+    return {};
+  }
+  std::string_view out(scratch);
+  while (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+  return out;
+}
+
+void SplitSegments(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t seg_start = 0;
+  size_t open_bracket = std::string_view::npos;
+  const size_t n = line.size();
+  auto push = [&](size_t b, size_t e) {
+    std::string_view s = line.substr(b, e - b);
+    size_t k = 0;
+    while (k < s.size() && (s[k] == ' ' || s[k] == '\t')) ++k;
+    if (k < s.size()) out.push_back(s);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const char c = line[i];
+    if (c == '\r') {
+      push(seg_start, i);
+      seg_start = i + 1;
+      open_bracket = std::string_view::npos;
+    } else if (c == '[') {
+      open_bracket = i;
+    } else if (c == ']' && open_bracket != std::string_view::npos && open_bracket >= seg_start &&
+               i - open_bracket < 200 && i + 1 < n) {
+      std::string_view inside = line.substr(open_bracket + 1, i - open_bracket - 1);
+      const bool tqdm_stats = inside.find('<') != std::string_view::npos &&
+                              (inside.find("it/s") != std::string_view::npos ||
+                               inside.find("s/it") != std::string_view::npos);
+      size_t k = i + 1;
+      while (k < n && (line[k] == ' ' || line[k] == '\t')) ++k;
+      if (tqdm_stats && k < n && line[k] != '\r') {
+        push(seg_start, i + 1);
+        seg_start = i + 1;
+      }
+      open_bracket = std::string_view::npos;
+    }
+  }
+  if (seg_start < n) push(seg_start, n);
+}
+
+Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::InvalidArgument(path + ": cannot open: " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return Status::InvalidArgument(path + ": cannot stat: " + std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path + ": is a directory");
+  }
+  std::unique_ptr<MappedFile> f(new MappedFile());
+  if (st.st_size > 0) {
+    void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      int e = errno;
+      ::close(fd);
+      return Status::InvalidArgument(path + ": cannot map: " + std::strerror(e));
+    }
+    f->addr_ = addr;
+    f->size_ = static_cast<size_t>(st.st_size);
+  }
+  ::close(fd);
+  return f;
+}
+
+MappedFile::~MappedFile() {
+  if (addr_) ::munmap(addr_, size_);
+}
+
+uint64_t CountNewlines(std::string_view data) {
+  uint64_t count = 0;
+  const char* p = data.data();
+  const char* end = p + data.size();
+  while (p < end) {
+    const void* nl = memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!nl) break;
+    ++count;
+    p = static_cast<const char*>(nl) + 1;
+  }
+  return count;
+}
+
+FileFollower::FileFollower(std::string path, ReaderOptions options)
+    : path_(std::move(path)), options_(options) {}
+
+FileFollower::~FileFollower() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileFollower::ResetPosition() {
+  offset_ = 0;
+  line_start_ = 0;
+  line_no_ = 1;
+  pending_.clear();
+  pending_emitted_ = 0;
+}
+
+void FileFollower::Reopen() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return;
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  inode_ = st.st_ino;
+  device_ = st.st_dev;
+  ResetPosition();
+  if (first_open_ && start_at_end_) {
+    // Skip existing content but keep absolute line numbers.
+    char buf[1 << 16];
+    uint64_t off = 0;
+    while (off < static_cast<uint64_t>(st.st_size)) {
+      ssize_t r = ::pread(fd_, buf, sizeof(buf), static_cast<off_t>(off));
+      if (r <= 0) break;
+      std::string_view chunk(buf, static_cast<size_t>(r));
+      for (size_t k = 0; k < chunk.size(); ++k) {
+        if (chunk[k] == '\n') {
+          ++line_no_;
+          line_start_ = off + k + 1;
+        }
+      }
+      off += static_cast<uint64_t>(r);
+    }
+    offset_ = line_start_;
+  }
+  first_open_ = false;
+}
+
+Status FileFollower::Poll(const LineFn& fn) {
+  if (fd_ < 0) {
+    Reopen();
+    if (fd_ < 0) return Status::Ok();  // not there yet: wait
+  }
+  auto drain = [&]() {
+    char buf[1 << 16];
+    while (true) {
+      ssize_t r = ::pread(fd_, buf, sizeof(buf), static_cast<off_t>(offset_));
+      if (r <= 0) break;
+      std::string_view chunk(buf, static_cast<size_t>(r));
+      size_t pos = 0;
+      while (pos < chunk.size()) {
+        const void* nl = memchr(chunk.data() + pos, '\n', chunk.size() - pos);
+        if (!nl) {
+          pending_.append(chunk.data() + pos, chunk.size() - pos);
+          break;
+        }
+        size_t end = static_cast<size_t>(static_cast<const char*>(nl) - chunk.data());
+        pending_.append(chunk.data() + pos, end - pos);
+        fn(std::string_view(pending_).substr(pending_emitted_), line_no_, line_start_, true);
+        ++line_no_;
+        line_start_ = offset_ + end + 1;
+        pending_.clear();
+        pending_emitted_ = 0;
+        pos = end + 1;
+      }
+      offset_ += static_cast<uint64_t>(r);
+      // States of the line still being written (tqdm bars): report up to the last '\r'.
+      size_t cr = pending_.rfind('\r');
+      if (cr != std::string::npos && cr + 1 > pending_emitted_) {
+        fn(std::string_view(pending_).substr(pending_emitted_, cr + 1 - pending_emitted_), line_no_,
+           line_start_, false);
+        pending_.erase(0, cr + 1);
+        pending_emitted_ = 0;
+      }
+      if (pending_.size() > options_.max_line_bytes * 2) {
+        fn(pending_, line_no_, line_start_, false);
+        pending_.clear();
+        pending_emitted_ = 0;
+      }
+    }
+  };
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) < offset_) {
+    ++truncations_;
+    ResetPosition();
+  }
+  drain();
+  struct stat pst {};
+  if (::stat(path_.c_str(), &pst) == 0 && (pst.st_ino != inode_ || pst.st_dev != device_)) {
+    // Rotated: finish the old file's last line, then follow the new file from its start.
+    if (!pending_.empty()) fn(pending_, line_no_, line_start_, true);
+    ++rotations_;
+    Reopen();
+    if (fd_ >= 0) drain();
+  }
+  return Status::Ok();
+}
+
+}  // namespace schedmate::tracker

@@ -1,0 +1,46 @@
+#pragma once
+// ScanLog: runs the tracker over a whole log file (mmap), or, for the latest state of a large
+// file, over a growing tail window (reverse scan) that stops as soon as the window holds a
+// training record with enough look-ahead context. Line numbers are absolute in both modes.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "tracker/metric_tracker.h"
+#include "tracker/signals.h"
+
+namespace schedmate::tracker {
+
+struct ScanOptions {
+  bool allow_reverse = true;                 // tail window for files above reverse_min_bytes
+  size_t reverse_min_bytes = 8u << 20;       // smaller files are scanned whole
+  size_t reverse_initial_window = 1u << 20;  // first tail window; doubles until found
+  bool count_line_numbers = true;            // absolute line_no in reverse mode (counts '\n')
+  TrackerOptions tracker;
+  SignalOptions signals;
+};
+
+struct ScanResult {
+  std::optional<ProgressRecord> latest;
+  Signals signals;
+  TrackerStats stats;
+  uint64_t file_bytes = 0;
+  uint64_t scanned_bytes = 0;
+  bool reverse = false;
+  double last_timestamp_s = -1;  // latest timestamp printed anywhere in the scanned part
+};
+
+// Scans `path`. `sink`, if set, receives every training record in order and disables the
+// reverse scan (a full series needs the whole file). Errors: kNotFound (missing file),
+// kInvalidArgument (a directory or unreadable), naming the path.
+Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
+                           const std::function<void(const ProgressRecord&)>& sink = {});
+
+// Scans text already in memory (for tests and the fuzzer). `first_line_no` numbers the first line.
+ScanResult ScanText(std::string_view text, const ScanOptions& options,
+                    const std::function<void(const ProgressRecord&)>& sink = {},
+                    int64_t first_line_no = 1, uint64_t base_offset = 0);
+
+}  // namespace schedmate::tracker

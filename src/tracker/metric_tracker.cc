@@ -1,0 +1,420 @@
+#include "tracker/metric_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace schedmate::tracker {
+namespace {
+
+inline bool IsDigitC(char c) { return c >= '0' && c <= '9'; }
+
+// Strips a per-rank stream prefix ("[rank0]:", "[rank 3]:", "rank1: ", "0: ") from the start of
+// a segment and returns the rank, or -1.
+std::string_view StripRankPrefix(std::string_view s, int& rank) {
+  rank = -1;
+  auto lower_eq = [](std::string_view a, std::string_view b) {
+    if (a.size() < b.size()) return false;
+    for (size_t i = 0; i < b.size(); ++i) {
+      char c = a[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      if (c != b[i]) return false;
+    }
+    return true;
+  };
+  size_t i = 0;
+  bool bracket = false;
+  if (i < s.size() && s[i] == '[') {
+    bracket = true;
+    ++i;
+  }
+  if (lower_eq(s.substr(i), "rank")) {
+    size_t j = i + 4;
+    if (j < s.size() && s[j] == ' ') ++j;
+    size_t d0 = j;
+    int r = 0;
+    while (j < s.size() && IsDigitC(s[j]) && j - d0 < 6) r = r * 10 + (s[j++] - '0');
+    if (j == d0) return s;
+    if (bracket) {
+      if (j >= s.size() || s[j] != ']') return s;
+      ++j;
+    }
+    if (j < s.size() && s[j] == ':')
+      ++j;
+    else if (!bracket)
+      return s;
+    if (j < s.size() && s[j] == ' ') ++j;
+    rank = r;
+    return s.substr(j);
+  }
+  if (bracket) return s;
+  size_t j = 0;
+  int r = 0;
+  while (j < s.size() && IsDigitC(s[j]) && j < 4) r = r * 10 + (s[j++] - '0');
+  if (j > 0 && j + 1 < s.size() && s[j] == ':' && s[j + 1] == ' ') {
+    rank = r;
+    return s.substr(j + 2);
+  }
+  return s;
+}
+
+void FillMissing(ExtractedValues& dst, const ExtractedValues& src, bool with_loss) {
+  if (with_loss && !dst.loss && src.loss) {
+    dst.loss = src.loss;
+  }
+  if (with_loss) {
+    for (const auto& [k, v] : src.losses) dst.losses.emplace(k, v);
+  }
+  if (!dst.lr && src.lr) dst.lr = src.lr;
+  if (!dst.step_time_s && src.step_time_s) {
+    dst.step_time_s = src.step_time_s;
+    dst.step_time_derived = src.step_time_derived;
+  }
+  if (!dst.throughput && src.throughput) dst.throughput = src.throughput;
+  if (!dst.eta_s && src.eta_s) {
+    dst.eta_s = src.eta_s;
+    dst.eta_text = src.eta_text;
+  }
+  dst.has_metric = dst.has_metric || src.has_metric;
+  dst.has_strong_metric = dst.has_strong_metric || src.has_strong_metric;
+}
+
+}  // namespace
+
+std::optional<int64_t> DeriveTotalEpochs(const ExtractedValues& v) {
+  if (!v.epoch || !v.epoch_fractional || !v.step || !v.total_steps) return std::nullopt;
+  if (*v.step <= 0 || *v.total_steps <= 0 || *v.epoch <= 0) return std::nullopt;
+  const double est = *v.epoch * static_cast<double>(*v.total_steps) / static_cast<double>(*v.step);
+  const double r = std::round(est);
+  if (r < 1 || r > 1e6 || std::fabs(est - r) > 0.02 * r) return std::nullopt;
+  return static_cast<int64_t>(r);
+}
+
+MetricTracker::MetricTracker(LineClassifier& classifier, MetricExtractor& extractor,
+                             TrackerOptions options)
+    : classifier_(classifier), extractor_(extractor), options_(options) {}
+
+std::string MetricTracker::FormatName(const ParsedSegment& seg) {
+  if (seg.flags & kFlagTqdmBar) return "tqdm-bar";
+  if (seg.flags & kFlagKerasBar) return "keras-bar";
+  if (seg.flags & kFlagJson) {
+    return seg.text.find("{'") != std::string_view::npos ? "python-dict" : "json";
+  }
+  if (seg.flags & kFlagPipes) return "pipe-separated";
+  if (seg.flags & kFlagKeyEquals) return "key=value";
+  return "key: value";
+}
+
+void MetricTracker::AddLine(std::string_view raw, int64_t line_no, uint64_t offset,
+                            double wall_time_s) {
+  bool binary = false;
+  std::string_view line = SanitizeLine(raw, scratch_, stats_.reader, options_.reader, binary);
+  if (!binary) {
+    SplitSegments(line, segments_);
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      ProcessSegment(segments_[i], line, line_no, offset, i == 0, wall_time_s);
+    }
+  }
+  FinalizeReady(line_no, false);
+  if (line_no > last_line_no_) last_line_no_ = line_no;
+}
+
+void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physical, int64_t line_no,
+                                   uint64_t offset, bool first_segment, double wall_time_s) {
+  ++stats_.segments;
+  int rank = -1;
+  seg = StripRankPrefix(seg, rank);
+  parser_.Parse(seg, ps_);
+  if (ps_.fields.empty()) {
+    vals_ = ExtractedValues();
+  } else {
+    extractor_.Extract(ps_, vals_);
+  }
+  const LineKind k = classifier_.Classify(ps_, vals_);
+  ++stats_.by_class[static_cast<int>(k.cls)];
+  // Follow mode judges stalls on the wall clock; files use the printed timestamps.
+  const double ts = wall_time_s >= 0 ? wall_time_s : ps_.timestamp_s;
+  if (ts > last_timestamp_) last_timestamp_ = ts;
+
+  if (!k.bar) ResolveLookahead(k.eval);
+
+  // Indented continuation of the record just above ("    train/loss=2.95").
+  if (first_segment && (ps_.flags & kFlagIndented) && !k.anchor && !k.eval && !pending_.empty() &&
+      !ps_.fields.empty() && !vals_.step) {
+    Pending& p = pending_.back();
+    if (!p.dropped && !p.needs_lookahead && line_no - p.last_line <= 1 && line_no > p.last_line) {
+      FillMissing(p.rec.v, vals_, /*with_loss=*/true);
+      if (!p.rec.v.epoch && vals_.epoch) p.rec.v.epoch = vals_.epoch;
+      p.last_line = line_no;
+      if (p.header_only && vals_.has_metric) {
+        p.header_only = false;
+        Confirm(p);
+      }
+      return;
+    }
+  }
+  if (rank >= 0 && primary_rank_ >= 0 && rank != primary_rank_ && (k.anchor || k.metric_only)) {
+    ++stats_.other_rank_segments;
+    return;
+  }
+  if (k.eval) {
+    ++stats_.eval_segments;
+    bool results = vals_.has_metric;
+    for (const Field& f : ps_.fields) {
+      if (f.eval && f.role != Role::kNone) results = true;
+    }
+    eval_mode_ = !results;  // a phase header starts evaluation; its results end it
+    if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    return;
+  }
+  if (k.summary) {
+    if (vals_.epoch) {
+      ctx_epoch_ = vals_.epoch;
+      ctx_epoch_fractional_ = vals_.epoch_fractional;
+    }
+    if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    return;
+  }
+  if (k.epoch_header) {
+    ctx_epoch_ = vals_.epoch;
+    ctx_epoch_fractional_ = vals_.epoch_fractional;
+    if (vals_.total_epochs) {
+      ctx_total_epochs_ = vals_.total_epochs;
+      run_total_epochs_ = vals_.total_epochs;
+    }
+    if (!k.checkpoint) eval_mode_ = false;
+    return;
+  }
+  auto make_pending = [&](bool own_counter) {
+    Pending p;
+    ProgressRecord& r = p.rec;
+    r.line_no = line_no;
+    r.offset = offset;
+    r.line.assign(physical.substr(0, options_.max_stored_line));
+    r.segment.assign(seg.substr(0, options_.max_stored_line));
+    r.v = vals_;
+    r.timestamp_s = ts;
+    r.template_id = k.family;
+    r.format = FormatName(ps_);
+    r.rank = rank;
+    p.last_line = line_no;
+    p.own_counter = own_counter;
+    return p;
+  };
+  if (k.anchor || k.step_header) {
+    if (eval_mode_) {
+      const bool known = k.family >= 0 && training_families_.count(k.family) > 0;
+      if (k.bar || !known) {
+        ++stats_.eval_segments;
+        return;
+      }
+    }
+    if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    if (k.bar) {
+      // A bar with a different total starts another loop: earlier bar states stand confirmed.
+      for (Pending& q : pending_) {
+        if (q.needs_lookahead && q.rec.v.total_steps != vals_.total_steps) {
+          q.needs_lookahead = false;
+          Confirm(q);
+        }
+      }
+    }
+    Pending p = make_pending(/*own_counter=*/true);
+    p.needs_lookahead = k.bar;
+    p.header_only = k.step_header;
+    pending_.push_back(std::move(p));
+    if (!k.bar && !k.step_header) Confirm(pending_.back());
+    if (rank >= 0 && primary_rank_ < 0 && !k.step_header) primary_rank_ = rank;
+    return;
+  }
+  if (k.metric_only) {
+    if (eval_mode_) return;
+    satellites_.push_back(Satellite{line_no, vals_});
+    if (!seen_anchor_ && ctx_epoch_ && vals_.loss) {
+      // No line carries its own counter: records are "epoch header + metric lines".
+      pending_.push_back(make_pending(/*own_counter=*/false));
+      Confirm(pending_.back());
+    }
+  }
+}
+
+void MetricTracker::ResolveLookahead(bool eval_follows) {
+  for (Pending& p : pending_) {
+    if (!p.needs_lookahead || p.dropped) continue;
+    p.needs_lookahead = false;
+    if (eval_follows) {
+      p.dropped = true;
+      ++stats_.eval_segments;
+    } else {
+      Confirm(p);
+    }
+  }
+}
+
+bool MetricTracker::IsRestart(const ExtractedValues& v, std::optional<double> eff_epoch) const {
+  if (last_epoch_ && eff_epoch && *eff_epoch + 1e-9 < *last_epoch_) return true;
+  const bool same_epoch = !eff_epoch || !last_epoch_ || std::fabs(*eff_epoch - *last_epoch_) < 1e-9;
+  if (same_epoch && v.step && last_step_ && *v.step < *last_step_) {
+    // Per-epoch counters roll over when a loop completes.
+    if (last_total_steps_ && v.total_steps == last_total_steps_ &&
+        *last_step_ >= *last_total_steps_) {
+      return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+void MetricTracker::Confirm(Pending& p) {
+  ExtractedValues& v = p.rec.v;
+  std::optional<double> eff_epoch = v.epoch ? v.epoch : ctx_epoch_;
+  if (IsRestart(v, eff_epoch)) {
+    ++run_;
+    ++stats_.restarts;
+    ctx_epoch_.reset();
+    ctx_total_epochs_.reset();
+    last_step_.reset();
+    last_epoch_.reset();
+    last_total_steps_.reset();
+    eff_epoch = v.epoch;
+  }
+  if (!v.epoch && eff_epoch) {
+    v.epoch = eff_epoch;
+    v.epoch_fractional = ctx_epoch_fractional_;
+    p.rec.epoch_from_context = true;
+  } else if (v.epoch) {
+    ctx_epoch_ = v.epoch;
+    ctx_epoch_fractional_ = v.epoch_fractional;
+  }
+  if (v.total_epochs) {
+    ctx_total_epochs_ = v.total_epochs;
+  } else if (ctx_total_epochs_) {
+    v.total_epochs = ctx_total_epochs_;
+  }
+  p.rec.run = run_;
+  if (v.step) {
+    last_step_ = v.step;
+    last_total_steps_ = v.total_steps;
+  }
+  if (eff_epoch) last_epoch_ = eff_epoch;
+  if (p.own_counter) {
+    seen_anchor_ = true;
+    eval_mode_ = false;
+    if (p.rec.template_id >= 0) training_families_.insert(p.rec.template_id);
+  }
+  anchor_lines_.push_back(p.rec.line_no);
+  if (anchor_lines_.size() > 256) anchor_lines_.pop_front();
+}
+
+void MetricTracker::FillFromSatellites(ProgressRecord& rec) {
+  const int64_t L = rec.line_no;
+  const int64_t W = options_.window;
+  auto crosses = [&](int64_t s) {
+    const int64_t lo = std::min(s, L), hi = std::max(s, L);
+    for (int64_t a : anchor_lines_) {
+      if (a > lo && a < hi) return true;
+    }
+    return false;
+  };
+  auto pick = [&](auto has) -> const Satellite* {
+    const Satellite* best = nullptr;
+    int64_t best_d = std::numeric_limits<int64_t>::max();
+    for (const Satellite& s : satellites_) {
+      const int64_t d = s.line_no > L ? s.line_no - L : L - s.line_no;
+      if (d == 0 || d > W || !has(s.v) || crosses(s.line_no)) continue;
+      if (d < best_d || (d == best_d && s.line_no < L)) {
+        best_d = d;
+        best = &s;
+      }
+    }
+    return best;
+  };
+  ExtractedValues& v = rec.v;
+  bool filled = false;
+  if (!v.step_time_s) {
+    if (const Satellite* s =
+            pick([](const ExtractedValues& x) { return x.step_time_s.has_value(); })) {
+      v.step_time_s = s->v.step_time_s;
+      v.step_time_derived = s->v.step_time_derived;
+      filled = true;
+    }
+  }
+  if (!v.throughput) {
+    if (const Satellite* s =
+            pick([](const ExtractedValues& x) { return x.throughput.has_value(); })) {
+      v.throughput = s->v.throughput;
+      filled = true;
+    }
+  }
+  if (!v.lr) {
+    if (const Satellite* s = pick([](const ExtractedValues& x) { return x.lr.has_value(); })) {
+      v.lr = s->v.lr;
+      filled = true;
+    }
+  }
+  if (!v.loss) {
+    if (const Satellite* s = pick([](const ExtractedValues& x) { return x.loss.has_value(); })) {
+      v.loss = s->v.loss;
+      for (const auto& [k, x] : s->v.losses) v.losses.emplace(k, x);
+      filled = true;
+    }
+  }
+  if (!v.eta_s) {
+    if (const Satellite* s = pick([](const ExtractedValues& x) { return x.eta_s.has_value(); })) {
+      v.eta_s = s->v.eta_s;
+      v.eta_text = s->v.eta_text;
+      filled = true;
+    }
+  }
+  if (filled) rec.format += " multi-line";
+}
+
+void MetricTracker::Finalize(Pending& p) {
+  if (p.dropped || p.header_only) return;
+  FillFromSatellites(p.rec);
+  if (!p.rec.v.total_epochs) {
+    if (auto d = DeriveTotalEpochs(p.rec.v)) p.rec.v.total_epochs = d;
+  }
+  if (p.rec.epoch_from_context && p.rec.format.find("context") == std::string::npos) {
+    p.rec.format += " epoch-context";
+  }
+  ++stats_.records;
+  latest_ = std::move(p.rec);
+  if (sink_) sink_(*latest_);
+}
+
+void MetricTracker::FinalizeReady(int64_t current_line, bool all) {
+  while (!pending_.empty()) {
+    Pending& p = pending_.front();
+    if (!all) {
+      if (p.needs_lookahead) break;
+      if (current_line - p.last_line <= options_.window) break;
+    } else if (p.needs_lookahead) {
+      p.needs_lookahead = false;
+      Confirm(p);
+    }
+    Finalize(p);
+    pending_.pop_front();
+  }
+  const int64_t horizon = current_line - 3 * options_.window;
+  while (!satellites_.empty() &&
+         (satellites_.front().line_no < horizon || satellites_.size() > 512)) {
+    satellites_.pop_front();
+  }
+}
+
+void MetricTracker::FlushPending() {
+  ResolveLookahead(false);
+  FinalizeReady(last_line_no_, true);
+}
+
+void MetricTracker::Finish() {
+  ResolveLookahead(false);
+  FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);
+  if (latest_ && !latest_->v.total_epochs && run_total_epochs_ && latest_->v.epoch &&
+      *latest_->v.epoch <= static_cast<double>(*run_total_epochs_)) {
+    latest_->v.total_epochs = run_total_epochs_;
+  }
+}
+
+}  // namespace schedmate::tracker

@@ -1,0 +1,140 @@
+#pragma once
+// MetricTracker: turns a stream of log lines into training-progress records and keeps the
+// latest one. It owns record assembly, which a single line cannot decide:
+//  * multi-line records: an epoch header ("Epoch 12/15", "epoch 270") gives context to the
+//    lines below it; indented "key=value" lines continue the record above; metric-only lines
+//    ("Timer: 0.67") fill missing values of the nearest record without crossing another one;
+//  * evaluation vs training: eval-tagged lines, eval phases ("Running Evaluation" ... until a
+//    known training format returns) and progress bars directly followed by eval output are not
+//    training progress;
+//  * run/epoch summaries (train_runtime, train_* aggregates) update context but are not records;
+//  * restarts: counters going back start a new run (epoch roll-over of per-epoch bars is not one);
+//  * run-level totals (total epochs) printed anywhere complete the latest record at Finish().
+// Records are emitted in line order after a small look-ahead window (`window` lines).
+//
+// Thread-safety: none; one tracker per log.
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "tracker/line_classifier.h"
+#include "tracker/line_parser.h"
+#include "tracker/log_reader.h"
+#include "tracker/metric_extractor.h"
+#include "tracker/progress_record.h"
+
+namespace schedmate::tracker {
+
+struct TrackerOptions {
+  int window = 6;                 // look-ahead / satellite distance in lines
+  size_t max_stored_line = 8192;  // bytes of the physical line kept in a record
+  ReaderOptions reader;
+};
+
+struct TrackerStats {
+  uint64_t segments = 0;
+  uint64_t records = 0;
+  uint64_t eval_segments = 0;
+  uint64_t restarts = 0;
+  uint64_t other_rank_segments = 0;  // progress of non-primary ranks (ignored)
+  uint64_t by_class[kLineClassCount] = {0, 0, 0, 0, 0};
+  ReaderStats reader;
+};
+
+class MetricTracker {
+ public:
+  using Sink = std::function<void(const ProgressRecord&)>;
+
+  // `classifier` and `extractor` must outlive the tracker.
+  MetricTracker(LineClassifier& classifier, MetricExtractor& extractor,
+                TrackerOptions options = {});
+
+  // Called with every training record, in line order (after the look-ahead window).
+  void SetSink(Sink sink) { sink_ = std::move(sink); }
+
+  // Feeds one physical line (raw bytes, without '\n'). `line_no` is 1-based; `wall_time_s` is
+  // the time the line was seen (follow mode) or < 0. A line may be fed in several pieces with the
+  // same line_no (follow mode reports '\r' states as they arrive).
+  void AddLine(std::string_view raw, int64_t line_no, uint64_t offset, double wall_time_s = -1);
+  // Processes everything still pending; completes the latest record with run-level totals.
+  void Finish();
+  // Follow mode: emits every pending record now (no more look-ahead for them).
+  void FlushPending();
+
+  const std::optional<ProgressRecord>& Latest() const { return latest_; }
+  const TrackerStats& stats() const { return stats_; }
+  const LineParser& parser() const { return parser_; }
+  // Latest timestamp printed on any line (or wall time given to AddLine), -1 when none.
+  double LastTimestamp() const { return last_timestamp_; }
+
+ private:
+  struct Pending {
+    ProgressRecord rec;
+    bool needs_lookahead = false;  // a bar: confirmed unless the next line is eval output
+    bool header_only = false;      // step header waiting for indented metrics
+    int64_t last_line = 0;         // anchor or its last continuation line
+    bool dropped = false;
+    bool own_counter = true;  // the line printed its own counter
+  };
+  struct Satellite {
+    int64_t line_no;
+    ExtractedValues v;
+  };
+
+  void ProcessSegment(std::string_view seg, std::string_view physical, int64_t line_no,
+                      uint64_t offset, bool first_segment, double wall_time_s);
+  void ResolveLookahead(bool eval_follows);
+  void Confirm(Pending& p);
+  void FinalizeReady(int64_t current_line, bool all);
+  void Finalize(Pending& p);
+  void FillFromSatellites(ProgressRecord& rec);
+  static std::string FormatName(const ParsedSegment& seg);
+  bool IsRestart(const ExtractedValues& v, std::optional<double> eff_epoch) const;
+
+  LineClassifier& classifier_;
+  MetricExtractor& extractor_;
+  TrackerOptions options_;
+  LineParser parser_;
+  ParsedSegment ps_;
+  ExtractedValues vals_;
+  std::string scratch_;
+  std::vector<std::string_view> segments_;
+  Sink sink_;
+
+  std::deque<Pending> pending_;
+  std::deque<Satellite> satellites_;
+  std::deque<int64_t> anchor_lines_;
+  std::unordered_set<int> training_families_;
+
+  // Context.
+  std::optional<double> ctx_epoch_;
+  bool ctx_epoch_fractional_ = false;
+  std::optional<int64_t> ctx_total_epochs_;
+  std::optional<int64_t> run_total_epochs_;  // any "epoch e/E" seen, including eval headers
+  bool eval_mode_ = false;
+  bool seen_anchor_ = false;
+  int run_ = 0;
+  int primary_rank_ = -1;  // rank whose progress is tracked when lines carry rank prefixes
+  // Last confirmed record's own counters (restart detection).
+  std::optional<int64_t> last_step_;
+  std::optional<int64_t> last_total_steps_;
+  std::optional<double> last_epoch_;
+  int64_t last_line_no_ = 0;
+
+  std::optional<ProgressRecord> latest_;
+  double last_timestamp_ = -1;
+  TrackerStats stats_;
+};
+
+// Derives total epochs when the epoch is fractional (HF style: epoch == steps / steps-per-epoch)
+// and the record also has step and total steps: epoch * total / step, when that is within 2% of
+// an integer.
+std::optional<int64_t> DeriveTotalEpochs(const ExtractedValues& v);
+
+}  // namespace schedmate::tracker
