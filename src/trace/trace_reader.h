@@ -43,6 +43,9 @@
 //             time_limit = field 9, state from field 11, user = field 12. Rows with run time -1
 //             are skipped and counted.
 //
+// Fields: text fields are trimmed of outer blanks (also inside quotes); empty optional fields take
+// the JobRecord defaults.
+//
 // Errors: a row that cannot be parsed (missing/extra columns, non-numeric numbers, negative
 // duration or GPU count, bad date, quoting error) is "malformed": with skip_malformed == false the
 // read fails with kInvalidArgument "path:line: reason"; with skip_malformed == true the row is

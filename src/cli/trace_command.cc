@@ -1,0 +1,281 @@
+// `schedmate trace stats|generate|convert`: inspect, synthesize and convert job traces.
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/file_util.h"
+#include "trace/trace_generator.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_stats.h"
+#include "trace/trace_writer.h"
+
+namespace schedmate::cli {
+namespace {
+
+std::string FormatsHelp() {
+  return "Trace format: auto (default: detect from the header row / extension), or one of\n" +
+         trace::DescribeTraceFormats();
+}
+
+struct ReadFlags {
+  std::string path;
+  std::string format = "auto";
+  bool skip_malformed = false;
+};
+
+void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
+  cmd->add_option("--format", f.format, FormatsHelp())->default_str("auto");
+  cmd->add_flag("--skip-malformed", f.skip_malformed,
+                "Skip rows that cannot be parsed (counted, first reasons shown) instead of "
+                "stopping at the first one with file:line");
+}
+
+JobTable ReadOrFail(const ReadFlags& f) {
+  auto format = ParseTraceFormat(f.format);
+  if (!format) {
+    FailUsage("unknown trace format '" + f.format + "'; expected auto or one of:\n" +
+              trace::DescribeTraceFormats());
+  }
+  trace::TraceReadOptions o;
+  o.format = *format;
+  o.skip_malformed = f.skip_malformed;
+  auto table = trace::ReadTrace(f.path, o);
+  if (!table.ok()) Fail(table.status());
+  return std::move(table).value();
+}
+
+std::string Thousands(int64_t v) {
+  const std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// ---- stats ----------------------------------------------------------------------------------
+
+struct StatsFlags {
+  ReadFlags read;
+  bool json = false;
+};
+
+nlohmann::json StatsToJson(const JobTable& t, const trace::TraceStats& s) {
+  nlohmann::json j;
+  j["source"] = t.source;
+  j["format"] = std::string(TraceFormatName(t.format));
+  j["jobs"] = s.jobs;
+  j["rows_read"] = s.rows_read;
+  j["rows_skipped"] = s.rows_skipped;
+  j["skip_reasons"] = t.skip_reasons;
+  j["first_submit_s"] = s.first_submit.seconds_f();
+  j["last_submit_s"] = s.last_submit.seconds_f();
+  j["span_s"] = (s.last_submit - s.first_submit).seconds_f();
+  j["mean_interarrival_s"] = s.mean_interarrival_s;
+  j["users"] = s.users;
+  j["vcs"] = s.vcs;
+  // An array keeps the bucket order (JSON objects print sorted by key).
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& [k, v] : s.gpu_histogram) hist.push_back({{"gpus", k}, {"jobs", v}});
+  j["gpu_histogram"] = hist;
+  j["durations_known"] = s.durations_known;
+  j["duration_s"] = {{"p50", s.p50.seconds_f()},
+                     {"p90", s.p90.seconds_f()},
+                     {"p99", s.p99.seconds_f()},
+                     {"mean", s.mean.seconds_f()},
+                     {"max", s.max.seconds_f()}};
+  j["gpu_hours"] = s.gpu_hours;
+  nlohmann::json states = nlohmann::json::object();
+  for (const auto& [k, v] : s.states) states[k] = v;
+  j["states"] = states;
+  return j;
+}
+
+void PrintStatsTable(const JobTable& t, const trace::TraceStats& s) {
+  auto pct = [&](int64_t n) { return s.jobs ? 100.0 * static_cast<double>(n) / s.jobs : 0.0; };
+  std::cout << fmt::format("{:<14}{} ({})\n", "trace", t.source, TraceFormatName(t.format));
+  std::cout << fmt::format("{:<14}{} (rows read {}, skipped {})\n", "jobs", Thousands(s.jobs),
+                           Thousands(s.rows_read), Thousands(s.rows_skipped));
+  for (const auto& r : t.skip_reasons) std::cout << fmt::format("{:<14}{}\n", "", r);
+  std::cout << fmt::format("{:<14}{} .. {} s ({}), mean gap {:.1f} s\n", "submit times",
+                           s.first_submit.seconds_f(), s.last_submit.seconds_f(),
+                           FormatDuration(s.last_submit - s.first_submit), s.mean_interarrival_s);
+  std::cout << fmt::format("{:<14}{}\n", "users", Thousands(s.users));
+  std::cout << fmt::format("{:<14}{}\n", "VCs", Thousands(s.vcs));
+  if (s.durations_known) {
+    std::cout << fmt::format("{:<14}p50 {}  p90 {}  p99 {}  mean {}  max {}\n", "duration",
+                             FormatDuration(s.p50), FormatDuration(s.p90), FormatDuration(s.p99),
+                             FormatDuration(s.mean), FormatDuration(s.max));
+    std::cout << fmt::format("{:<14}{:.1f}\n", "GPU-hours", s.gpu_hours);
+  } else {
+    std::cout << fmt::format("{:<14}not in this format ({} traces carry no run times)\n",
+                             "duration", TraceFormatName(t.format));
+  }
+  std::cout << "GPUs per job\n";
+  for (const auto& [k, v] : s.gpu_histogram) {
+    std::cout << fmt::format("  {:<12}{:>10}  {:5.1f}%\n", k, Thousands(v), pct(v));
+  }
+  std::cout << "final state\n";
+  for (const auto& [k, v] : s.states) {
+    std::cout << fmt::format("  {:<12}{:>10}  {:5.1f}%\n", k, Thousands(v), pct(v));
+  }
+}
+
+void RunStats(const StatsFlags& f) {
+  const JobTable t = ReadOrFail(f.read);
+  const trace::TraceStats s = trace::ComputeTraceStats(t);
+  if (f.json) {
+    PrintJson(StatsToJson(t, s));
+  } else {
+    PrintStatsTable(t, s);
+  }
+}
+
+// ---- generate -------------------------------------------------------------------------------
+
+struct GenerateFlags {
+  ReadFlags read;
+  int64_t jobs = 0;
+  uint64_t seed = 1;
+  std::optional<double> load_factor;
+  std::optional<double> span_days;
+  std::optional<int64_t> cluster_gpus;
+  double target_load = 0.9;
+  int32_t gpus_per_node = 8;
+  std::string vc;
+  std::string vc_config_out;
+  std::string out;
+};
+
+void RunGenerate(const GenerateFlags& f) {
+  const JobTable source = ReadOrFail(f.read);
+  trace::GenerateOptions o;
+  o.jobs = f.jobs;
+  o.seed = f.seed;
+  o.load_factor = f.load_factor;
+  o.span_days = f.span_days;
+  o.cluster_gpus = f.cluster_gpus;
+  o.target_load = f.target_load;
+  if (!f.vc.empty()) o.single_vc = f.vc;
+  if (!f.vc_config_out.empty() && !f.cluster_gpus) {
+    FailUsage("--vc-config-out needs --cluster-gpus (the size of the cluster to split)");
+  }
+  auto gen = trace::GenerateTrace(source, o);
+  if (!gen.ok()) Fail(gen.status());
+  if (f.out.empty() || f.out == "-") {
+    std::cout << trace::FormatLucidCsv(gen->table);
+  } else {
+    if (Status s = trace::WriteLucidCsv(gen->table, f.out); !s.ok()) Fail(s);
+  }
+  if (!f.vc_config_out.empty()) {
+    auto cfg = trace::FormatVcConfigFor(gen->table, *f.cluster_gpus, f.gpus_per_node);
+    if (!cfg.ok()) Fail(cfg.status());
+    if (Status s = WriteStringToFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
+  }
+  std::cerr << fmt::format(
+      "schedmate: generated {} jobs (seed {}) from {} jobs of {}; load factor {:.4g}: offered "
+      "load {:.1f} busy GPUs (source {:.1f}){}\n",
+      Thousands(f.jobs), f.seed, Thousands(static_cast<int64_t>(source.jobs.size())), source.source,
+      gen->load_factor, gen->offered_gpus, gen->source_offered_gpus,
+      f.cluster_gpus ? fmt::format(" on {} GPUs", *f.cluster_gpus) : std::string());
+}
+
+// ---- convert --------------------------------------------------------------------------------
+
+struct ConvertFlags {
+  ReadFlags read;
+  std::string out;
+};
+
+void RunConvert(const ConvertFlags& f) {
+  const JobTable t = ReadOrFail(f.read);
+  if (f.out.empty() || f.out == "-") {
+    std::cout << trace::FormatLucidCsv(t);
+  } else if (Status s = trace::WriteLucidCsv(t, f.out); !s.ok()) {
+    Fail(s);
+  }
+  std::cerr << fmt::format("schedmate: wrote {} jobs ({} rows skipped)\n",
+                           Thousands(static_cast<int64_t>(t.jobs.size())),
+                           Thousands(t.rows_skipped));
+}
+
+}  // namespace
+
+void RegisterTraceCommands(CLI::App& app) {
+  CLI::App* trace_app = app.add_subcommand(
+      "trace",
+      "Inspect, synthesize and convert job traces (Lucid/Helios, GPW, Chronus, Gavel, "
+      "Pollux/Sia, Alibaba openb, SWF).");
+  trace_app->require_subcommand(1);
+
+  auto sf = std::make_shared<StatsFlags>();
+  CLI::App* stats = trace_app->add_subcommand(
+      "stats",
+      "Summarize a trace: jobs, skipped rows, submit-time span, users, VCs, GPUs-per-job "
+      "histogram, duration percentiles, GPU-hours and final states.");
+  stats->add_option("file", sf->read.path, "Trace file to read")->required();
+  AddReadFlags(stats, sf->read);
+  stats->add_flag("--json", sf->json, "Print the statistics as one JSON document");
+  stats->callback([sf] { RunStats(*sf); });
+
+  auto gf = std::make_shared<GenerateFlags>();
+  CLI::App* gen = trace_app->add_subcommand(
+      "generate",
+      "Write a synthetic trace sampled from a real one: each job copies a random real job "
+      "(GPUs, duration, user, VC, workload columns jointly), and gaps between submissions are "
+      "drawn from the real inter-arrival gaps divided by a load factor L. Output is the Lucid "
+      "CSV schema (venus_sept2020_jobs.csv), deterministic for a seed. Choose L with at most "
+      "one of --load-factor, --span-days, or --cluster-gpus [--target-load]; e.g. 1e6 jobs for "
+      "a 10,000-GPU cluster: --jobs 1000000 --cluster-gpus 10000 --target-load 0.9 --vc all "
+      "--vc-config-out cluster.csv");
+  gen->add_option("--from", gf->read.path, "Real trace to sample from")->required();
+  AddReadFlags(gen, gf->read);
+  gen->add_option("--jobs", gf->jobs, "Number of jobs to generate")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  gen->add_option("--seed", gf->seed, "Random seed (same seed, same bytes)")->default_str("1");
+  auto* lf = gen->add_option("--load-factor", gf->load_factor,
+                             "Arrival-rate multiplier L: gaps are the real ones divided by L "
+                             "(2 = twice as many arrivals per hour)");
+  auto* sd = gen->add_option("--span-days", gf->span_days,
+                             "Choose L so the generated trace spans about this many days");
+  auto* cg = gen->add_option("--cluster-gpus", gf->cluster_gpus,
+                             "Choose L so the expected offered load is --target-load x this many "
+                             "GPUs (needed by --vc-config-out)");
+  lf->excludes(sd)->excludes(cg);
+  sd->excludes(cg);
+  gen->add_option("--target-load", gf->target_load,
+                  "Busy fraction of --cluster-gpus to aim for (offered load, not utilisation)")
+      ->default_str("0.9")
+      ->check(CLI::PositiveNumber);
+  gen->add_option("--gpus-per-node", gf->gpus_per_node, "GPUs per node for --vc-config-out")
+      ->default_str("8")
+      ->check(CLI::PositiveNumber);
+  gen->add_option("--vc", gf->vc,
+                  "Put every generated job in this one VC (default: keep the sampled jobs' VCs)");
+  gen->add_option("--vc-config-out", gf->vc_config_out,
+                  "Also write a Lucid vc_config.csv splitting --cluster-gpus into nodes per VC, "
+                  "in proportion to each VC's GPU-time demand");
+  gen->add_option("--out", gf->out, "Output CSV file (default: stdout)");
+  gen->callback([gf] { RunGenerate(*gf); });
+
+  auto cf = std::make_shared<ConvertFlags>();
+  CLI::App* conv = trace_app->add_subcommand(
+      "convert",
+      "Rewrite any supported trace in the Lucid CSV schema (venus_sept2020_jobs.csv) that every "
+      "schedmate command reads. Columns the schema lacks (name, time limit, estimate) are "
+      "dropped.");
+  conv->add_option("file", cf->read.path, "Trace file to read")->required();
+  AddReadFlags(conv, cf->read);
+  conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
+  conv->callback([cf] { RunConvert(*cf); });
+}
+
+}  // namespace schedmate::cli
