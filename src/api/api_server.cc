@@ -1,0 +1,432 @@
+#include "api/api_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <pwd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "api/json_codecs.h"
+#include "core/strings.h"
+#include "service/log_access.h"
+#include "slurm/slurm_parsers.h"
+
+namespace schedmate::api {
+
+using nlohmann::json;
+
+std::string UserNameForUid(int64_t uid) {
+  if (uid < 0) return "";
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* out = nullptr;
+  if (getpwuid_r(static_cast<uid_t>(uid), &pw, buf.data(), buf.size(), &out) != 0 ||
+      out == nullptr) {
+    return "";
+  }
+  return out->pw_name;
+}
+
+namespace {
+
+void SendJson(httplib::Response& res, const json& body, int status = 200) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, json{{"error", message}}, status);
+}
+
+int HttpStatusFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+int64_t QueryInt(const httplib::Request& req, const char* key, int64_t fallback, int64_t lo,
+                 int64_t hi) {
+  if (!req.has_param(key)) return fallback;
+  auto v = ParseInt(req.get_param_value(key));
+  return v ? std::clamp(*v, lo, hi) : fallback;
+}
+
+// One line, no '=' surprises for the Lua side: newlines become spaces.
+std::string KvValue(std::string_view v) {
+  std::string out(v);
+  for (auto& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  return out;
+}
+
+const service::JobView* FindJob(const service::ServiceView& view, const std::string& id) {
+  auto it = std::lower_bound(view.jobs.begin(), view.jobs.end(), id,
+                             [](const service::JobView& v, const std::string& key) {
+                               if (v.job.id.size() != key.size())
+                                 return v.job.id.size() < key.size();
+                               return v.job.id < key;
+                             });
+  return it != view.jobs.end() && it->job.id == id ? &*it : nullptr;
+}
+
+std::string PromEscape(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+ApiServer::ApiServer(service::Companion& companion, ApiReadStores stores, std::string token)
+    : companion_(companion),
+      stores_(stores),
+      token_(std::move(token)),
+      server_(std::make_unique<httplib::Server>()) {
+  Routes();
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+Status ApiServer::Start(const std::string& listen, int port) {
+  const auto& cfg = companion_.config();
+  server_->set_payload_max_length(static_cast<size_t>(cfg.max_body_bytes));
+  auto timeout = std::chrono::microseconds(cfg.request_timeout.micros());
+  server_->set_read_timeout(timeout);
+  server_->set_write_timeout(timeout);
+  server_->set_keep_alive_timeout(5);
+  int threads = cfg.threads;
+  server_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(listen);
+    if (port_ < 0) return Status::Unavailable(fmt::format("cannot bind {}:<any>", listen));
+  } else {
+    if (!server_->bind_to_port(listen, port)) {
+      return Status::Unavailable(
+          fmt::format("cannot bind {}:{} (in use, or not a local address?)", listen, port));
+    }
+    port_ = port;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void ApiServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ApiServer::Routes() {
+  auto& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+    ++requests_;
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    SendError(res, 500, "internal error");
+  });
+  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) {
+      SendError(res, res.status, res.status == 413 ? "request body too large" : "not found");
+    }
+  });
+
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    SendJson(res, json{{"ok", true},
+                       {"slurm_ok", v->slurm_ok},
+                       {"ticks", v->ticks},
+                       {"updated_at", v->updated_at.seconds()},
+                       {"last_error", v->last_error},
+                       {"dry_run", v->dry_run}});
+  });
+
+  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    auto v = companion_.View();
+    std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
+    json jobs = json::array();
+    for (const auto& j : v->jobs) {
+      if (!state.empty() && ToLower(j.job.state) != state) continue;
+      jobs.push_back(ToJson(j, /*detail=*/false));
+    }
+    SendJson(res, json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}});
+  });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {
+    auto v = companion_.View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    SendJson(res, ToJson(*j, /*detail=*/true));
+  });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          int64_t limit = QueryInt(req, "limit", 500, 1, 100000);
+          std::lock_guard lock(stores_mu_);
+          auto series = stores_.service.MetricSeries(req.matches[1], limit);
+          if (!series.ok()) return SendError(res, 500, series.status().message());
+          json out = json::array();
+          for (const auto& m : *series) out.push_back(ToJson(m));
+          SendJson(res, json{{"job_id", std::string(req.matches[1])}, {"samples", std::move(out)}});
+        });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto v = companion_.View();
+          const auto* j = FindJob(*v, req.matches[1]);
+          if (j == nullptr)
+            return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+          if (j->log_path.empty()) return SendError(res, 404, "no readable log: " + j->log_problem);
+          int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
+          auto tail = service::ReadJobLogTail(j->log_path, j->job.user, static_cast<size_t>(bytes));
+          if (!tail.ok())
+            return SendError(res, HttpStatusFor(tail.status()), tail.status().message());
+          res.set_content(tail->text, "text/plain; charset=utf-8");
+        });
+
+  s.Get("/v1/predictions", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& j : v->jobs) {
+      if (!j.prediction) continue;
+      out.push_back(json{{"job_id", j.job.id},
+                         {"name", j.job.name},
+                         {"state", j.job.state},
+                         {"prediction", ToJson(*j.prediction)}});
+    }
+    const auto& e = v->prediction_error;
+    SendJson(res, json{{"predictions", std::move(out)},
+                       {"finished_compared", e.count},
+                       {"mean_abs_error_s", e.count ? e.sum_abs_error_s / e.count : 0.0},
+                       {"mean_abs_relative_error", e.count ? e.sum_abs_rel_error / e.count : 0.0}});
+  });
+
+  s.Get("/v1/history", [this](const httplib::Request& req, httplib::Response& res) {
+    store::ListJobsOptions opts;
+    opts.finished_only = true;
+    opts.limit = QueryInt(req, "limit", 100, 1, 10000);
+    std::lock_guard lock(stores_mu_);
+    auto jobs = stores_.history.ListJobs(opts);
+    if (!jobs.ok()) return SendError(res, 500, jobs.status().message());
+    json out = json::array();
+    for (const auto& j : *jobs) {
+      json item = ToJson(j);
+      auto preds = stores_.history.ListPredictions(j.job.id);
+      if (preds.ok() && !preds->empty()) {
+        item["predicted_s"] = preds->back().duration.seconds();
+        item["explanation"] = preds->back().explanation;
+      }
+      out.push_back(std::move(item));
+    }
+    SendJson(res, json{{"jobs", std::move(out)}});
+  });
+
+  s.Get("/v1/failures", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& f : v->failures) out.push_back(ToJson(f));
+    SendJson(res, json{{"failures", std::move(out)}});
+  });
+
+  s.Get(R"(/v1/failures/(\d{1,18})/log)", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    int64_t id = ParseInt(std::string(req.matches[1])).value_or(-1);
+    std::string copy;
+    {
+      std::lock_guard lock(stores_mu_);
+      auto failures = stores_.service.RecentFailures(100000);
+      if (!failures.ok()) return SendError(res, 500, failures.status().message());
+      for (const auto& f : *failures)
+        if (f.id == id) copy = f.log_copy;
+    }
+    if (copy.empty())
+      return SendError(res, 404, "no captured log for failure " + std::string(req.matches[1]));
+    if (!service::PathIsInside(copy, companion_.config().CapturedLogDir())) {
+      return SendError(res, 403, "captured log outside the service's log directory");
+    }
+    auto tail = service::ReadJobLogTail(copy, "", 1 << 20);
+    if (!tail.ok()) return SendError(res, HttpStatusFor(tail.status()), tail.status().message());
+    res.set_content(tail->text, "text/plain; charset=utf-8");
+  });
+
+  s.Get("/v1/actions", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& a : v->actions) out.push_back(ToJson(a));
+    SendJson(res, json{{"dry_run", v->dry_run}, {"actions", std::move(out)}});
+  });
+
+  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& n : v->nodes) out.push_back(ToJson(n));
+    SendJson(res, json{{"nodes", std::move(out)}});
+  });
+
+  s.Get("/v1/start-estimates", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& j : v->jobs) {
+      if (j.job.state != "PENDING") continue;
+      json e = j.start_estimate ? ToJson(*j.start_estimate)
+                                : json{{"job_id", j.job.id},
+                                       {"estimated_start", nullptr},
+                                       {"pending_reason", j.job.reason},
+                                       {"note", "not estimated yet"}};
+      e["name"] = j.job.name;
+      e["slurm_expected_start"] =
+          j.job.expected_start ? json(j.job.expected_start->seconds()) : json(nullptr);
+      out.push_back(std::move(e));
+    }
+    SendJson(res,
+             json{{"updated_at", v->updated_at.seconds()},
+                  {"model",
+                   "conservative-backfill fast-forward over free GPUs with predicted durations"},
+                  {"pending", std::move(out)}});
+  });
+
+  s.Post("/v1/estimate", [this](const httplib::Request& req, httplib::Response& res) {
+    service::JobContext job;
+    bool kv = req.has_param("format") && req.get_param_value("format") == "kv";
+    std::string ctype = req.get_header_value("Content-Type");
+    if (IContains(ctype, "application/json")) {
+      json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_discarded() || !body.is_object())
+        return SendError(res, 400, "body is not a JSON object");
+      auto str = [&](const char* k) {
+        auto it = body.find(k);
+        return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      auto num = [&](const char* k) -> std::optional<int64_t> {
+        auto it = body.find(k);
+        if (it == body.end() || !it->is_number_integer()) return std::nullopt;
+        return it->get<int64_t>();
+      };
+      job.script = str("script");
+      job.name = str("name");
+      job.user = str("user");
+      job.partition = str("partition");
+      job.gpus = static_cast<int32_t>(std::clamp<int64_t>(num("gpus").value_or(0), 0, 1 << 20));
+      job.nodes = static_cast<int32_t>(std::clamp<int64_t>(num("nodes").value_or(1), 1, 1 << 20));
+      job.time_limit_min = num("time_limit_min");
+    } else {
+      job.script = req.body;
+      job.name = req.get_param_value("name");
+      job.partition = req.get_param_value("partition");
+      if (auto uid = ParseInt(req.get_param_value("uid"))) job.user = UserNameForUid(*uid);
+      if (req.has_param("user")) job.user = req.get_param_value("user");
+      job.time_limit_min = ParseInt(req.get_param_value("time_limit_min"));
+      job.nodes = static_cast<int32_t>(
+          std::clamp<int64_t>(ParseInt(req.get_param_value("nodes")).value_or(1), 1, 1 << 20));
+      int32_t per_node = slurm::ParseGpuCount(req.get_param_value("tres_per_node"));
+      int32_t per_job = slurm::ParseGpuCount(req.get_param_value("tres_per_job"));
+      job.gpus = per_job > 0 ? per_job : per_node * job.nodes;
+    }
+    if (job.time_limit_min && *job.time_limit_min <= 0) job.time_limit_min.reset();
+    if (job.name.empty()) job.name = "sbatch";
+    auto advice = companion_.EstimateSubmission(job);
+    if (!advice.ok())
+      return SendError(res, HttpStatusFor(advice.status()), advice.status().message());
+    if (kv) {
+      std::string out = fmt::format("estimate_s={}\n", advice->prediction.duration.seconds());
+      if (advice->set_time_limit_min)
+        out += fmt::format("time_limit_min={}\n", *advice->set_time_limit_min);
+      if (!advice->comment.empty()) out += "comment=" + KvValue(advice->comment) + "\n";
+      if (!advice->message.empty()) out += "message=" + KvValue(advice->message) + "\n";
+      res.set_content(out, "text/plain");
+      return;
+    }
+    SendJson(res, ToJson(*advice));
+  });
+
+  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)", [this](const httplib::Request& req,
+                                                               httplib::Response& res) {
+    if (token_.empty())
+      return SendError(res, 403, "state-changing calls are disabled: no api.token configured");
+    if (req.get_header_value("Authorization") != "Bearer " + token_) {
+      return SendError(res, 401, "missing or wrong bearer token");
+    }
+    Status s2 = companion_.ResumeNode(req.matches[1], "api");
+    if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
+    SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
+  });
+
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    std::string out;
+    auto metric = [&](const char* name, const char* type, const char* help) {
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    };
+    metric("schedmate_up", "gauge", "1 while the service runs");
+    out += "schedmate_up 1\n";
+    metric("schedmate_slurm_ok", "gauge", "1 if the last tick read Slurm");
+    out += fmt::format("schedmate_slurm_ok {}\n", v->slurm_ok ? 1 : 0);
+    metric("schedmate_ticks_total", "counter", "service loop passes");
+    out += fmt::format("schedmate_ticks_total {}\n", v->ticks);
+    metric("schedmate_tick_seconds", "gauge", "duration of the last loop pass");
+    out += fmt::format("schedmate_tick_seconds {:.6f}\n", v->last_tick.seconds_f());
+    std::map<std::string, int64_t> by_state;
+    int64_t stalled = 0;
+    for (const auto& j : v->jobs) {
+      ++by_state[j.job.state];
+      if (j.metrics && j.metrics->stalled) ++stalled;
+    }
+    metric("schedmate_queue_jobs", "gauge", "jobs slurmctld knows, by state");
+    for (const auto& [state, n] : by_state)
+      out += fmt::format("schedmate_queue_jobs{{state=\"{}\"}} {}\n", PromEscape(state), n);
+    metric("schedmate_jobs_stalled", "gauge", "running jobs whose logs show no progress");
+    out += fmt::format("schedmate_jobs_stalled {}\n", stalled);
+    const auto& e = v->prediction_error;
+    metric("schedmate_prediction_abs_error_seconds", "summary",
+           "absolute error of duration predictions for completed jobs");
+    out += fmt::format(
+        "schedmate_prediction_abs_error_seconds_sum "
+        "{:.3f}\nschedmate_prediction_abs_error_seconds_count {}\n",
+        e.sum_abs_error_s, e.count);
+    metric("schedmate_prediction_mean_abs_relative_error", "gauge",
+           "mean |predicted-actual|/actual");
+    out += fmt::format("schedmate_prediction_mean_abs_relative_error {:.6f}\n",
+                       e.count ? e.sum_abs_rel_error / e.count : 0.0);
+    metric("schedmate_failures_total", "counter", "diagnosed failed runs by class");
+    for (const char* cls : {"infra", "app", "unknown"}) {
+      auto it = v->failures_by_class.find(cls);
+      out += fmt::format("schedmate_failures_total{{class=\"{}\"}} {}\n", cls,
+                         it == v->failures_by_class.end() ? 0 : it->second);
+    }
+    metric("schedmate_actions_total", "counter", "automated actions by kind and outcome");
+    for (const auto& [key, n] : v->actions_by_kind) {
+      auto colon = key.find(':');
+      out += fmt::format("schedmate_actions_total{{kind=\"{}\",outcome=\"{}\"}} {}\n",
+                         PromEscape(key.substr(0, colon)), PromEscape(key.substr(colon + 1)), n);
+    }
+    metric("schedmate_estimates_served_total", "counter", "submit-time estimates answered");
+    out += fmt::format("schedmate_estimates_served_total {}\n", v->estimates_served);
+    metric("schedmate_tracked_logs", "gauge", "job logs being tailed");
+    out += fmt::format("schedmate_tracked_logs {}\n", v->tracked_logs);
+    metric("schedmate_http_requests_total", "counter", "HTTP requests received");
+    out += fmt::format("schedmate_http_requests_total {}\n", requests_.load());
+    res.set_content(out, "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace schedmate::api

@@ -1,0 +1,81 @@
+#pragma once
+// ApiServer: schedmate's HTTP JSON API over a running Companion (cpp-httplib).
+//
+//   GET  /healthz                       liveness + whether Slurm answered the last tick
+//   GET  /metrics                       Prometheus text: queue, prediction error, failures by
+//                                       class, actions by kind/outcome, estimates served, ...
+//   GET  /v1/jobs[?state=S]             live jobs with prediction, metrics, start estimate
+//   GET  /v1/jobs/{id}                  one job in detail
+//   GET  /v1/jobs/{id}/metrics[?limit]  stored metric series
+//   GET  /v1/jobs/{id}/log[?bytes]      tail of the job's own StdOut (validated, see log_access.h)
+//   GET  /v1/predictions                live jobs' predictions with explanations
+//   GET  /v1/history[?limit]            finished jobs from the history store
+//   GET  /v1/failures                   diagnosed failures (class, reason, evidence)
+//   GET  /v1/failures/{id}/log          the log copy captured before any requeue
+//   GET  /v1/actions                    every automated action with reason and outcome
+//   GET  /v1/nodes                      nodes with GPUs, state and drain reason
+//   GET  /v1/start-estimates            pending jobs: estimated start + Slurm's pending reason
+//   POST /v1/estimate                   submit-time estimate (what job_submit.lua calls): the
+//                                       script as text/plain with resources in the query, or JSON
+//                                       {"script","name","user","partition","gpus","nodes",
+//                                       "time_limit_min"}; ?format=kv answers key=value lines
+//   POST /v1/nodes/{name}/resume        state-changing: needs "Authorization: Bearer <token>"
+//
+// Safety: binds 127.0.0.1 unless configured otherwise; request bodies are capped
+// (api.max_body_bytes) and reads/writes time out (api.request_timeout_s); state-changing calls
+// need the configured token and are refused when none is configured; log endpoints never take a
+// path from the request.
+//
+// Thread-safety: handlers run on httplib's pool; they read the Companion's immutable views, and
+// the read-side stores behind one mutex.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/result.h"
+#include "service/companion.h"
+#include "service/service_store.h"
+#include "store/history_store.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace schedmate::api {
+
+struct ApiReadStores {
+  service::ServiceStore& service;  // a connection of its own (not the companion's)
+  store::HistoryStore& history;    // likewise
+};
+
+class ApiServer {
+ public:
+  // `companion` and the stores must outlive the server. `token` "" = state changes refused.
+  ApiServer(service::Companion& companion, ApiReadStores stores, std::string token);
+  ~ApiServer();
+
+  // Binds listen:port (port 0 = any free port) and serves on a background thread.
+  // kUnavailable when the address cannot be bound.
+  Status Start(const std::string& listen, int port);
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  void Routes();
+  service::Companion& companion_;
+  ApiReadStores stores_;
+  std::mutex stores_mu_;
+  std::string token_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int64_t> requests_{0};
+};
+
+// The user name for a numeric uid ("" when unknown).
+std::string UserNameForUid(int64_t uid);
+
+}  // namespace schedmate::api

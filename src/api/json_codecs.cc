@@ -1,0 +1,149 @@
+#include "api/json_codecs.h"
+
+#include <ctime>
+
+namespace schedmate::api {
+
+using nlohmann::json;
+
+std::string IsoUtc(SimTime t) {
+  time_t s = static_cast<time_t>(t.seconds());
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+json Time(const std::optional<SimTime>& t) { return t ? json(t->seconds()) : json(nullptr); }
+template <typename T>
+json Opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+}  // namespace
+
+json ToJson(const service::Prediction& p) {
+  return json{{"duration_s", p.duration.seconds()}, {"low_s", p.low.seconds()},
+              {"high_s", p.high.seconds()},         {"confidence", p.confidence},
+              {"explanation", p.explanation},       {"engine", p.engine},
+              {"made_at", p.made_at.seconds()}};
+}
+
+json ToJson(const service::LogMetrics& m) {
+  return json{{"at", m.at.seconds()},
+              {"step", Opt(m.step)},
+              {"total_steps", Opt(m.total_steps)},
+              {"loss", Opt(m.loss)},
+              {"step_time_s", Opt(m.step_time_s)},
+              {"progress", Opt(m.progress)},
+              {"eta_s", m.eta ? json(m.eta->seconds()) : json(nullptr)},
+              {"stalled", m.stalled},
+              {"slowdown", m.slowdown},
+              {"note", m.note},
+              {"bytes_read", m.bytes_read}};
+}
+
+json ToJson(const service::StartEstimate& e) {
+  return json{{"job_id", e.job_id},
+              {"estimated_start", Time(e.start)},
+              {"estimated_start_iso", e.start ? json(IsoUtc(*e.start)) : json(nullptr)},
+              {"nodes", e.nodes},
+              {"pending_reason", e.reason},
+              {"note", e.note}};
+}
+
+json ToJson(const service::JobView& v, bool detail) {
+  const auto& j = v.job;
+  json out{{"id", j.id},
+           {"name", j.name},
+           {"user", j.user},
+           {"partition", j.partition},
+           {"state", j.state},
+           {"reason", j.reason},
+           {"gpus", j.gpus},
+           {"nodes", j.nodes},
+           {"node_list", j.node_list},
+           {"submit", j.submit.seconds()},
+           {"start", Time(j.start)},
+           {"end", Time(j.end)},
+           {"time_limit_min", Opt(j.time_limit_min)},
+           {"restarts", j.restarts},
+           {"exit_code", j.exit_code},
+           {"prediction", v.prediction ? ToJson(*v.prediction) : json(nullptr)},
+           {"metrics", v.metrics ? ToJson(*v.metrics) : json(nullptr)},
+           {"start_estimate", v.start_estimate ? ToJson(*v.start_estimate) : json(nullptr)}};
+  if (detail) {
+    out["priority"] = j.priority;
+    out["comment"] = j.comment;
+    out["work_dir"] = j.work_dir;
+    out["std_out"] = v.log_path;
+    out["log_problem"] = v.log_problem;
+    out["slurm_expected_start"] = Time(j.expected_start);
+  }
+  return out;
+}
+
+json ToJson(const slurm::SlurmNode& n) {
+  return json{{"name", n.name},
+              {"state", n.state},
+              {"flags", n.flags},
+              {"gpus_total", n.gpus_total},
+              {"gpus_used", n.gpus_used},
+              {"cpus", n.cpus},
+              {"reason", n.reason},
+              {"drained", n.drained()},
+              {"available", n.available()}};
+}
+
+json ToJson(const service::FailureRecord& f) {
+  return json{{"id", f.id},
+              {"job_id", f.job_id},
+              {"run", f.run_key},
+              {"at", f.at.seconds()},
+              {"state", f.state},
+              {"exit_code", f.exit_code},
+              {"node_list", f.node_list},
+              {"class", f.cls},
+              {"category", f.category},
+              {"reason", f.reason},
+              {"evidence_line", f.evidence_line},
+              {"evidence", f.evidence},
+              {"log_captured", !f.log_copy.empty()},
+              {"engine", f.engine}};
+}
+
+json ToJson(const service::ActionRecord& a) {
+  return json{{"id", a.id},           {"at", a.at.seconds()}, {"job_id", a.job_id},
+              {"node", a.node},       {"kind", a.kind},       {"reason", a.reason},
+              {"dry_run", a.dry_run}, {"outcome", a.outcome}, {"detail", a.detail}};
+}
+
+json ToJson(const service::MetricSample& m) {
+  return json{{"at", m.at.seconds()},        {"step", Opt(m.step)},
+              {"loss", Opt(m.loss)},         {"step_time_s", Opt(m.step_time_s)},
+              {"progress", Opt(m.progress)}, {"eta_s", Opt(m.eta_s)},
+              {"stalled", m.stalled},        {"slowdown", m.slowdown}};
+}
+
+json ToJson(const service::SubmitAdvice& a) {
+  return json{{"estimate_s", a.prediction.duration.seconds()},
+              {"prediction", ToJson(a.prediction)},
+              {"suggested_time_limit_min", a.suggested_limit_min},
+              {"time_limit_min", Opt(a.set_time_limit_min)},
+              {"comment", a.comment},
+              {"message", a.message}};
+}
+
+json ToJson(const store::StoredJob& s) {
+  return json{{"id", s.job.id},
+              {"name", s.job.name},
+              {"user", s.job.user},
+              {"partition", s.job.vc},
+              {"submit", s.job.submit.seconds()},
+              {"finish", Time(s.finish)},
+              {"duration_s", s.finish ? json(s.job.duration.seconds()) : json(nullptr)},
+              {"state", std::string(JobStateName(s.job.state))}};
+}
+
+}  // namespace schedmate::api

@@ -1,0 +1,171 @@
+// schedmate serve --slurm: the companion beside a real Slurm cluster (service/ + slurm/ + api/).
+
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "api/api_server.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "service/basic_engines.h"
+#include "service/companion.h"
+#include "service/service_config.h"
+#include "service/service_store.h"
+#include "slurm/command_runner.h"
+#include "slurm/slurm_backend.h"
+#include "store/history_store.h"
+#include "store/sqlite_db.h"
+
+namespace schedmate::cli {
+namespace {
+
+struct ServeFlags {
+  bool slurm = false;
+  std::string config_path;
+  std::string data_dir;
+  std::string jobcomp;
+  std::string listen;
+  int port = -1;
+  std::string port_file;
+  std::string token_file;
+  double poll_s = 0;
+  bool dry_run = false;
+  std::string submit_policy;
+  int ticks = 0;
+};
+
+template <typename T>
+T OrFail(Result<T> r) {
+  if (!r.ok()) Fail(r.status());
+  return std::move(r).value();
+}
+
+void RunServe(const ServeFlags& f) {
+  if (!f.slurm) FailUsage("serve needs a backend: --slurm");
+  service::ServiceConfig config;
+  if (!f.config_path.empty()) config = OrFail(service::LoadServiceConfig(f.config_path));
+  if (!f.data_dir.empty()) config.data_dir = f.data_dir;
+  if (!f.jobcomp.empty()) config.jobcomp_path = f.jobcomp;
+  if (!f.listen.empty()) config.listen = f.listen;
+  if (f.port >= 0) config.port = f.port;
+  if (f.poll_s > 0) config.poll_interval = Duration::FromSecondsF(f.poll_s);
+  if (f.dry_run) config.dry_run = true;
+  if (!f.submit_policy.empty()) {
+    auto parsed = service::ParseServiceConfig("submit:\n  policy: " + f.submit_policy + "\n",
+                                              "--submit-policy");
+    if (!parsed.ok()) FailUsage(parsed.status().message());
+    config.submit_policy = parsed->submit_policy;
+  }
+  std::string token_file = !f.token_file.empty() ? f.token_file : config.token_file;
+  std::string token = config.token;
+  if (!token_file.empty()) {
+    auto text = OrFail(ReadFileToString(token_file, 4096));
+    token = std::string(Trim(Split(text, '\n').front()));
+  }
+  if (const char* env = std::getenv("SCHEDMATE_API_TOKEN"); env != nullptr && token.empty())
+    token = env;
+
+  auto db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
+  auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
+  auto service_store = OrFail(service::ServiceStore::Attach(*db));
+  auto read_db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
+  auto read_history = OrFail(store::SqliteHistoryStore::Attach(*read_db));
+  auto read_service = OrFail(service::ServiceStore::Attach(*read_db));
+
+  slurm::SubprocessCommandRunner runner;
+  slurm::SlurmBackend backend(runner, {.jobcomp_path = config.jobcomp_path,
+                                       .use_sacct = config.use_sacct,
+                                       .command_timeout = config.command_timeout});
+  auto advisor = OrFail(service::BasicJobAdvisor::Create(history.get()));
+  service::BasicLogTracker tracker(
+      {.stall_after = config.stall_after, .slowdown_ratio = config.slowdown_ratio});
+  service::BasicFailureDiagnoser diagnoser;
+  SystemClock clock;
+  service::Companion companion(
+      {backend, *history, *service_store, *advisor, tracker, diagnoser, clock}, config);
+  if (Status s = companion.Load(); !s.ok()) Fail(s);
+
+  // Signals are taken by a sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  if (f.ticks > 0) {  // bounded run, for scripts and tests: no API
+    for (int i = 0; i < f.ticks; ++i) {
+      if (Status s = companion.Tick(); !s.ok()) Fail(s);
+    }
+    auto v = companion.View();
+    PrintJson({{"ticks", v->ticks},
+               {"jobs", v->jobs.size()},
+               {"failures", v->failures.size()},
+               {"actions", v->actions.size()}});
+    return;
+  }
+
+  api::ApiServer server(companion, {*read_service, *read_history}, token);
+  if (Status s = server.Start(config.listen, config.port); !s.ok()) Fail(s);
+  if (!f.port_file.empty()) {
+    if (Status s = WriteStringToFile(f.port_file, std::to_string(server.port()) + "\n"); !s.ok())
+      Fail(s);
+  }
+  std::cerr << "schedmate serve: http://" << config.listen << ":" << server.port() << " (poll "
+            << FormatDuration(config.poll_interval) << ", submit policy "
+            << service::SubmitPolicyName(config.submit_policy)
+            << (config.dry_run ? ", DRY RUN" : "")
+            << (token.empty() ? ", no API token: state changes disabled" : "") << ")\n";
+  std::thread loop([&] { companion.Run(); });
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
+  companion.Stop();
+  loop.join();
+  server.Stop();
+}
+
+}  // namespace
+
+void RegisterServeCommands(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Run the companion beside a real Slurm cluster: advise new jobs, track running jobs' logs,\n"
+      "diagnose failures and act within policy, estimate start times, serve the HTTP API.");
+  cmd->add_flag(
+      "--slurm", flags->slurm,
+      "Use the Slurm on this machine (squeue/sinfo/scontrol in PATH; SLURM_CONF honoured)");
+  cmd->add_option("--config", flags->config_path,
+                  "YAML configuration (see config/schedmate.example.yaml)");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "Directory for the database and captured logs (overrides service.data_dir)");
+  cmd->add_option("--jobcomp", flags->jobcomp,
+                  "Slurm's jobcomp/filetxt file (overrides slurm.jobcomp_path)");
+  cmd->add_option("--listen", flags->listen,
+                  "Address to bind (overrides api.listen; default 127.0.0.1)");
+  cmd->add_option("--port", flags->port,
+                  "Port to bind, 0 = any free port (overrides api.port; default 8787)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--port-file", flags->port_file,
+                  "Write the bound port to this file once listening");
+  cmd->add_option("--token-file", flags->token_file,
+                  "File whose first line is the API token for state-changing calls");
+  cmd->add_option("--poll", flags->poll_s,
+                  "Seconds between passes over the queue (overrides service.poll_interval_s)")
+      ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_flag("--dry-run", flags->dry_run,
+                "Record every action with its reason but execute none");
+  cmd->add_option("--submit-policy", flags->submit_policy,
+                  "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)");
+  cmd->add_option("--ticks", flags->ticks,
+                  "Run this many passes without the API, print a summary and exit")
+      ->check(CLI::Range(1, 1000000));
+  cmd->callback([flags] { RunServe(*flags); });
+}
+
+}  // namespace schedmate::cli

@@ -1,0 +1,598 @@
+#include "service/companion.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "service/log_access.h"
+#include "slurm/slurm_parsers.h"
+
+namespace schedmate::service {
+namespace {
+
+constexpr size_t kRecentLimit = 200;
+constexpr Duration kStaleFailure = Duration::Minutes(10);
+constexpr int64_t kForgetAfterMissingTicks = 3;
+constexpr const char* kCursorKey = "finished_cursor";
+
+bool IsFailureState(const std::string& s) {
+  return s == "FAILED" || s == "NODE_FAIL" || s == "OUT_OF_MEMORY" || s == "TIMEOUT" ||
+         s == "BOOT_FAIL";
+}
+
+// Slurm's Reason= is one line; keep it short and printable.
+std::string ShortReason(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= 200) break;
+    out += (static_cast<unsigned char>(c) < 0x20 || c == '"') ? ' ' : c;
+  }
+  return out;
+}
+
+store::StoredJob StoredFromContext(const JobContext& c) {
+  store::StoredJob s;
+  s.job.id = c.job_id;
+  s.job.user = c.user;
+  s.job.vc = c.partition;
+  s.job.name = c.name;
+  s.job.gpus = GpuAmount::Whole(c.gpus);
+  s.job.nodes = c.nodes;
+  s.job.submit = c.submit;
+  if (c.time_limit_min) s.job.time_limit = Duration::Minutes(*c.time_limit_min);
+  s.source = "slurm";
+  return s;
+}
+
+}  // namespace
+
+JobState JobStateFromSlurm(const std::string& state) {
+  if (state == "COMPLETED") return JobState::kCompleted;
+  if (state == "FAILED" || state == "BOOT_FAIL") return JobState::kFailed;
+  if (state == "CANCELLED") return JobState::kCancelled;
+  if (state == "TIMEOUT" || state == "DEADLINE") return JobState::kTimeout;
+  if (state == "NODE_FAIL") return JobState::kNodeFail;
+  if (state == "PREEMPTED") return JobState::kPreempted;
+  if (state == "OUT_OF_MEMORY") return JobState::kOutOfMemory;
+  return JobState::kUnknown;
+}
+
+Companion::Companion(CompanionDeps deps, ServiceConfig config)
+    : deps_(deps), config_(std::move(config)) {
+  auto view = std::make_shared<ServiceView>();
+  view->dry_run = config_.dry_run;
+  view_ = view;
+}
+
+Status Companion::Load() {
+  std::lock_guard lock(engine_mu_);
+  SM_ASSIGN_OR_RETURN(auto cursor, deps_.store.GetValue(kCursorKey));
+  if (cursor) {
+    auto parts = Split(*cursor, ':');
+    if (auto v = ParseInt(parts[0])) cursor_.offset = *v;
+    if (parts.size() > 1)
+      if (auto v = ParseInt(parts[1])) cursor_.skipped_lines = *v;
+  }
+  SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
+  SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
+  for (const auto& f : recent_failures_) ++failures_by_class_[f.cls];
+  for (const auto& a : recent_actions_) ++actions_by_kind_[a.kind + ":" + a.outcome];
+  std::error_code ec;
+  std::filesystem::create_directories(config_.CapturedLogDir(), ec);
+  if (ec) {
+    return Status::Unavailable(
+        fmt::format("cannot create {}: {}", config_.CapturedLogDir(), ec.message()));
+  }
+  return Status::Ok();
+}
+
+std::shared_ptr<const ServiceView> Companion::View() const {
+  std::lock_guard lock(view_mu_);
+  return view_;
+}
+
+void Companion::RefreshLogPath(Tracked& t) {
+  auto shown = deps_.backend.ShowJob(t.job.id);
+  if (!shown.ok()) {
+    t.log_problem = shown.status().message();
+    return;
+  }
+  t.job.std_out = shown->std_out;
+  if (t.context.work_dir.empty()) t.context.work_dir = shown->work_dir;
+  Status ok = CheckJobLog(shown->std_out, t.job.user);
+  // A running job's log may not exist for a moment; keep the path and retry next tick.
+  if (ok.ok() || ok.code() == StatusCode::kNotFound) {
+    t.log_path = shown->std_out;
+    t.log_problem = ok.ok() ? "" : ok.message();
+  } else {
+    t.log_path.clear();
+    t.log_problem = ok.message();
+  }
+}
+
+void Companion::ObserveNewJob(Tracked& t, SimTime now) {
+  const slurm::SlurmJob& j = t.job;
+  t.restarts = j.restarts;
+  t.context.job_id = j.id;
+  t.context.name = j.name;
+  t.context.user = j.user;
+  t.context.partition = j.partition;
+  t.context.gpus = j.gpus;
+  t.context.nodes = j.nodes;
+  t.context.time_limit_min = j.time_limit_min;
+  t.context.work_dir = j.work_dir;
+  t.context.submit = j.submit;
+  bool live = j.state == "PENDING" || j.state == "RUNNING";
+  if (j.state != "PENDING") RefreshLogPath(t);
+  // A prediction made before a restart is reused: one prediction per job.
+  auto stored = deps_.history.ListPredictions(j.id);
+  if (stored.ok() && !stored->empty()) {
+    const auto& p = stored->back();
+    t.prediction =
+        Prediction{p.duration, p.low, p.high, p.confidence, p.explanation, p.estimator, p.made_at};
+  }
+  auto existing = deps_.history.FindJob(j.id);
+  if (!existing.ok() || !existing->has_value() || (*existing)->job.submit != j.submit) {
+    (void)deps_.history.PutJob(StoredFromContext(t.context));
+    t.prediction.reset();  // a reused job id is a new job
+  }
+  if (t.prediction || !live) return;
+  if (auto script = deps_.backend.BatchScript(j.id); script.ok())
+    t.context.script = std::move(*script);
+  auto prediction = deps_.advisor.Predict(t.context, now);
+  if (!prediction.ok()) return;
+  prediction->made_at = now;
+  t.prediction = *prediction;
+  store::StoredPrediction sp;
+  sp.job_id = j.id;
+  sp.made_at = now;
+  sp.estimator = prediction->engine;
+  sp.duration = prediction->duration;
+  sp.low = prediction->low;
+  sp.high = prediction->high;
+  sp.confidence = prediction->confidence;
+  sp.explanation = prediction->explanation;
+  (void)deps_.history.PutPrediction(sp);
+  t.context.script.clear();  // not needed any more; keeps memory flat
+  t.context.script.shrink_to_fit();
+}
+
+void Companion::TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>& samples) {
+  if (t.log_path.empty()) {
+    if (t.log_problem.empty() || IContains(t.log_problem, "no log at")) RefreshLogPath(t);
+    if (t.log_path.empty()) return;
+  }
+  auto m = deps_.tracker.Observe(t.job.id, t.log_path, now);
+  if (!m.ok()) {
+    t.log_problem = m.status().message();
+    return;
+  }
+  t.log_problem.clear();
+  t.metrics = *m;
+  if (now - t.last_sample >= config_.metrics_interval || t.last_sample == SimTime()) {
+    t.last_sample = now;
+    MetricSample s;
+    s.job_id = t.job.id;
+    s.at = now;
+    s.step = m->step;
+    s.loss = m->loss;
+    s.step_time_s = m->step_time_s;
+    s.progress = m->progress;
+    if (m->eta) s.eta_s = m->eta->seconds_f();
+    s.stalled = m->stalled;
+    s.slowdown = m->slowdown;
+    samples.push_back(std::move(s));
+  }
+}
+
+ActionRecord Companion::RunAction(ActionRecord a, const std::function<Status()>& act) {
+  // Recorded first (planned), then executed: a crash in between loses the action, never repeats it.
+  auto id = deps_.store.AddAction(a);
+  if (a.outcome == "planned") {
+    if (config_.dry_run) {
+      a.dry_run = true;
+      a.outcome = "dry-run";
+    } else {
+      Status s = act();
+      a.outcome = s.ok() ? "done" : "failed";
+      a.detail = s.ok() ? a.detail : s.message();
+    }
+    if (id.ok()) (void)deps_.store.UpdateActionOutcome(*id, a.outcome, a.detail);
+  }
+  if (id.ok()) a.id = *id;
+  RememberAction(a);
+  return a;
+}
+
+void Companion::RememberAction(const ActionRecord& a) {
+  recent_actions_.insert(recent_actions_.begin(), a);
+  if (recent_actions_.size() > kRecentLimit) recent_actions_.pop_back();
+  ++actions_by_kind_[a.kind + ":" + a.outcome];
+}
+
+void Companion::RememberFailure(const FailureRecord& f) {
+  recent_failures_.insert(recent_failures_.begin(), f);
+  if (recent_failures_.size() > kRecentLimit) recent_failures_.pop_back();
+  ++failures_by_class_[f.cls];
+}
+
+void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,
+                            bool stale) {
+  for (const auto& step : d.plan) {
+    ActionRecord a;
+    a.at = now;
+    a.job_id = f.id;
+    a.kind = std::string(PlannedActionKindName(step.kind));
+    a.reason = step.reason;
+    a.dry_run = config_.dry_run;
+    a.outcome = "planned";
+    if (stale && step.kind != PlannedAction::Kind::kNotifyUser) {
+      a.outcome = "skipped";
+      a.detail = fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
+                             FormatDuration(now - f.end));
+      RunAction(a, nullptr);
+      continue;
+    }
+    switch (step.kind) {
+      case PlannedAction::Kind::kDrainNode: {
+        a.node = step.node;
+        a.reason = ShortReason("schedmate: " + step.reason);
+        int drained = 0;
+        bool already = false;
+        for (const auto& n : nodes_) {
+          if (n.drained() && StartsWith(n.reason, "schedmate")) ++drained;
+          if (n.name == step.node && n.drained()) already = true;
+        }
+        for (const auto& n : drained_this_session_) {
+          bool counted = std::any_of(nodes_.begin(), nodes_.end(), [&](const slurm::SlurmNode& x) {
+            return x.name == n && x.drained();
+          });
+          if (!counted) ++drained;
+        }
+        if (!config_.drain_on_infra) {
+          a.outcome = "skipped";
+          a.detail = "actions.drain_on_infra is false";
+        } else if (already || drained_this_session_.count(step.node)) {
+          a.outcome = "skipped";
+          a.detail = "node already drained";
+        } else if (drained >= config_.max_drained_nodes) {
+          a.outcome = "skipped";
+          a.detail = fmt::format(
+              "cap reached: {} node(s) drained by schedmate (actions.max_drained_nodes={})",
+              drained, config_.max_drained_nodes);
+        }
+        std::string node = step.node, reason = a.reason;
+        a = RunAction(a, [&] { return deps_.backend.DrainNode(node, reason); });
+        if (a.outcome == "done" || a.outcome == "dry-run") drained_this_session_.insert(node);
+        break;
+      }
+      case PlannedAction::Kind::kRequeue: {
+        auto used = deps_.store.CountRequeues(f.id);
+        if (!config_.requeue_on_infra) {
+          a.outcome = "skipped";
+          a.detail = "actions.requeue_on_infra is false";
+        } else if (used.ok() && *used >= config_.retries_per_job) {
+          a.outcome = "skipped";
+          a.detail = fmt::format("retry budget used: {} requeue(s) (actions.retries_per_job={})",
+                                 *used, config_.retries_per_job);
+        }
+        std::string id = f.id;
+        RunAction(a, [&] { return deps_.backend.Requeue(id); });
+        break;
+      }
+      case PlannedAction::Kind::kNotifyUser:
+        a.outcome = "done";
+        a.detail = "recorded for the user (API /v1/failures)";
+        RunAction(a, nullptr);
+        break;
+    }
+  }
+}
+
+void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
+  // 1. Copy the log before anything else: a requeue truncates it.
+  std::string log_path = t != nullptr ? t->job.std_out : "";
+  std::string owner = t != nullptr ? t->job.user : f.user;
+  if (log_path.empty()) {
+    if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) log_path = shown->std_out;
+  }
+  std::string log_text, copy_path, log_note;
+  if (!log_path.empty()) {
+    auto tail = ReadJobLogTail(log_path, owner, static_cast<size_t>(config_.capture_bytes));
+    if (tail.ok()) {
+      log_text = std::move(tail->text);
+      copy_path = fmt::format("{}/{}-{}.log", config_.CapturedLogDir(), f.id, f.start.seconds());
+      if (!WriteStringToFile(copy_path, log_text).ok()) copy_path.clear();
+    } else {
+      log_note = tail.status().message();
+    }
+  } else {
+    log_note = "no StdOut path known";
+  }
+  // 2. Diagnose.
+  FailedJob fj;
+  fj.job_id = f.id;
+  fj.name = f.name;
+  fj.state = f.state;
+  fj.exit_code = f.exit_code;
+  fj.exit_signal = f.exit_signal;
+  fj.nodes = f.node_names;
+  fj.ran = f.end - f.start;
+  Diagnosis d;
+  if (auto diag = deps_.diagnoser.Diagnose(fj, log_text); diag.ok()) {
+    d = std::move(*diag);
+  } else {
+    d.reason = "diagnosis failed: " + diag.status().message();
+    d.plan.push_back({PlannedAction::Kind::kNotifyUser, "", d.reason});
+  }
+  if (!log_note.empty()) d.reason += " [log: " + log_note + "]";
+  FailureRecord rec;
+  rec.run_key = f.RunKey();
+  rec.job_id = f.id;
+  rec.at = now;
+  rec.state = f.state;
+  rec.exit_code = f.exit_code;
+  rec.node_list = f.node_list;
+  rec.cls = std::string(FailureClassName(d.cls));
+  rec.category = d.category;
+  rec.reason = d.reason;
+  rec.evidence_line = d.evidence_line;
+  rec.evidence = d.evidence;
+  rec.log_copy = copy_path;
+  rec.engine = d.engine;
+  if (auto id = deps_.store.AddFailure(rec); id.ok()) rec.id = *id;
+  RememberFailure(rec);
+  // 3. Act within policy.
+  ExecutePlan(f, d, now, /*stale=*/now - f.end > kStaleFailure);
+}
+
+void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
+  auto handled = deps_.store.IsRunHandled(f.RunKey());
+  if (!handled.ok() || *handled) return;
+  // Mark first: at most once, even if we crash below.
+  if (!deps_.store.MarkRunHandled(f.RunKey(), f.id, f.state).ok()) return;
+  auto it = tracked_.find(f.id);
+  Tracked* t = it != tracked_.end() ? &it->second : nullptr;
+  Duration ran = f.end - f.start;
+  JobState state = JobStateFromSlurm(f.state);
+  auto existing = deps_.history.FindJob(f.id);
+  if (existing.ok() && !existing->has_value()) {
+    JobContext c;
+    c.job_id = f.id;
+    c.name = f.name;
+    c.user = f.user;
+    c.partition = f.partition;
+    c.submit = f.submit;
+    c.time_limit_min = f.time_limit_min;
+    c.nodes = static_cast<int32_t>(f.node_names.size());
+    (void)deps_.history.PutJob(StoredFromContext(t != nullptr ? t->context : c));
+  }
+  (void)deps_.history.RecordFinish(f.id, f.end, ran, state);
+  JobContext ctx = t != nullptr ? t->context : JobContext{f.id, f.name, f.user, f.partition};
+  deps_.advisor.Observe(ctx, ran, state);
+  if (t != nullptr && t->prediction && state == JobState::kCompleted && ran > Duration::Zero()) {
+    double err = std::abs((t->prediction->duration - ran).seconds_f());
+    prediction_error_.count++;
+    prediction_error_.sum_abs_error_s += err;
+    prediction_error_.sum_abs_rel_error += err / std::max(1.0, ran.seconds_f());
+  }
+  if (IsFailureState(f.state)) HandleFailure(f, t, now);
+  deps_.tracker.Forget(f.id);
+  if (t != nullptr) t->metrics.reset();
+}
+
+void Companion::EstimateStarts(SimTime now) {
+  std::vector<NodeCapacity> caps;
+  for (const auto& n : nodes_) caps.push_back({n.name, n.gpus_total, n.available()});
+  std::vector<RunningJobLoad> running;
+  std::vector<PendingJobRequest> pending;
+  for (auto& [id, t] : tracked_) {
+    Duration predicted = t.prediction ? t.prediction->duration : Duration::Hours(1);
+    std::optional<Duration> limit;
+    if (t.job.time_limit_min) limit = Duration::Minutes(*t.job.time_limit_min);
+    if (limit && predicted > *limit) predicted = *limit;
+    if (t.job.state == "RUNNING" && t.job.start) {
+      running.push_back(
+          {id, t.job.node_names, t.job.gpus_per_node, *t.job.start, predicted, limit});
+    } else if (t.job.state == "PENDING") {
+      pending.push_back({id, t.job.priority, t.job.submit, std::max(1, t.job.nodes),
+                         t.job.gpus_per_node, predicted, t.job.reason});
+    }
+  }
+  auto estimates = start_estimator_.Estimate(now, caps, running, std::move(pending));
+  for (auto& e : estimates) {
+    Tracked& t = tracked_[e.job_id];
+    if (e.start) {
+      bool changed = !t.stored_start_estimate ||
+                     std::abs((*t.stored_start_estimate - *e.start).seconds()) >= 30;
+      if (changed) {
+        StartEstimateRecord r;
+        r.job_id = e.job_id;
+        r.submit = t.job.submit;
+        r.first_at = r.last_at = now;
+        r.first_start = r.last_start = *e.start;
+        r.slurm_start = t.job.expected_start;
+        if (deps_.store.PutStartEstimate(r).ok()) t.stored_start_estimate = *e.start;
+      }
+    }
+    t.start_estimate = std::move(e);
+  }
+}
+
+Status Companion::Tick() {
+  Stopwatch watch;
+  SimTime now = deps_.clock.Now();
+  auto jobs = deps_.backend.ListJobs();
+  Result<std::vector<slurm::SlurmNode>> nodes =
+      jobs.ok() ? deps_.backend.ListNodes() : Result<std::vector<slurm::SlurmNode>>(jobs.status());
+  if (!jobs.ok() || !nodes.ok()) {
+    Status s = !jobs.ok() ? jobs.status() : nodes.status();
+    std::lock_guard lock(engine_mu_);
+    slurm_ok_ = false;
+    last_error_ = s.message();
+    Publish(now, false, last_error_, Duration::FromSecondsF(watch.ElapsedSeconds()));
+    return s;
+  }
+  std::lock_guard lock(engine_mu_);
+  ++ticks_;
+  nodes_ = std::move(*nodes);
+  std::set<std::string> seen;
+  std::vector<MetricSample> samples;
+  std::vector<slurm::FinishedJob> finished;
+  for (auto& job : *jobs) {
+    seen.insert(job.id);
+    auto [it, inserted] = tracked_.try_emplace(job.id);
+    Tracked& t = it->second;
+    bool restarted = !inserted && job.restarts != t.restarts;
+    bool was_pending = !inserted && t.job.state == "PENDING";
+    std::string keep_out = t.job.std_out;
+    t.job = job;
+    t.missing_ticks = 0;
+    if (!keep_out.empty()) t.job.std_out = keep_out;  // squeue only has the pattern
+    if (inserted) {
+      ObserveNewJob(t, now);
+    } else if (restarted) {
+      t.restarts = job.restarts;
+      deps_.tracker.Forget(job.id);
+      t.metrics.reset();
+      t.start_recorded = false;
+      t.log_path.clear();
+      t.log_problem.clear();
+    }
+    if (job.state != "PENDING" && (t.log_path.empty() || was_pending) && t.log_problem.empty()) {
+      RefreshLogPath(t);
+    }
+    if (job.start && job.state != "PENDING" && !t.start_recorded) {
+      (void)deps_.store.SetActualStart(job.id, *job.start);
+      t.start_recorded = true;
+    }
+    if (job.state == "RUNNING") {
+      TrackRunning(t, now, samples);
+    } else if (slurm::IsFinishedState(job.state) && job.start && job.end) {
+      slurm::FinishedJob f;
+      f.id = job.id;
+      f.name = job.name;
+      f.user = job.user;
+      f.partition = job.partition;
+      f.state = job.state;
+      f.exit_code = job.exit_code;
+      f.exit_signal = job.exit_signal;
+      f.node_list = job.node_list;
+      f.node_names = job.node_names;
+      f.submit = job.submit;
+      f.start = *job.start;
+      f.end = *job.end;
+      f.time_limit_min = job.time_limit_min;
+      f.work_dir = job.work_dir;
+      finished.push_back(std::move(f));
+    }
+    if (job.state != "PENDING") t.start_estimate.reset();
+  }
+  // The jobcomp file / sacct also reports runs that ended while we were not looking.
+  std::string error;
+  auto more = deps_.backend.ReadFinished(cursor_);
+  if (more.ok()) {
+    finished.insert(finished.begin(), more->begin(), more->end());
+    (void)deps_.store.SetValue(kCursorKey,
+                               fmt::format("{}:{}", cursor_.offset, cursor_.skipped_lines));
+  } else {
+    error = "reading finished jobs: " + more.status().message();
+  }
+  for (const auto& f : finished) HandleFinished(f, now);
+  (void)deps_.store.AddMetrics(samples);
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    if (!seen.count(it->first) && ++it->second.missing_ticks > kForgetAfterMissingTicks) {
+      deps_.tracker.Forget(it->first);
+      it = tracked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  EstimateStarts(now);
+  slurm_ok_ = true;
+  last_error_ = error;
+  Publish(now, true, error, Duration::FromSecondsF(watch.ElapsedSeconds()));
+  return Status::Ok();
+}
+
+void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took) {
+  auto view = std::make_shared<ServiceView>();
+  view->updated_at = now;
+  view->ticks = ticks_;
+  view->slurm_ok = slurm_ok;
+  view->last_error = error;
+  view->last_tick = took;
+  view->nodes = nodes_;
+  view->failures = recent_failures_;
+  view->actions = recent_actions_;
+  view->prediction_error = prediction_error_;
+  view->failures_by_class = failures_by_class_;
+  view->actions_by_kind = actions_by_kind_;
+  view->estimates_served = estimates_served_.load();
+  view->tracked_logs = static_cast<int64_t>(deps_.tracker.Tracked());
+  view->dry_run = config_.dry_run;
+  view->jobs.reserve(tracked_.size());
+  for (const auto& [id, t] : tracked_) {
+    if (t.missing_ticks > 0) continue;
+    JobView v;
+    v.job = t.job;
+    v.prediction = t.prediction;
+    v.metrics = t.metrics;
+    v.start_estimate = t.start_estimate;
+    v.log_path = t.log_path;
+    v.log_problem = t.log_problem;
+    view->jobs.push_back(std::move(v));
+  }
+  std::sort(view->jobs.begin(), view->jobs.end(), [](const JobView& a, const JobView& b) {
+    if (a.job.id.size() != b.job.id.size()) return a.job.id.size() < b.job.id.size();
+    return a.job.id < b.job.id;
+  });
+  std::lock_guard lock(view_mu_);
+  view_ = std::move(view);
+}
+
+void Companion::Run() {
+  while (true) {
+    Status s = Tick();
+    if (!s.ok()) fmt::print(stderr, "schedmate serve: tick: {}\n", s.message());
+    std::unique_lock lock(run_mu_);
+    if (run_cv_.wait_for(lock, std::chrono::microseconds(config_.poll_interval.micros()),
+                         [&] { return stop_; })) {
+      return;
+    }
+  }
+}
+
+void Companion::Stop() {
+  std::lock_guard lock(run_mu_);
+  stop_ = true;
+  run_cv_.notify_all();
+}
+
+Result<SubmitAdvice> Companion::EstimateSubmission(const JobContext& job) {
+  std::lock_guard lock(engine_mu_);
+  SM_ASSIGN_OR_RETURN(Prediction p, deps_.advisor.Predict(job, deps_.clock.Now()));
+  ++estimates_served_;
+  return AdviseSubmission(p, job.time_limit_min, config_);
+}
+
+Status Companion::ResumeNode(const std::string& node, const std::string& who) {
+  std::lock_guard lock(engine_mu_);
+  if (!slurm::IsValidNodeName(node)) return Status::InvalidArgument("invalid node name: " + node);
+  ActionRecord a;
+  a.at = deps_.clock.Now();
+  a.node = node;
+  a.kind = "resume";
+  a.reason = "requested through the API by " + who;
+  a.outcome = "planned";
+  a = RunAction(a, [&] { return deps_.backend.ResumeNode(node); });
+  drained_this_session_.erase(node);
+  if (a.outcome == "failed") return Status::FailedPrecondition(a.detail);
+  return Status::Ok();
+}
+
+}  // namespace schedmate::service

@@ -1,0 +1,172 @@
+#pragma once
+// Companion: the loop `schedmate serve --slurm` runs beside slurmctld.
+//
+// Each Tick() asks Slurm for the queue and nodes (and reads newly finished runs from the jobcomp
+// file or sacct), then:
+//   new job        -> batch script + resources to the JobAdvisor; prediction (with its
+//                     explanation) stored in the HistoryStore (once per job, kept across restarts)
+//   running job    -> LogTracker on its StdOut (validated: regular file owned by the job's user);
+//                     latest metrics in memory, samples stored every metrics_interval
+//   finished run   -> actual duration recorded (history grows; the advisor observes it);
+//                     each run handled once (run key "<id>@<start>" stored)
+//   failed run     -> the log tail is COPIED first (requeue truncates it), then diagnosed; the
+//                     failure and the planned actions are committed together before anything is
+//                     executed (a crash can lose an action, never repeat one); then each action
+//                     runs within policy: dry-run records only; drains stop at max_drained_nodes
+//                     (counting nodes whose reason starts "schedmate"); requeues stop at
+//                     retries_per_job; runs that ended more than 10 minutes before they were seen
+//                     are diagnosed but never acted on
+//   pending jobs   -> a start-time estimate each (StartTimeEstimator) beside Slurm's reason
+// and publishes an immutable ServiceView for the API.
+//
+// Thread-safety: Tick()/Run() on one thread. View(), EstimateSubmission() and ResumeNode() may be
+// called from any thread (the API's); engine and store calls are serialised by one mutex.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "service/ports.h"
+#include "service/service_config.h"
+#include "service/service_store.h"
+#include "service/start_estimator.h"
+#include "service/submit_advice.h"
+#include "slurm/slurm_backend.h"
+#include "store/history_store.h"
+
+namespace schedmate::service {
+
+struct JobView {
+  slurm::SlurmJob job;
+  std::optional<Prediction> prediction;
+  std::optional<LogMetrics> metrics;
+  std::optional<StartEstimate> start_estimate;
+  std::string log_path;     // the validated StdOut ("" until known)
+  std::string log_problem;  // why the log is not tracked, when it is not
+};
+
+struct PredictionErrorStats {
+  int64_t count = 0;
+  double sum_abs_error_s = 0;
+  double sum_abs_rel_error = 0;  // |pred - actual| / actual
+};
+
+// What the API shows: a consistent snapshot taken at the end of a tick.
+struct ServiceView {
+  SimTime updated_at;
+  int64_t ticks = 0;
+  bool slurm_ok = false;
+  std::string last_error;
+  Duration last_tick;                   // how long the last tick took
+  std::vector<JobView> jobs;            // sorted by id
+  std::vector<slurm::SlurmNode> nodes;  // sorted by name
+  std::vector<FailureRecord> failures;  // most recent first (bounded)
+  std::vector<ActionRecord> actions;    // most recent first (bounded)
+  PredictionErrorStats prediction_error;
+  std::map<std::string, int64_t> failures_by_class;
+  std::map<std::string, int64_t> actions_by_kind;  // "<kind>:<outcome>"
+  int64_t estimates_served = 0;
+  int64_t tracked_logs = 0;
+  bool dry_run = false;
+};
+
+struct CompanionDeps {
+  slurm::SlurmBackend& backend;
+  store::HistoryStore& history;
+  ServiceStore& store;
+  JobAdvisor& advisor;
+  LogTracker& tracker;
+  FailureDiagnoser& diagnoser;
+  const Clock& clock;
+};
+
+class Companion {
+ public:
+  // Every reference in `deps` must outlive the Companion.
+  Companion(CompanionDeps deps, ServiceConfig config);
+
+  // Restores cursors and recent failures/actions from the store. Call once before Tick().
+  Status Load();
+  // One pass (see the file comment). Returns the Slurm error when the queue could not be read
+  // (the previous view stays, marked slurm_ok=false).
+  Status Tick();
+  // Ticks every poll_interval until Stop().
+  void Run();
+  void Stop();
+
+  std::shared_ptr<const ServiceView> View() const;
+
+  // For POST /v1/estimate (job_submit.lua). Thread-safe.
+  Result<SubmitAdvice> EstimateSubmission(const JobContext& job);
+  // Operator action through the API: resume a node; recorded like every action. Thread-safe.
+  Status ResumeNode(const std::string& node, const std::string& who);
+
+  const ServiceConfig& config() const { return config_; }
+
+ private:
+  struct Tracked {
+    slurm::SlurmJob job;
+    JobContext context;
+    std::optional<Prediction> prediction;
+    std::string log_path;
+    std::string log_problem;
+    int32_t restarts = 0;
+    std::optional<LogMetrics> metrics;
+    SimTime last_sample;
+    bool start_recorded = false;
+    std::optional<StartEstimate> start_estimate;
+    std::optional<SimTime> stored_start_estimate;
+    int64_t missing_ticks = 0;
+  };
+
+  void ObserveNewJob(Tracked& t, SimTime now);
+  void RefreshLogPath(Tracked& t);
+  void TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>& samples);
+  void HandleFinished(const slurm::FinishedJob& f, SimTime now);
+  void HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now);
+  void ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now, bool stale);
+  ActionRecord RunAction(ActionRecord a, const std::function<Status()>& act);
+  void EstimateStarts(SimTime now);
+  void Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took);
+  void RememberFailure(const FailureRecord& f);
+  void RememberAction(const ActionRecord& a);
+
+  CompanionDeps deps_;
+  ServiceConfig config_;
+  StartTimeEstimator start_estimator_;
+
+  std::mutex engine_mu_;  // advisor, tracker, diagnoser, stores, backend actions
+  std::map<std::string, Tracked> tracked_;
+  std::vector<slurm::SlurmNode> nodes_;
+  slurm::FinishedCursor cursor_;
+  std::vector<FailureRecord> recent_failures_;
+  std::vector<ActionRecord> recent_actions_;
+  std::set<std::string> drained_this_session_;
+  PredictionErrorStats prediction_error_;
+  std::map<std::string, int64_t> failures_by_class_;
+  std::map<std::string, int64_t> actions_by_kind_;
+  std::atomic<int64_t> estimates_served_{0};
+  int64_t ticks_ = 0;
+  bool slurm_ok_ = false;
+  std::string last_error_;
+
+  mutable std::mutex view_mu_;
+  std::shared_ptr<const ServiceView> view_;
+
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  bool stop_ = false;
+};
+
+// Slurm's final state -> the core JobState.
+JobState JobStateFromSlurm(const std::string& state);
+
+}  // namespace schedmate::service

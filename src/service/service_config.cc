@@ -1,0 +1,228 @@
+#include "service/service_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+
+namespace schedmate::service {
+
+std::string_view SubmitPolicyName(SubmitPolicy p) {
+  switch (p) {
+    case SubmitPolicy::kOff:
+      return "off";
+    case SubmitPolicy::kNote:
+      return "note";
+    case SubmitPolicy::kSet:
+      return "set";
+    case SubmitPolicy::kCap:
+      return "cap";
+  }
+  return "off";
+}
+
+std::string ServiceConfig::DatabasePath() const {
+  return database.empty() ? data_dir + "/schedmate.db" : database;
+}
+std::string ServiceConfig::CapturedLogDir() const { return data_dir + "/logs"; }
+
+namespace {
+
+// Reads one scalar key into a field, validating it; errors carry file:line: key.
+class Reader {
+ public:
+  Reader(std::string source) : source_(std::move(source)) {}
+
+  Status Error(const YAML::Node& node, const std::string& key, const std::string& what) const {
+    int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+    return Status::InvalidArgument(fmt::format("{}:{}: {}: {}", source_, line, key, what));
+  }
+  std::string Text(const YAML::Node& n) const {
+    return n.IsScalar() ? n.Scalar() : "(not a scalar)";
+  }
+
+  Status Int(const YAML::Node& n, const std::string& key, int64_t lo, int64_t hi, int64_t& out) {
+    auto v = n.IsScalar() ? ParseInt(n.Scalar()) : std::nullopt;
+    if (!v || *v < lo || *v > hi) {
+      return Error(n, key, fmt::format("expected an integer in {}..{}, got '{}'", lo, hi, Text(n)));
+    }
+    out = *v;
+    return Status::Ok();
+  }
+  Status Double(const YAML::Node& n, const std::string& key, double lo, double hi, double& out) {
+    auto v = n.IsScalar() ? ParseDouble(n.Scalar()) : std::nullopt;
+    if (!v || !(*v >= lo && *v <= hi)) {
+      return Error(n, key, fmt::format("expected a number in {}..{}, got '{}'", lo, hi, Text(n)));
+    }
+    out = *v;
+    return Status::Ok();
+  }
+  Status Bool(const YAML::Node& n, const std::string& key, bool& out) {
+    std::string t = n.IsScalar() ? ToLower(n.Scalar()) : "";
+    if (t == "true" || t == "yes" || t == "on") {
+      out = true;
+    } else if (t == "false" || t == "no" || t == "off") {
+      out = false;
+    } else {
+      return Error(n, key, fmt::format("expected true or false, got '{}'", Text(n)));
+    }
+    return Status::Ok();
+  }
+  Status String(const YAML::Node& n, const std::string& key, std::string& out) {
+    if (!n.IsScalar()) return Error(n, key, "expected a string");
+    out = n.Scalar();
+    return Status::Ok();
+  }
+  Status Seconds(const YAML::Node& n, const std::string& key, double lo, double hi, Duration& out) {
+    double v = 0;
+    SM_RETURN_IF_ERROR(Double(n, key, lo, hi, v));
+    out = Duration::FromSecondsF(v);
+    return Status::Ok();
+  }
+
+ private:
+  std::string source_;
+};
+
+using Setter =
+    std::function<Status(Reader&, const YAML::Node&, const std::string&, ServiceConfig&)>;
+
+std::map<std::string, std::map<std::string, Setter>> Schema() {
+  std::map<std::string, std::map<std::string, Setter>> s;
+  auto str = [](std::string ServiceConfig::*f) {
+    return [f](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.String(n, k, c.*f);
+    };
+  };
+  auto boolean = [](bool ServiceConfig::*f) {
+    return [f](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Bool(n, k, c.*f);
+    };
+  };
+  auto seconds = [](Duration ServiceConfig::*f, double lo, double hi) {
+    return [f, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Seconds(n, k, lo, hi, c.*f);
+    };
+  };
+  auto int64 = [](int64_t ServiceConfig::*f, int64_t lo, int64_t hi) {
+    return [f, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Int(n, k, lo, hi, c.*f);
+    };
+  };
+  auto int32 = [](int ServiceConfig::*f, int64_t lo, int64_t hi) {
+    return [f, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      int64_t v = 0;
+      SM_RETURN_IF_ERROR(r.Int(n, k, lo, hi, v));
+      c.*f = static_cast<int>(v);
+      return Status::Ok();
+    };
+  };
+  auto real = [](double ServiceConfig::*f, double lo, double hi) {
+    return [f, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Double(n, k, lo, hi, c.*f);
+    };
+  };
+  s["service"]["data_dir"] = str(&ServiceConfig::data_dir);
+  s["service"]["database"] = str(&ServiceConfig::database);
+  s["service"]["poll_interval_s"] = seconds(&ServiceConfig::poll_interval, 0.05, 3600);
+  s["service"]["dry_run"] = boolean(&ServiceConfig::dry_run);
+  s["slurm"]["jobcomp_path"] = str(&ServiceConfig::jobcomp_path);
+  s["slurm"]["use_sacct"] = boolean(&ServiceConfig::use_sacct);
+  s["slurm"]["command_timeout_s"] = seconds(&ServiceConfig::command_timeout, 0.1, 600);
+  s["api"]["listen"] = str(&ServiceConfig::listen);
+  s["api"]["port"] = int32(&ServiceConfig::port, 0, 65535);
+  s["api"]["token"] = str(&ServiceConfig::token);
+  s["api"]["token_file"] = str(&ServiceConfig::token_file);
+  s["api"]["max_body_bytes"] = int64(&ServiceConfig::max_body_bytes, 1024, int64_t{1} << 30);
+  s["api"]["request_timeout_s"] = seconds(&ServiceConfig::request_timeout, 0.1, 300);
+  s["api"]["threads"] = int32(&ServiceConfig::threads, 1, 256);
+  s["submit"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                             ServiceConfig& c) -> Status {
+    std::string v;
+    SM_RETURN_IF_ERROR(r.String(n, k, v));
+    for (auto p :
+         {SubmitPolicy::kOff, SubmitPolicy::kNote, SubmitPolicy::kSet, SubmitPolicy::kCap}) {
+      if (ToLower(v) == SubmitPolicyName(p)) {
+        c.submit_policy = p;
+        return Status::Ok();
+      }
+    }
+    return r.Error(n, k, fmt::format("expected one of off, note, set, cap; got '{}'", v));
+  };
+  s["submit"]["limit_margin"] = real(&ServiceConfig::limit_margin, 1.0, 100.0);
+  s["submit"]["min_limit_min"] = int64(&ServiceConfig::min_limit_min, 1, 525600);
+  s["submit"]["max_limit_min"] = int64(&ServiceConfig::max_limit_min, 1, 525600);
+  s["submit"]["min_confidence"] = real(&ServiceConfig::min_confidence, 0.0, 1.0);
+  s["actions"]["max_drained_nodes"] = int32(&ServiceConfig::max_drained_nodes, 0, 100000);
+  s["actions"]["retries_per_job"] = int32(&ServiceConfig::retries_per_job, 0, 100);
+  s["actions"]["drain_on_infra"] = boolean(&ServiceConfig::drain_on_infra);
+  s["actions"]["requeue_on_infra"] = boolean(&ServiceConfig::requeue_on_infra);
+  s["tracker"]["stall_after_s"] = seconds(&ServiceConfig::stall_after, 1, 7 * 86400);
+  s["tracker"]["slowdown_ratio"] = real(&ServiceConfig::slowdown_ratio, 1.0, 100.0);
+  s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
+  s["tracker"]["max_samples_per_job"] = int32(&ServiceConfig::max_samples_per_job, 1, 1000000);
+  s["failure"]["capture_bytes"] = int64(&ServiceConfig::capture_bytes, 1024, int64_t{1} << 32);
+  return s;
+}
+
+}  // namespace
+
+Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+  ServiceConfig config;
+  if (root.IsNull()) return config;
+  if (!root.IsMap())
+    return Status::InvalidArgument(source + ": expected a mapping at the top level");
+  static const auto schema = Schema();
+  Reader reader(source);
+  try {
+    for (const auto& section : root) {
+      std::string name = section.first.as<std::string>();
+      auto sit = schema.find(name);
+      if (sit == schema.end()) {
+        return reader.Error(
+            section.first, name,
+            "unknown section (expected service, slurm, api, submit, actions, tracker or failure)");
+      }
+      if (section.second.IsNull()) continue;
+      if (!section.second.IsMap()) return reader.Error(section.second, name, "expected a mapping");
+      for (const auto& kv : section.second) {
+        std::string key = kv.first.as<std::string>();
+        std::string dotted = name + "." + key;
+        auto kit = sit->second.find(key);
+        if (kit == sit->second.end()) return reader.Error(kv.first, dotted, "unknown key");
+        SM_RETURN_IF_ERROR(kit->second(reader, kv.second, dotted, config));
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  }
+  if (config.min_limit_min > config.max_limit_min) {
+    return Status::InvalidArgument(source +
+                                   ": submit.min_limit_min must not exceed submit.max_limit_min");
+  }
+  if (config.data_dir.empty())
+    return Status::InvalidArgument(source + ": service.data_dir must not be empty");
+  if (config.use_sacct && !config.jobcomp_path.empty()) {
+    return Status::InvalidArgument(source +
+                                   ": set either slurm.jobcomp_path or slurm.use_sacct, not both");
+  }
+  return config;
+}
+
+Result<ServiceConfig> LoadServiceConfig(const std::string& path) {
+  SM_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, 1 << 20));
+  return ParseServiceConfig(text, path);
+}
+
+}  // namespace schedmate::service

@@ -1,0 +1,65 @@
+#pragma once
+// ServiceConfig: everything `schedmate serve --slurm` can be told, from one YAML file
+// (config/schedmate.example.yaml documents every key). Loading validates types and ranges and
+// rejects unknown keys; errors name the file, line and dotted key ("schedmate.yaml:12:
+// api.port: expected an integer in 1..65535, got 'http'").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/sim_time.h"
+
+namespace schedmate::service {
+
+enum class SubmitPolicy { kOff, kNote, kSet, kCap };
+std::string_view SubmitPolicyName(SubmitPolicy p);
+
+struct ServiceConfig {
+  // service:
+  std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
+  std::string database;                         // "" = <data_dir>/schedmate.db
+  Duration poll_interval = Duration::Seconds(2);
+  bool dry_run = false;  // record actions, never execute them
+  // slurm:
+  std::string jobcomp_path;  // JobCompLoc with jobcomp/filetxt; "" = none
+  bool use_sacct = false;
+  Duration command_timeout = Duration::Seconds(10);
+  // api:
+  std::string listen = "127.0.0.1";
+  int port = 8787;
+  std::string token;       // required for state-changing calls
+  std::string token_file;  // or read from this file (first line)
+  int64_t max_body_bytes = 1 << 20;
+  Duration request_timeout = Duration::Seconds(5);
+  int threads = 8;
+  // submit: (what job_submit.lua applies)
+  SubmitPolicy submit_policy = SubmitPolicy::kNote;
+  double limit_margin = 1.5;  // limit = margin x the estimate's high end
+  int64_t min_limit_min = 5;
+  int64_t max_limit_min = 7 * 24 * 60;
+  double min_confidence = 0.0;  // below this, only note, never set/cap
+  // actions:
+  int max_drained_nodes = 1;  // nodes drained by schedmate at once
+  int retries_per_job = 1;    // requeues schedmate may do per job
+  bool drain_on_infra = true;
+  bool requeue_on_infra = true;
+  // tracker:
+  Duration stall_after = Duration::Minutes(10);
+  double slowdown_ratio = 1.5;
+  Duration metrics_interval = Duration::Seconds(10);
+  int max_samples_per_job = 720;
+  // failure:
+  int64_t capture_bytes = 8 << 20;  // tail of the log kept per failed run
+
+  std::string DatabasePath() const;
+  std::string CapturedLogDir() const;
+};
+
+// Parses YAML text; `source` names it in errors. kInvalidArgument on any problem.
+Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std::string& source);
+// Reads and parses a file. kNotFound when missing.
+Result<ServiceConfig> LoadServiceConfig(const std::string& path);
+
+}  // namespace schedmate::service

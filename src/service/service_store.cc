@@ -1,0 +1,286 @@
+#include "service/service_store.h"
+
+#include <algorithm>
+
+namespace schedmate::service {
+namespace {
+
+const store::Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE service_kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE service_runs(run_key TEXT PRIMARY KEY, job_id TEXT NOT NULL, state TEXT NOT NULL,
+                          handled_us INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE service_failures(id INTEGER PRIMARY KEY AUTOINCREMENT, run_key TEXT NOT NULL UNIQUE,
+  job_id TEXT NOT NULL, at_us INTEGER NOT NULL, state TEXT NOT NULL, exit_code INTEGER NOT NULL,
+  node_list TEXT NOT NULL, cls TEXT NOT NULL, category TEXT NOT NULL, reason TEXT NOT NULL,
+  evidence_line INTEGER NOT NULL, evidence TEXT NOT NULL, log_copy TEXT NOT NULL, engine TEXT NOT NULL);
+CREATE INDEX service_failures_job ON service_failures(job_id);
+CREATE TABLE service_actions(id INTEGER PRIMARY KEY AUTOINCREMENT, at_us INTEGER NOT NULL,
+  job_id TEXT NOT NULL, node TEXT NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL,
+  dry_run INTEGER NOT NULL, outcome TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX service_actions_job ON service_actions(job_id, kind);
+CREATE TABLE service_metrics(job_id TEXT NOT NULL, at_us INTEGER NOT NULL, step INTEGER,
+  loss REAL, step_time_s REAL, progress REAL, eta_s REAL, stalled INTEGER NOT NULL,
+  slowdown INTEGER NOT NULL, PRIMARY KEY(job_id, at_us));
+CREATE TABLE service_start_estimates(job_id TEXT PRIMARY KEY, submit_us INTEGER NOT NULL,
+  first_at_us INTEGER NOT NULL, first_start_us INTEGER NOT NULL, last_at_us INTEGER NOT NULL,
+  last_start_us INTEGER NOT NULL, slurm_start_us INTEGER, actual_start_us INTEGER);
+)sql"},
+};
+
+std::optional<int64_t> OptTime(const std::optional<SimTime>& t) {
+  return t ? std::optional<int64_t>(t->micros()) : std::nullopt;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ServiceStore>> ServiceStore::Attach(store::SqliteDb& db) {
+  SM_RETURN_IF_ERROR(db.Migrate("service", kMigrations));
+  return std::unique_ptr<ServiceStore>(new ServiceStore(db));
+}
+
+Result<std::optional<std::string>> ServiceStore::GetValue(const std::string& key) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT value FROM service_kv WHERE key = ?"));
+  st.BindText(1, key);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(st.ColumnText(0));
+}
+
+Status ServiceStore::SetValue(const std::string& key, const std::string& value) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("INSERT INTO service_kv(key, value) VALUES(?, ?) ON "
+                                           "CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  st.BindText(1, key).BindText(2, value);
+  return st.Run();
+}
+
+Result<bool> ServiceStore::IsRunHandled(const std::string& run_key) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT 1 FROM service_runs WHERE run_key = ?"));
+  st.BindText(1, run_key);
+  return st.Step();
+}
+
+Status ServiceStore::MarkRunHandled(const std::string& run_key, const std::string& job_id,
+                                    const std::string& state) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare("INSERT OR IGNORE INTO service_runs(run_key, job_id, state) VALUES(?, ?, ?)"));
+  st.BindText(1, run_key).BindText(2, job_id).BindText(3, state);
+  return st.Run();
+}
+
+Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("INSERT OR REPLACE INTO service_failures(run_key, job_id, at_us, "
+                                  "state, exit_code, node_list, cls,"
+                                  " category, reason, evidence_line, evidence, log_copy, engine)"
+                                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  st.BindText(1, f.run_key)
+      .BindText(2, f.job_id)
+      .BindInt(3, f.at.micros())
+      .BindText(4, f.state)
+      .BindInt(5, f.exit_code)
+      .BindText(6, f.node_list)
+      .BindText(7, f.cls)
+      .BindText(8, f.category)
+      .BindText(9, f.reason)
+      .BindInt(10, f.evidence_line)
+      .BindText(11, f.evidence)
+      .BindText(12, f.log_copy)
+      .BindText(13, f.engine);
+  SM_RETURN_IF_ERROR(st.Run());
+  return db_.LastInsertRowId();
+}
+
+Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(
+          "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail)"
+          " VALUES(?,?,?,?,?,?,?,?)"));
+  st.BindInt(1, a.at.micros())
+      .BindText(2, a.job_id)
+      .BindText(3, a.node)
+      .BindText(4, a.kind)
+      .BindText(5, a.reason)
+      .BindInt(6, a.dry_run ? 1 : 0)
+      .BindText(7, a.outcome)
+      .BindText(8, a.detail);
+  SM_RETURN_IF_ERROR(st.Run());
+  return db_.LastInsertRowId();
+}
+
+Status ServiceStore::UpdateActionOutcome(int64_t id, const std::string& outcome,
+                                         const std::string& detail) {
+  SM_ASSIGN_OR_RETURN(
+      auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ? WHERE id = ?"));
+  st.BindText(1, outcome).BindText(2, detail).BindInt(3, id);
+  return st.Run();
+}
+
+Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(
+          "SELECT id, run_key, job_id, at_us, state, exit_code, node_list, cls, category, reason,"
+          " evidence_line, evidence, log_copy, engine FROM service_failures ORDER BY id DESC LIMIT "
+          "?"));
+  st.BindInt(1, limit);
+  std::vector<FailureRecord> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    FailureRecord f;
+    f.id = st.ColumnInt(0);
+    f.run_key = st.ColumnText(1);
+    f.job_id = st.ColumnText(2);
+    f.at = SimTime::FromMicros(st.ColumnInt(3));
+    f.state = st.ColumnText(4);
+    f.exit_code = static_cast<int32_t>(st.ColumnInt(5));
+    f.node_list = st.ColumnText(6);
+    f.cls = st.ColumnText(7);
+    f.category = st.ColumnText(8);
+    f.reason = st.ColumnText(9);
+    f.evidence_line = st.ColumnInt(10);
+    f.evidence = st.ColumnText(11);
+    f.log_copy = st.ColumnText(12);
+    f.engine = st.ColumnText(13);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
+                                           "outcome, detail FROM service_actions"
+                                           " ORDER BY id DESC LIMIT ?"));
+  st.BindInt(1, limit);
+  std::vector<ActionRecord> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    ActionRecord a;
+    a.id = st.ColumnInt(0);
+    a.at = SimTime::FromMicros(st.ColumnInt(1));
+    a.job_id = st.ColumnText(2);
+    a.node = st.ColumnText(3);
+    a.kind = st.ColumnText(4);
+    a.reason = st.ColumnText(5);
+    a.dry_run = st.ColumnInt(6) != 0;
+    a.outcome = st.ColumnText(7);
+    a.detail = st.ColumnText(8);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE job_id = ? AND kind = 'requeue'"
+                  " AND outcome IN ('planned', 'done')"));
+  st.BindText(1, job_id);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt(0) : 0;
+}
+
+Status ServiceStore::AddMetrics(const std::vector<MetricSample>& samples) {
+  if (samples.empty()) return Status::Ok();
+  SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("INSERT OR REPLACE INTO service_metrics(job_id, at_us, "
+                                           "step, loss, step_time_s, progress, eta_s,"
+                                           " stalled, slowdown) VALUES(?,?,?,?,?,?,?,?,?)"));
+  for (const auto& m : samples) {
+    st.BindText(1, m.job_id)
+        .BindInt(2, m.at.micros())
+        .BindOptionalInt(3, m.step)
+        .BindOptionalDouble(4, m.loss)
+        .BindOptionalDouble(5, m.step_time_s)
+        .BindOptionalDouble(6, m.progress)
+        .BindOptionalDouble(7, m.eta_s)
+        .BindInt(8, m.stalled ? 1 : 0)
+        .BindInt(9, m.slowdown ? 1 : 0);
+    SM_RETURN_IF_ERROR(st.Run());
+  }
+  return tx->Commit();
+}
+
+Result<std::vector<MetricSample>> ServiceStore::MetricSeries(const std::string& job_id,
+                                                             int64_t limit) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT at_us, step, loss, step_time_s, progress, "
+                                           "eta_s, stalled, slowdown FROM service_metrics"
+                                           " WHERE job_id = ? ORDER BY at_us DESC LIMIT ?"));
+  st.BindText(1, job_id).BindInt(2, limit);
+  std::vector<MetricSample> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    MetricSample m;
+    m.job_id = job_id;
+    m.at = SimTime::FromMicros(st.ColumnInt(0));
+    m.step = st.ColumnOptionalInt(1);
+    m.loss = st.ColumnOptionalDouble(2);
+    m.step_time_s = st.ColumnOptionalDouble(3);
+    m.progress = st.ColumnOptionalDouble(4);
+    m.eta_s = st.ColumnOptionalDouble(5);
+    m.stalled = st.ColumnInt(6) != 0;
+    m.slowdown = st.ColumnInt(7) != 0;
+    out.push_back(std::move(m));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Status ServiceStore::PutStartEstimate(const StartEstimateRecord& r) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(
+          "INSERT INTO service_start_estimates(job_id, submit_us, first_at_us, first_start_us, "
+          "last_at_us,"
+          " last_start_us, slurm_start_us) VALUES(?,?,?,?,?,?,?) ON CONFLICT(job_id) DO UPDATE SET"
+          " last_at_us = excluded.last_at_us, last_start_us = excluded.last_start_us,"
+          " slurm_start_us = excluded.slurm_start_us WHERE actual_start_us IS NULL"));
+  st.BindText(1, r.job_id)
+      .BindInt(2, r.submit.micros())
+      .BindInt(3, r.first_at.micros())
+      .BindInt(4, r.first_start.micros())
+      .BindInt(5, r.last_at.micros())
+      .BindInt(6, r.last_start.micros())
+      .BindOptionalInt(7, OptTime(r.slurm_start));
+  return st.Run();
+}
+
+Status ServiceStore::SetActualStart(const std::string& job_id, SimTime start) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_start_estimates SET actual_start_us = ? "
+                                           "WHERE job_id = ? AND actual_start_us IS NULL"));
+  st.BindInt(1, start.micros()).BindText(2, job_id);
+  return st.Run();
+}
+
+Result<std::vector<StartEstimateRecord>> ServiceStore::StartEstimates(int64_t limit) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(
+          "SELECT job_id, submit_us, first_at_us, first_start_us, last_at_us, last_start_us, "
+          "slurm_start_us,"
+          " actual_start_us FROM service_start_estimates ORDER BY submit_us, job_id LIMIT ?"));
+  st.BindInt(1, limit);
+  std::vector<StartEstimateRecord> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    StartEstimateRecord r;
+    r.job_id = st.ColumnText(0);
+    r.submit = SimTime::FromMicros(st.ColumnInt(1));
+    r.first_at = SimTime::FromMicros(st.ColumnInt(2));
+    r.first_start = SimTime::FromMicros(st.ColumnInt(3));
+    r.last_at = SimTime::FromMicros(st.ColumnInt(4));
+    r.last_start = SimTime::FromMicros(st.ColumnInt(5));
+    if (auto v = st.ColumnOptionalInt(6)) r.slurm_start = SimTime::FromMicros(*v);
+    if (auto v = st.ColumnOptionalInt(7)) r.actual_start = SimTime::FromMicros(*v);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace schedmate::service

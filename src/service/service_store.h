@@ -1,0 +1,106 @@
+#pragma once
+// ServiceStore: the companion's own durable tables (module "service" in the shared SQLite file,
+// beside the HistoryStore's jobs and predictions): processed finished runs, failures with their
+// diagnosis and captured log, every action with its reason and outcome, metric samples of running
+// jobs, start-time estimates against actual starts, and small cursors (the jobcomp offset).
+//
+// Durability comes from SqliteDb (WAL): what a call committed survives kill -9.
+// Thread-safety: one ServiceStore per thread (it wraps one SqliteDb connection).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "service/ports.h"
+#include "store/sqlite_db.h"
+
+namespace schedmate::service {
+
+struct FailureRecord {
+  int64_t id = 0;
+  std::string run_key;  // "<job id>@<start seconds>"
+  std::string job_id;
+  SimTime at;         // when schedmate handled it
+  std::string state;  // Slurm's final state
+  int32_t exit_code = 0;
+  std::string node_list;
+  std::string cls;  // infra | app | unknown
+  std::string category;
+  std::string reason;
+  int64_t evidence_line = 0;
+  std::string evidence;
+  std::string log_copy;  // path of the captured log ("" when none could be read)
+  std::string engine;
+};
+
+struct ActionRecord {
+  int64_t id = 0;
+  SimTime at;
+  std::string job_id;
+  std::string node;
+  std::string kind;  // drain | requeue | notify | resume | time_limit
+  std::string reason;
+  bool dry_run = false;
+  std::string outcome;  // planned | done | dry-run | skipped | failed
+  std::string detail;   // why skipped / the error
+};
+
+struct MetricSample {
+  std::string job_id;
+  SimTime at;
+  std::optional<int64_t> step;
+  std::optional<double> loss;
+  std::optional<double> step_time_s;
+  std::optional<double> progress;
+  std::optional<double> eta_s;
+  bool stalled = false;
+  bool slowdown = false;
+};
+
+struct StartEstimateRecord {
+  std::string job_id;
+  SimTime submit;
+  SimTime first_at, first_start;       // first estimate made, and what it said
+  SimTime last_at, last_start;         // latest
+  std::optional<SimTime> slurm_start;  // Slurm's own expected start (squeue --start), latest
+  std::optional<SimTime> actual_start;
+};
+
+class ServiceStore {
+ public:
+  // Applies the "service" migrations to `db` (not owned; must outlive the store).
+  static Result<std::unique_ptr<ServiceStore>> Attach(store::SqliteDb& db);
+
+  Result<std::optional<std::string>> GetValue(const std::string& key);
+  Status SetValue(const std::string& key, const std::string& value);
+
+  Result<bool> IsRunHandled(const std::string& run_key);
+  Status MarkRunHandled(const std::string& run_key, const std::string& job_id,
+                        const std::string& state);
+
+  Result<int64_t> AddFailure(const FailureRecord& f);
+  Result<int64_t> AddAction(const ActionRecord& a);
+  Status UpdateActionOutcome(int64_t id, const std::string& outcome, const std::string& detail);
+  // Most recent first, at most `limit`.
+  Result<std::vector<FailureRecord>> RecentFailures(int64_t limit);
+  Result<std::vector<ActionRecord>> RecentActions(int64_t limit);
+  // Requeues schedmate did (done or planned) for one job.
+  Result<int64_t> CountRequeues(const std::string& job_id);
+
+  Status AddMetrics(const std::vector<MetricSample>& samples);  // one transaction
+  // Oldest first, the latest `limit` samples.
+  Result<std::vector<MetricSample>> MetricSeries(const std::string& job_id, int64_t limit);
+
+  Status PutStartEstimate(const StartEstimateRecord& r);  // upsert (keeps the first_* fields)
+  Status SetActualStart(const std::string& job_id, SimTime start);
+  Result<std::vector<StartEstimateRecord>> StartEstimates(int64_t limit);
+
+  store::SqliteDb& db() { return db_; }
+
+ private:
+  explicit ServiceStore(store::SqliteDb& db) : db_(db) {}
+  store::SqliteDb& db_;
+};
+
+}  // namespace schedmate::service
