@@ -9,7 +9,6 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "core/file_util.h"
 #include "trace/trace_generator.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_stats.h"
@@ -177,7 +176,7 @@ void RunGenerate(const GenerateFlags& f) {
   if (!f.vc_config_out.empty()) {
     auto cfg = trace::FormatVcConfigFor(gen->table, *f.cluster_gpus, f.gpus_per_node);
     if (!cfg.ok()) Fail(cfg.status());
-    if (Status s = WriteStringToFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
+    if (Status s = trace::WriteOutputFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
   }
   std::cerr << fmt::format(
       "schedmate: generated {} jobs (seed {}) from {} jobs of {}; load factor {:.4g}: offered "
@@ -192,6 +191,9 @@ void RunGenerate(const GenerateFlags& f) {
 struct ConvertFlags {
   ReadFlags read;
   std::string out;
+  std::optional<int64_t> cluster_gpus;
+  int32_t gpus_per_node = 8;
+  std::string vc_config_out;
 };
 
 void RunConvert(const ConvertFlags& f) {
@@ -200,6 +202,12 @@ void RunConvert(const ConvertFlags& f) {
     std::cout << trace::FormatLucidCsv(t);
   } else if (Status s = trace::WriteLucidCsv(t, f.out); !s.ok()) {
     Fail(s);
+  }
+  if (!f.vc_config_out.empty()) {
+    if (!f.cluster_gpus) FailUsage("--vc-config-out needs --cluster-gpus");
+    auto cfg = trace::FormatVcConfigFor(t, *f.cluster_gpus, f.gpus_per_node);
+    if (!cfg.ok()) Fail(cfg.status());
+    if (Status s = trace::WriteOutputFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
   }
   std::cerr << fmt::format("schedmate: wrote {} jobs ({} rows skipped)\n",
                            Thousands(static_cast<int64_t>(t.jobs.size())),
@@ -275,6 +283,14 @@ void RegisterTraceCommands(CLI::App& app) {
   conv->add_option("file", cf->read.path, "Trace file to read")->required();
   AddReadFlags(conv, cf->read);
   conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
+  conv->add_option("--cluster-gpus", cf->cluster_gpus,
+                   "Cluster size to split among the trace's VCs for --vc-config-out");
+  conv->add_option("--gpus-per-node", cf->gpus_per_node, "GPUs per node for --vc-config-out")
+      ->default_str("8")
+      ->check(CLI::PositiveNumber);
+  conv->add_option("--vc-config-out", cf->vc_config_out,
+                   "Also write a Lucid vc_config.csv giving each VC nodes in proportion to its "
+                   "GPU-time demand (at least enough for its largest job)");
   conv->callback([cf] { RunConvert(*cf); });
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 
 #include "core/file_util.h"
@@ -93,8 +95,22 @@ std::string FormatLucidCsv(const JobTable& table) {
   return fmt::to_string(out);
 }
 
+Status WriteOutputFile(const std::string& path, std::string_view data) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+      !std::filesystem::is_directory(st)) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    if (!out) return Status::DataLoss("cannot write " + path);
+    return Status::Ok();
+  }
+  return WriteStringToFile(path, data);
+}
+
 Status WriteLucidCsv(const JobTable& table, const std::string& path) {
-  return WriteStringToFile(path, FormatLucidCsv(table));
+  return WriteOutputFile(path, FormatLucidCsv(table));
 }
 
 }  // namespace schedmate::trace

@@ -18,7 +18,12 @@ namespace schedmate::trace {
 
 // The whole CSV text (header + one line per job, LF line ends).
 std::string FormatLucidCsv(const JobTable& table);
-// FormatLucidCsv written atomically to `path`.
+// FormatLucidCsv written to `path` (see WriteOutputFile).
 Status WriteLucidCsv(const JobTable& table, const std::string& path);
+
+// Writes `data` to `path`: atomically (temp file + rename) for regular files and new paths, but
+// directly into an existing non-regular file (/dev/null, /dev/stdout, a FIFO), which a rename
+// would replace.
+Status WriteOutputFile(const std::string& path, std::string_view data);
 
 }  // namespace schedmate::trace
