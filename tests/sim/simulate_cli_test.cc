@@ -1,0 +1,120 @@
+// `schedmate simulate` through the built binary: JSON shape and hand-checked numbers, determinism,
+// plots, usage errors (exit 2) and missing files (exit 1, path in the message).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file_util.h"
+#include "testing/test_util.h"
+
+namespace schedmate::testing {
+namespace {
+
+std::string SmallArgs() {
+  return "simulate --trace " + ShellQuote(TestDataPath("sim/small_trace.csv")) + " --vc-config " +
+         ShellQuote(TestDataPath("sim/small_vc_config.csv")) + " --estimates " +
+         ShellQuote(TestDataPath("sim/small_estimates.csv"));
+}
+
+TEST(SimulateCliTest, JsonShapeAndFifoNumbers) {
+  auto r = RunSchedmate(SmallArgs() + " --policy fifo,qssf --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["jobs"], 6);
+  EXPECT_TRUE(j["trace"].is_string());
+  ASSERT_EQ(j["policies"].size(), 2u);
+  const auto& fifo = j["policies"][0];
+  EXPECT_EQ(fifo["policy"], "fifo");
+  for (const char* key : {"avg_jct_s", "avg_queue_s", "p50_jct_s", "p95_jct_s", "p99_jct_s",
+                          "makespan_s", "gpu_utilization", "wall_s", "per_vc"}) {
+    EXPECT_TRUE(fifo.contains(key)) << key;
+  }
+  // vcA (one node): job1 0..100; job2 (8 GPUs, at 10) 100..170; job6 (1 GPU, at 20) waits behind
+  // it (no backfill): 170..175. JCT 100, 160, 155; queue 0, 90, 150.
+  // vcB (two nodes): job3 (4 GPUs) 0..300 on node 0; job4 (2 GPUs, at 5) best-fits beside it
+  // 5..25; job5 (16 GPUs, at 6) needs both nodes idle: 300..350. JCT 300, 20, 344; queue 0, 0, 294.
+  EXPECT_EQ(fifo["per_vc"]["vcA"]["jobs"], 3);
+  EXPECT_NEAR(fifo["per_vc"]["vcA"]["avg_jct_s"].get<double>(), (100 + 160 + 155) / 3.0, 1e-9);
+  EXPECT_NEAR(fifo["per_vc"]["vcA"]["avg_queue_s"].get<double>(), 80, 1e-9);
+  EXPECT_NEAR(fifo["per_vc"]["vcB"]["avg_jct_s"].get<double>(), (300 + 20 + 344) / 3.0, 1e-9);
+  EXPECT_NEAR(fifo["per_vc"]["vcB"]["avg_queue_s"].get<double>(), 98, 1e-9);
+  EXPECT_NEAR(fifo["avg_jct_s"].get<double>(), 1079 / 6.0, 1e-9);
+  EXPECT_NEAR(fifo["avg_queue_s"].get<double>(), 89, 1e-9);
+  EXPECT_NEAR(fifo["makespan_s"].get<double>(), 350, 1e-9);
+}
+
+nlohmann::json WithoutWall(nlohmann::json j) {
+  for (auto& p : j["policies"]) p.erase("wall_s");
+  return j;
+}
+
+TEST(SimulateCliTest, SameSeedSameJson) {
+  const std::string args = SmallArgs() + " --policy all --seed 5 --mtbf 0.05 --json";
+  auto a = RunSchedmate(args);
+  auto b = RunSchedmate(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(WithoutWall(nlohmann::json::parse(a.out)).dump(),
+            WithoutWall(nlohmann::json::parse(b.out)).dump());
+  EXPECT_EQ(nlohmann::json::parse(a.out)["policies"].size(), 7u);
+}
+
+TEST(SimulateCliTest, HumanTableAndPlot) {
+  TempDir dir;
+  auto r =
+      RunSchedmate(SmallArgs() + " --policy fifo,srtf --plot " + ShellQuote(dir.File("p.svg")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fifo"), std::string::npos);
+  EXPECT_NE(r.out.find("vcB"), std::string::npos);
+  auto svg = ReadFileToString(dir.File("p.svg"));
+  ASSERT_OK(svg);
+  EXPECT_NE(svg->find("<svg"), std::string::npos);
+  EXPECT_NE(svg->find("JCT CDF"), std::string::npos);
+}
+
+TEST(SimulateCliTest, SingleClusterFromFlags) {
+  auto r = RunSchedmate("simulate --trace " + ShellQuote(TestDataPath("sim/small_trace.csv")) +
+                        " --gpus 32 --policy sjf --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cluster_gpus"], 32);
+  auto d = RunSchedmate("simulate --trace " + ShellQuote(TestDataPath("sim/small_trace.csv")) +
+                        " --policy fifo --json");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.err.find("no --vc-config"), std::string::npos);  // says what it derived
+}
+
+TEST(SimulateCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunSchedmate(SmallArgs() + " --bogus-flag").exit_code, 2);
+  auto p = RunSchedmate(SmallArgs() + " --policy nosuch");
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("nosuch"), std::string::npos);
+  EXPECT_EQ(RunSchedmate(SmallArgs() + " --format nosuch").exit_code, 2);
+  EXPECT_EQ(RunSchedmate(SmallArgs() + " --estimator nosuch").exit_code, 2);
+  EXPECT_EQ(RunSchedmate("simulate --policy fifo").exit_code, 2);  // --trace missing
+}
+
+TEST(SimulateCliTest, MissingFileExitsOneNamingIt) {
+  auto r = RunSchedmate("simulate --trace /nonexistent/trace.csv --policy fifo");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/trace.csv"), std::string::npos) << r.err;
+  auto v = RunSchedmate("simulate --trace " + ShellQuote(TestDataPath("sim/small_trace.csv")) +
+                        " --vc-config /nonexistent/vc.csv --policy fifo");
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_NE(v.err.find("/nonexistent/vc.csv"), std::string::npos) << v.err;
+}
+
+TEST(SimulateCliTest, MalformedTraceNamesFileAndLine) {
+  TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("bad.csv"),
+                              "job_id,user,vc,gpu_num,cpu_num,state,submit_s,duration_s\n"
+                              "1,a,vcA,1,1,COMPLETED,0,10\n"
+                              "2,a,vcA,x,1,COMPLETED,5,10\n"));
+  auto r = RunSchedmate("simulate --trace " + ShellQuote(dir.File("bad.csv")) + " --policy fifo");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(dir.File("bad.csv") + ":3"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace schedmate::testing
