@@ -313,12 +313,21 @@ Status SignatureSet::Compile() {
 LineMatch SignatureSet::MatchLine(std::string_view line) const {
   SM_CHECK(compiled_ != nullptr) << "SignatureSet::MatchLine before Compile()";
   LineMatch m;
-  if (line.size() > kMaxLineBytes) line = line.substr(0, kMaxLineBytes);
   std::vector<int> hits;
-  RE2::Set::ErrorInfo info{};
-  if (!compiled_->lines.Match(re2::StringPiece(line.data(), line.size()), &hits, &info)) {
-    return m;
+  // Over-long lines (pastes that lost their newlines) are matched in overlapping windows so the
+  // DFA's memory stays bounded; the union of the hits counts.
+  constexpr size_t kOverlap = 4096;
+  for (size_t pos = 0; pos < line.size() || pos == 0;) {
+    std::string_view window = line.substr(pos, kMaxLineBytes);
+    std::vector<int> part;
+    RE2::Set::ErrorInfo info{};
+    if (compiled_->lines.Match(re2::StringPiece(window.data(), window.size()), &part, &info)) {
+      hits.insert(hits.end(), part.begin(), part.end());
+    }
+    if (pos + kMaxLineBytes >= line.size()) break;
+    pos += kMaxLineBytes - kOverlap;
   }
+  if (hits.empty()) return m;
   // Deterministic regardless of the order RE2 reports hits in.
   std::vector<int> sigs;
   sigs.reserve(hits.size());

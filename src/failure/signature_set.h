@@ -70,7 +70,8 @@ class SignatureSet {
   // Compiles every pattern; errors name the entry and the pattern.
   Status Compile();
 
-  // REQUIRES: Compile() succeeded. Lines longer than kMaxLineBytes are matched on their head.
+  // REQUIRES: Compile() succeeded. Lines longer than kMaxLineBytes are matched in overlapping
+  // windows of that size.
   LineMatch MatchLine(std::string_view line) const;
   // False only if no non-benign pattern can match anywhere in `text` (a fast pre-filter over
   // many lines at once); true means "look line by line".

@@ -1,0 +1,143 @@
+#include "failure/failure_classifier.h"
+
+#include <gtest/gtest.h>
+
+#include "failure/signature_set.h"
+#include "testing/test_util.h"
+
+namespace schedmate::failure {
+namespace {
+
+const SignatureSet& Builtin() {
+  static const SignatureSet* set = [] {
+    auto r = SignatureSet::Builtin();
+    SM_CHECK(r.ok()) << r.status().ToString();
+    return new SignatureSet(std::move(r).value());
+  }();
+  return *set;
+}
+
+LocatedLine Line(int64_t no, std::string text, LineRole role = LineRole::kOrigin) {
+  return LocatedLine{LogLine{no, std::move(text)}, role, 0};
+}
+
+TEST(FailureClassifierTest, Categories) {
+  struct Case {
+    const char* line;
+    FailureLabel label;
+    const char* category;
+  };
+  const Case cases[] = {
+      {"RuntimeError: CUDA error: uncorrectable ECC error encountered",
+       FailureLabel::kInfrastructure, "gpu_hardware"},
+      {"NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.",
+       FailureLabel::kInfrastructure, "gpu_hardware"},
+      {"Failed to initialize NVML: Driver/library version mismatch", FailureLabel::kInfrastructure,
+       "cuda_driver"},
+      {"RuntimeError: CUDA error: unspecified launch failure", FailureLabel::kInfrastructure,
+       "cuda_launch_failure"},
+      {"h1:1:2 [0] NCCL WARN NET/IB : Got completion from peer with error 12",
+       FailureLabel::kInfrastructure, "network_ib_nccl"},
+      {"OSError: [Errno 28] No space left on device", FailureLabel::kInfrastructure, "storage"},
+      {"ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+       "shared memory (shm).",
+       FailureLabel::kInfrastructure, "shm"},
+      {"socket.timeout: timed out", FailureLabel::kInfrastructure, "external_service"},
+      {"slurmstepd: error: *** JOB 3 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO PREEMPTION ***",
+       FailureLabel::kInfrastructure, "preemption"},
+      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+       FailureLabel::kApplication, "cuda_oom"},
+      {"RuntimeError: The size of tensor a (3) must match the size of tensor b (4) at "
+       "non-singleton dimension 1",
+       FailureLabel::kApplication, "shape_mismatch"},
+      {"RuntimeError: Expected all tensors to be on the same device, but found at least two "
+       "devices, cuda:0 and cpu!",
+       FailureLabel::kApplication, "dtype_device_mismatch"},
+      {"ModuleNotFoundError: No module named 'apex'", FailureLabel::kApplication,
+       "import_or_api_version"},
+      {"FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'",
+       FailureLabel::kApplication, "file_not_found"},
+      {"KeyError: 'image_id'", FailureLabel::kApplication, "data_error"},
+      {"FloatingPointError: Loss became infinite or NaN at iteration=10!",
+       FailureLabel::kApplication, "nan_loss"},
+      {"AssertionError: num_classes must be positive", FailureLabel::kApplication, "assertion"},
+      {"RuntimeError: CUDA error: device-side assert triggered", FailureLabel::kApplication,
+       "device_assert"},
+      {"Killed", FailureLabel::kApplication, "host_oom_kill"},
+      {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
+       FailureLabel::kApplication, "config_error"},
+  };
+  FailureClassifier classifier(Builtin(), nullptr);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.line);
+    Classification r = classifier.Classify(Line(1, c.line), {});
+    EXPECT_EQ(FailureLabelName(r.label), FailureLabelName(c.label));
+    EXPECT_EQ(r.category, c.category);
+    EXPECT_GE(r.confidence, 0.45);
+    ASSERT_FALSE(r.evidence.empty());
+    EXPECT_EQ(r.evidence[0].line_no, 1);
+  }
+}
+
+TEST(FailureClassifierTest, UnknownWhenAmbiguous) {
+  FailureClassifier classifier(Builtin(), nullptr);
+  for (const char* line :
+       {"ERROR: job failed", "Segmentation fault (core dumped)",
+        "RuntimeError: something unexpected happened",
+        "slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2024-01-01T00:00:00 ***"}) {
+    SCOPED_TRACE(line);
+    Classification r = classifier.Classify(Line(4, line), {});
+    EXPECT_EQ(r.label, FailureLabel::kUnknown);
+    EXPECT_LT(r.confidence, 0.45);
+  }
+}
+
+TEST(FailureClassifierTest, CascadeNamesWhatTheRootHides) {
+  FailureClassifier classifier(Builtin(), nullptr);
+  std::vector<LocatedLine> followers{
+      Line(10, "The actor died because its node has died. Node Id: abc")};
+  Classification r = classifier.Classify(
+      Line(4, "The actor died unexpectedly before finishing this task.", LineRole::kWrapper),
+      followers);
+  EXPECT_EQ(r.label, FailureLabel::kInfrastructure);
+  EXPECT_EQ(r.category, "node_failure");
+  EXPECT_LT(r.confidence, 0.9);  // second-hand evidence counts less
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence[0].line_no, 10);
+}
+
+TEST(FailureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
+  FailureClassifier classifier(Builtin(), nullptr);
+  std::vector<LocatedLine> followers{
+      Line(8,
+           "[E x.cpp:1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+           "OpType=ALLREDUCE)",
+           LineRole::kWeak)};
+  Classification r = classifier.Classify(
+      Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), followers);
+  EXPECT_EQ(r.label, FailureLabel::kApplication);
+  EXPECT_EQ(r.category, "cuda_oom");
+  Classification alone =
+      classifier.Classify(Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), {});
+  EXPECT_LT(r.confidence, alone.confidence);  // disagreement lowers confidence
+}
+
+TEST(FailureClassifierTest, LearnedExamplesOverrideGeneralRules) {
+  ExampleStore store;
+  store.Add({FailureLabel::kInfrastructure, "site_fs",
+             MaskLogLine("RuntimeError: weka client lost lease on /mnt/weka/run3")});
+  FailureClassifier classifier(Builtin(), &store);
+  Classification r =
+      classifier.Classify(Line(7, "RuntimeError: weka client lost lease on /mnt/weka/run9"), {});
+  EXPECT_EQ(r.label, FailureLabel::kInfrastructure);
+  EXPECT_EQ(r.category, "site_fs");
+  EXPECT_EQ(r.decided_by, "examples");
+  EXPECT_GT(r.confidence, 0.8);
+  // Unrelated failures are still decided by the signatures.
+  Classification other = classifier.Classify(Line(2, "KeyError: 'label'"), {});
+  EXPECT_EQ(other.label, FailureLabel::kApplication);
+  EXPECT_EQ(other.decided_by, "signature:data_error");
+}
+
+}  // namespace
+}  // namespace schedmate::failure
