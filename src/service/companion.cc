@@ -87,6 +87,8 @@ Status Companion::Load() {
     return Status::Unavailable(
         fmt::format("cannot create {}: {}", config_.CapturedLogDir(), ec.message()));
   }
+  // What was recorded before a restart is visible at once, before the first tick.
+  Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
   return Status::Ok();
 }
 

@@ -1,0 +1,82 @@
+#include "service/start_estimator.h"
+
+#include <gtest/gtest.h>
+
+namespace schedmate::service {
+namespace {
+
+const SimTime kNow = SimTime::FromSeconds(1'000'000);
+
+PendingJobRequest Pending(const std::string& id, int gpus, int minutes, int64_t priority = 100,
+                          int nodes = 1) {
+  return {id, priority, kNow, nodes, gpus, Duration::Minutes(minutes), "Resources"};
+}
+
+TEST(StartTimeEstimator, EmptyClusterStartsNow) {
+  StartTimeEstimator est;
+  auto out = est.Estimate(kNow, {{"gpu1", 8, true}}, {}, {Pending("1", 4, 10)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].start, kNow);
+  EXPECT_EQ(out[0].nodes, std::vector<std::string>{"gpu1"});
+}
+
+TEST(StartTimeEstimator, WaitsForPredictedEndsInPriorityOrder) {
+  StartTimeEstimator est;
+  std::vector<RunningJobLoad> running = {
+      {"r1", {"gpu1"}, 8, kNow - Duration::Minutes(10), Duration::Minutes(30), std::nullopt},
+      {"r2", {"gpu2"}, 8, kNow - Duration::Minutes(10), Duration::Minutes(20), std::nullopt}};
+  auto out = est.Estimate(kNow, {{"gpu1", 8, true}, {"gpu2", 8, true}}, running,
+                          {Pending("low", 8, 60, 10), Pending("high", 8, 60, 500)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].job_id, "high");
+  EXPECT_EQ(out[0].start, kNow + Duration::Minutes(10));  // r2 ends first, on gpu2
+  EXPECT_EQ(out[0].nodes, std::vector<std::string>{"gpu2"});
+  EXPECT_EQ(out[1].start, kNow + Duration::Minutes(20));  // then r1 on gpu1
+}
+
+TEST(StartTimeEstimator, BackfillsShortJobIntoGapWithoutDelayingEarlierOne) {
+  StartTimeEstimator est;
+  std::vector<RunningJobLoad> running = {
+      {"r1", {"gpu1"}, 4, kNow, Duration::Minutes(30), std::nullopt}};
+  auto out = est.Estimate(kNow, {{"gpu1", 8, true}}, running,
+                          {Pending("big", 8, 60, 100), Pending("small", 4, 20, 50)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].start, kNow + Duration::Minutes(30));
+  EXPECT_EQ(out[1].start, kNow);  // fits in the 4 free GPUs and ends before "big" needs them
+}
+
+TEST(StartTimeEstimator, OverrunJobsAndTimeLimits) {
+  StartTimeEstimator est;
+  std::vector<RunningJobLoad> running = {
+      // Outlived its prediction: assumed to end one minute from now.
+      {"late", {"gpu1"}, 8, kNow - Duration::Hours(2), Duration::Hours(1), std::nullopt},
+      // Predicted 3 h but its limit ends it in 15 min.
+      {"limited",
+       {"gpu2"},
+       8,
+       kNow - Duration::Minutes(45),
+       Duration::Hours(3),
+       Duration::Hours(1)}};
+  auto out = est.Estimate(kNow, {{"gpu1", 8, true}, {"gpu2", 8, true}}, running,
+                          {Pending("a", 8, 10), Pending("b", 8, 10)});
+  EXPECT_EQ(out[0].start, kNow + Duration::Minutes(1));
+  EXPECT_EQ(out[1].start, kNow + Duration::Minutes(11));  // "a" then fits on gpu1 first
+}
+
+TEST(StartTimeEstimator, HeldInfeasibleAndMultiNode) {
+  StartTimeEstimator est;
+  PendingJobRequest held = Pending("held", 1, 10);
+  held.reason = "JobHeldUser";
+  auto out = est.Estimate(
+      kNow, {{"gpu1", 8, true}, {"gpu2", 8, false}}, {},
+      {held, Pending("huge", 16, 10), Pending("two", 8, 10, 1, 2), Pending("ok", 8, 10, 0)});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_FALSE(out[0].start.has_value());
+  EXPECT_NE(out[0].note.find("held"), std::string::npos);
+  EXPECT_FALSE(out[1].start.has_value());  // 16 GPUs on one node never fits
+  EXPECT_FALSE(out[2].start.has_value());  // two nodes but gpu2 is drained
+  EXPECT_EQ(out[3].start, kNow);
+}
+
+}  // namespace
+}  // namespace schedmate::service
