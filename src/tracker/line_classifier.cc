@@ -1,6 +1,7 @@
 #include "tracker/line_classifier.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace schedmate::tracker {
 namespace {
@@ -176,8 +177,22 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
     if (f.eval && f.role != Role::kNone) eval_fields = true;
     if (!f.eval && f.counts_as_metric) ++train_metric_fields;
   }
+  // Eval-qualified words in a bar's description ("Box(P R mAP50): 100%|...") make it an eval bar.
+  bool eval_before_bar = false;
+  if (k.bar) {
+    uint32_t bar_pos = UINT32_MAX;
+    for (const Field& f : seg.fields) {
+      if (f.bar_fraction) {
+        bar_pos = f.value_begin;
+        break;
+      }
+    }
+    for (const Field& f : seg.fields) {
+      if (f.eval && f.value_begin < bar_pos) eval_before_bar = true;
+    }
+  }
   k.eval = ((seg.flags & kFlagEvalTag) && !(seg.flags & kFlagTrainTag)) ||
-           (eval_fields && !v.has_metric && !k.bar);
+           (eval_fields && !v.has_metric) || eval_before_bar;
   if (k.eval) {
     k.cls = c.text_class == LineClass::kError ? LineClass::kError : LineClass::kInfo;
     return k;

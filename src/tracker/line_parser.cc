@@ -160,9 +160,12 @@ bool InSet(std::string_view w, std::initializer_list<std::string_view> set) {
 }
 
 const std::initializer_list<std::string_view> kEvalWords = {
-    "val",        "valid",      "validation", "validate", "validating", "eval",
-    "evaluation", "evaluate",   "evaluating", "test",     "testing",    "dev",
-    "predict",    "prediction", "predicting", "inference"};
+    "val",        "valid",      "validation", "validate",  "validating", "eval",
+    "evaluation", "evaluate",   "evaluating", "test",      "testing",    "dev",
+    "predict",    "prediction", "predicting", "inference", "sanity"};
+// Metrics that logs compute in evaluation loops, not per training step.
+const std::initializer_list<std::string_view> kEvalOnlyMetricWords = {
+    "map", "bleu", "rouge", "wer", "cer", "f1", "auc", "ap", "ar"};
 const std::initializer_list<std::string_view> kAvgWords = {
     "avg",    "average", "mean",   "running", "smoothed",
     "smooth", "ema",     "moving", "median",  "cumulative"};
@@ -246,6 +249,11 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     return false;
   };
   r.eval = has(kEvalWords);
+  for (auto w : words) {
+    size_t e = w.size();
+    while (e > 0 && IsDigit(static_cast<unsigned char>(w[e - 1]))) --e;
+    if (e > 0 && e < w.size() + 1 && InSet(w.substr(0, e), kEvalOnlyMetricWords)) r.eval = true;
+  }
   r.avg = has(kAvgWords);
   // Head word: the last word that is not a qualifier.
   std::string_view head;
@@ -367,12 +375,18 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.role = Role::kElapsed;
     return r;
   }
+  if (!head.empty() && (InSet(head, kEpochWords) || InSet(head, kStepWords)) &&
+      InSet(words.front(), {"total", "max", "num", "number"}) && !has(kMetricWords) &&
+      (words.front() != "num" || InSet(head, kEpochWords))) {
+    r.role = InSet(head, kEpochWords) ? Role::kTotalEpochs : Role::kTotalSteps;
+    return r;
+  }
   if (!head.empty()) {
     if (InSet(head, kEpochWords)) {
       r.role = Role::kEpoch;
       return r;
     }
-    if (InSet(head, kStepWords) && head != "global") {
+    if (InSet(head, kStepWords) && head != "global" && !has({"skipped", "nan", "inf", "zero"})) {
       r.role = Role::kStep;
       int rank = 0;
       if (has_word("global") || has_word("gstep"))
@@ -706,6 +720,33 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
             }
             k = u;
             if (k < n && s[k] == '.' && (k + 1 >= n || s[k + 1] == ' ')) ++k;  // "sec."
+            if (ui.unit == Unit::kSeconds && ui.scale == 86400) {
+              // "1 day, 2:03:04" (mmengine / datetime.timedelta)
+              size_t q = k;
+              if (q < n && s[q] == ',') ++q;
+              while (q < n && IsSpace(static_cast<unsigned char>(s[q]))) ++q;
+              double parts[3] = {0, 0, 0};
+              int np = 0;
+              size_t r = q;
+              while (np < 3 && r < n && IsDigit(static_cast<unsigned char>(s[r]))) {
+                double x = 0;
+                size_t d0 = r;
+                while (r < n && IsDigit(static_cast<unsigned char>(s[r])) && r - d0 < 3) {
+                  x = x * 10 + (s[r++] - '0');
+                }
+                parts[np++] = x;
+                if (r < n && s[r] == ':' && np < 3) {
+                  ++r;
+                } else {
+                  break;
+                }
+              }
+              if (np == 3) {
+                f.value += parts[0] * 3600 + parts[1] * 60 + parts[2];
+                k = r;
+                f.unit_end = static_cast<uint32_t>(r);
+              }
+            }
           }
         }
       }
@@ -742,7 +783,7 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         if (!IsDigit(static_cast<unsigned char>(ch))) Mix(h, static_cast<unsigned char>(ch));
       }
       // nan / inf as values after a binder.
-      if (binder && word_count > 0 &&
+      if (word_count > 0 &&
           (EqualsLower(word, "nan") || EqualsLower(word, "inf") || EqualsLower(word, "infinity"))) {
         Field f;
         key_span(f);
@@ -916,7 +957,9 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
         bool adjacent = true;
         for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
           char ch = s[k];
-          if (ch != '[' && ch != ']' && ch != ' ' && ch != '(' && ch != ')') adjacent = false;
+          if (ch != '[' && ch != ']' && ch != ' ' && ch != '(' && ch != ')' && ch != ':') {
+            adjacent = false;
+          }
         }
         if (adjacent) {
           r.role = Role::kStep;

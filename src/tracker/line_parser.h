@@ -42,16 +42,18 @@ enum class RateNoun : uint8_t { kNone, kIt, kStep, kBatch, kSample, kToken, kIma
 // What a field means for training progress. Assigned by role analysis.
 enum class Role : uint8_t {
   kNone,
-  kStep,        // iteration / step / update counter (value; total for fractions)
-  kEpoch,       // epoch counter
-  kLoss,        // a training loss (primary or component)
-  kLr,          // learning rate
-  kStepTime,    // seconds per step
-  kThroughput,  // items per second
-  kEta,         // remaining time, seconds
-  kElapsed,     // elapsed / wall time (not used as a metric)
-  kPercent,     // progress percentage
-  kMetric,      // another known training metric (accuracy, grad norm, kl, reward, ...)
+  kStep,         // iteration / step / update counter (value; total for fractions)
+  kEpoch,        // epoch counter
+  kLoss,         // a training loss (primary or component)
+  kLr,           // learning rate
+  kStepTime,     // seconds per step
+  kThroughput,   // items per second
+  kEta,          // remaining time, seconds
+  kElapsed,      // elapsed / wall time (not used as a metric)
+  kPercent,      // progress percentage
+  kMetric,       // another known training metric (accuracy, grad norm, kl, reward, ...)
+  kTotalSteps,   // a configured total ("Total optimization steps = 500", "max_steps")
+  kTotalEpochs,  // "Num Epochs = 3", "max_epochs: 10"
 };
 
 struct Field {

@@ -93,6 +93,8 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
   int rate_score = -1000;
   const Field* eta = nullptr;
   const Field* percent = nullptr;
+  const Field* total_steps_hint = nullptr;
+  const Field* total_epochs_hint = nullptr;
   for (const Field& f : seg.fields) {
     if (f.eval) continue;
     switch (f.role) {
@@ -128,6 +130,12 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
       case Role::kEta:
         if (!eta) eta = &f;
         break;
+      case Role::kTotalSteps:
+        if (f.integer && f.value > 0 && !total_steps_hint) total_steps_hint = &f;
+        break;
+      case Role::kTotalEpochs:
+        if (f.integer && f.value > 0 && !total_epochs_hint) total_epochs_hint = &f;
+        break;
       case Role::kPercent:
         if (!percent) percent = &f;
         break;
@@ -139,8 +147,18 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
   }
   if (step) {
     out.step = static_cast<int64_t>(std::llround(step->value));
-    if (step->kind == ValueKind::kFraction)
+    if (step->kind == ValueKind::kFraction) {
       out.total_steps = static_cast<int64_t>(std::llround(step->total));
+    } else {
+      // "epoch 1: 100 / 1000 ... num_updates=100": take the total of an equal fraction.
+      for (const Field& f : seg.fields) {
+        if (!f.eval && f.role == Role::kStep && f.kind == ValueKind::kFraction &&
+            std::llround(f.value) == *out.step) {
+          out.total_steps = static_cast<int64_t>(std::llround(f.total));
+          break;
+        }
+      }
+    }
     out.step_from_bar = step->bar_fraction;
   }
   if (epoch) {
@@ -149,7 +167,8 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
     if (epoch->kind == ValueKind::kFraction)
       out.total_epochs = static_cast<int64_t>(std::llround(epoch->total));
   }
-  if (loss) out.loss = loss->value;
+  // Only component losses printed (all with extra words, e.g. box_loss + cls_loss): no total.
+  if (loss && !(out.losses.size() >= 2 && loss->rank < 0)) out.loss = loss->value;
   if (lr) out.lr = lr->value;
   if (time) out.step_time_s = time->value;
   if (rate) {
@@ -182,6 +201,12 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
     }
   }
   if (percent) out.percent = percent->value;
+  if (!out.total_steps && total_steps_hint) {
+    out.total_steps = static_cast<int64_t>(std::llround(total_steps_hint->value));
+  }
+  if (!out.total_epochs && total_epochs_hint) {
+    out.total_epochs = static_cast<int64_t>(std::llround(total_epochs_hint->value));
+  }
   out.has_strong_metric = loss || time || rate;
 }
 

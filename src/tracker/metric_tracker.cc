@@ -58,6 +58,82 @@ std::string_view StripRankPrefix(std::string_view s, int& rank) {
   return s;
 }
 
+bool IsSpaceC(char c) { return c == ' ' || c == '\t'; }
+
+// Splits on whitespace; records each token's end offset.
+void Tokens(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) {
+  out.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpaceC(s[i])) ++i;
+    size_t b = i;
+    while (i < s.size() && !IsSpaceC(s[i])) ++i;
+    if (i > b) out.emplace_back(b, i);
+  }
+}
+
+// A table header: >= 3 word columns separated by runs of >= 2 blanks, no digits, at least one
+// progress word (epoch, loss, iter, step, lr). Returns the column names, or empty.
+std::vector<std::string> TableHeaderColumns(std::string_view s) {
+  std::vector<std::string> cols;
+  if (s.size() > 400) return cols;
+  bool progress_word = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpaceC(s[i])) ++i;
+    if (i >= s.size()) break;
+    size_t b = i;
+    while (i < s.size() && !(IsSpaceC(s[i]) && (i + 1 >= s.size() || IsSpaceC(s[i + 1])))) {
+      const char c = s[i];
+      if (IsDigitC(c)) return {};
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '/' || c == '(' ||
+            c == ')' || c == '%' || c == '-' || c == '.' || c == ' ')) {
+        return {};
+      }
+      ++i;
+    }
+    std::string col(s.substr(b, i - b));
+    std::string low;
+    for (char c : col) low.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);
+    if (low.find("epoch") != std::string::npos || low.find("loss") != std::string::npos ||
+        low.find("iter") != std::string::npos || low.find("step") != std::string::npos ||
+        low == "lr") {
+      progress_word = true;
+    }
+    cols.push_back(std::move(col));
+  }
+  if (cols.size() < 3 || !progress_word) cols.clear();
+  return cols;
+}
+
+// Rewrites a row of a learned table as "col=value, ..." followed by the rest of the line.
+bool BuildTableRow(std::string_view s, const std::vector<std::string>& cols, std::string& out) {
+  std::vector<std::pair<size_t, size_t>> toks;
+  Tokens(s, toks);
+  if (toks.size() < cols.size() || !IsDigitC(s[toks[0].first])) return false;
+  size_t numeric = 0;
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const char f = s[toks[c].first];
+    if (IsDigitC(f) || ((f == '-' || f == '.') && toks[c].second > toks[c].first + 1)) ++numeric;
+  }
+  if (numeric * 10 < cols.size() * 7) return false;
+  out.clear();
+  for (size_t c = 0; c < cols.size(); ++c) {
+    std::string_view v = s.substr(toks[c].first, toks[c].second - toks[c].first);
+    bool colon = false;
+    if (!v.empty() && v.back() == ':') {
+      v.remove_suffix(1);
+      colon = true;
+    }
+    out += cols[c];
+    out += '=';
+    out += v;
+    out += colon ? ": " : ", ";
+  }
+  out += s.substr(toks[cols.size() - 1].second);
+  return true;
+}
+
 void FillMissing(ExtractedValues& dst, const ExtractedValues& src, bool with_loss) {
   if (with_loss && !dst.loss && src.loss) {
     dst.loss = src.loss;
@@ -95,6 +171,7 @@ MetricTracker::MetricTracker(LineClassifier& classifier, MetricExtractor& extrac
     : classifier_(classifier), extractor_(extractor), options_(options) {}
 
 std::string MetricTracker::FormatName(const ParsedSegment& seg) {
+  if (seg.flags & kFlagTable) return "table";
   if (seg.flags & kFlagTqdmBar) return "tqdm-bar";
   if (seg.flags & kFlagKerasBar) return "keras-bar";
   if (seg.flags & kFlagJson) {
@@ -124,7 +201,16 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   ++stats_.segments;
   int rank = -1;
   seg = StripRankPrefix(seg, rank);
+  // Tables (YOLO-style): a header line names the columns of the rows below it.
+  bool table_row = false;
+  if (!table_columns_.empty() && BuildTableRow(seg, table_columns_, table_row_)) {
+    seg = table_row_;
+    table_row = true;
+  } else if (std::vector<std::string> cols = TableHeaderColumns(seg); !cols.empty()) {
+    table_columns_ = std::move(cols);
+  }
   parser_.Parse(seg, ps_);
+  if (table_row) ps_.flags |= kFlagTable;
   if (ps_.fields.empty()) {
     vals_ = ExtractedValues();
   } else {
@@ -137,6 +223,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   if (ts > last_timestamp_) last_timestamp_ = ts;
 
   if (!k.bar) ResolveLookahead(k.eval);
+  if (vals_.total_epochs && !vals_.epoch && !k.eval) run_total_epochs_ = vals_.total_epochs;
 
   // Indented continuation of the record just above ("    train/loss=2.95").
   if (first_segment && (ps_.flags & kFlagIndented) && !k.anchor && !k.eval && !pending_.empty() &&
@@ -210,6 +297,11 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       }
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    if (k.bar && last_complete_ && !vals_.epoch && vals_.total_steps != last_total_steps_) {
+      // After the final epoch completed, another loop (Keras evaluate/predict) is not training.
+      ++stats_.eval_segments;
+      return;
+    }
     if (k.bar) {
       // A bar with a different total starts another loop: earlier bar states stand confirmed.
       for (Pending& q : pending_) {
@@ -297,6 +389,8 @@ void MetricTracker::Confirm(Pending& p) {
     last_total_steps_ = v.total_steps;
   }
   if (eff_epoch) last_epoch_ = eff_epoch;
+  last_complete_ = v.epoch && v.total_epochs && v.step && v.total_steps &&
+                   *v.epoch >= static_cast<double>(*v.total_epochs) && *v.step >= *v.total_steps;
   if (p.own_counter) {
     seen_anchor_ = true;
     eval_mode_ = false;

@@ -127,6 +127,9 @@ class MetricTracker {
   std::optional<double> last_epoch_;
   int64_t last_line_no_ = 0;
 
+  std::vector<std::string> table_columns_;  // last table header ("Epoch GPU_mem box_loss ...")
+  std::string table_row_;                   // a table row rewritten as key=value
+  bool last_complete_ = false;              // the last record finished the final epoch
   std::optional<ProgressRecord> latest_;
   double last_timestamp_ = -1;
   TrackerStats stats_;

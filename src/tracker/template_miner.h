@@ -22,7 +22,7 @@ class TemplateMiner {
     double similarity = 0.6;
     size_t max_tokens = 48;  // tokens beyond this are ignored
     size_t max_clusters_per_bucket = 64;
-    size_t max_clusters = 100000;  // beyond this, lines get id -1
+    size_t max_clusters = 20000;  // beyond this, lines get id -1
   };
   TemplateMiner() : TemplateMiner(Options{}) {}
   explicit TemplateMiner(Options options) : options_(options) {}
