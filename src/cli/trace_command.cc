@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "trace/gavel_throughputs.h"
 #include "trace/trace_generator.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_stats.h"
@@ -26,6 +27,8 @@ struct ReadFlags {
   std::string path;
   std::string format = "auto";
   bool skip_malformed = false;
+  std::string gavel_throughputs;
+  std::string gavel_worker = "v100";
 };
 
 void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
@@ -33,6 +36,13 @@ void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
   cmd->add_flag("--skip-malformed", f.skip_malformed,
                 "Skip rows that cannot be parsed (counted, first reasons shown) instead of "
                 "stopping at the first one with file:line");
+  cmd->add_option("--gavel-throughputs", f.gavel_throughputs,
+                  "Gavel throughput JSON (e.g. Gavel's simulation_throughputs.json): derive Gavel "
+                  "job durations as total_steps / isolated steps-per-second (approximate: the "
+                  "file used to make a trace is not recorded)");
+  cmd->add_option("--gavel-worker", f.gavel_worker,
+                  "Worker type whose throughputs --gavel-throughputs uses")
+      ->default_str("v100");
 }
 
 JobTable ReadOrFail(const ReadFlags& f) {
@@ -46,6 +56,19 @@ JobTable ReadOrFail(const ReadFlags& f) {
   o.skip_malformed = f.skip_malformed;
   auto table = trace::ReadTrace(f.path, o);
   if (!table.ok()) Fail(table.status());
+  if (!f.gavel_throughputs.empty()) {
+    if (table->format != TraceFormat::kGavel) {
+      FailUsage("--gavel-throughputs applies to Gavel traces only; " + f.path + " is " +
+                std::string(TraceFormatName(table->format)));
+    }
+    auto tput = trace::ReadGavelThroughputs(f.gavel_throughputs, f.gavel_worker);
+    if (!tput.ok()) Fail(tput.status());
+    const trace::GavelDurationStats s = trace::ApplyGavelThroughputs(*table, *tput);
+    std::cerr << fmt::format(
+        "schedmate: Gavel durations from {} throughputs: {} derived ({} via the 1-GPU value), {} "
+        "job types missing (duration left 0)\n",
+        f.gavel_worker, s.derived, s.fallback, s.missing);
+  }
   return std::move(table).value();
 }
 

@@ -17,7 +17,8 @@ Result<GeneratedTrace> GenerateTrace(const JobTable& source, const GenerateOptio
     return Status::InvalidArgument(
         fmt::format("need at least 2 source jobs to sample from, {} has {}", source.source, n));
   }
-  if (source.format != TraceFormat::kAuto && !FormatHasDurations(source.format)) {
+  if (std::none_of(source.jobs.begin(), source.jobs.end(),
+                   [](const JobRecord& j) { return j.duration > Duration::Zero(); })) {
     return Status::InvalidArgument(fmt::format("{} ({} format) has no job durations to sample",
                                                source.source, TraceFormatName(source.format)));
   }

@@ -43,9 +43,9 @@ struct GeneratedTrace {
   double offered_gpus = 0;         // the same for the generated trace (expected)
 };
 
-// REQUIRES nothing; errors (kInvalidArgument): fewer than 2 source jobs, a source without
-// durations, all-equal source submit times (no gaps), jobs < 0, conflicting or non-positive
-// scalings.
+// Errors (kInvalidArgument): fewer than 2 source jobs, a source whose durations are all 0
+// (Pollux; Gavel without ApplyGavelThroughputs), all-equal source submit times (no gaps), jobs < 0,
+// conflicting or non-positive scalings.
 Result<GeneratedTrace> GenerateTrace(const JobTable& source, const GenerateOptions& options);
 
 // A Lucid-style vc_config.csv (",num" then "<vc>,<nodes>") for `table` on a cluster of

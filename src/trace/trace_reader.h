@@ -23,8 +23,8 @@
 //             both user and vc), iterations, model_name optional.
 //   kGavel    Gavel .trace: tab-separated, no header, 7 fields job_type, command, num_steps_arg,
 //             needs_data_dir, total_steps, arrival_time (s), scale_factor (= GPUs). The file has
-//             NO duration (Gavel derives it from total_steps and measured throughputs we do not
-//             bundle): duration is left 0 (FormatHasDurations() is false), iterations =
+//             NO duration: it is left 0 (FormatHasDurations() is false) unless a Gavel
+//             throughput file is applied afterwards (gavel_throughputs.h), iterations =
 //             total_steps, model/batch_size from job_type "ResNet-50 (batch size 64)",
 //             name = command, id = 0-based row index. Gavel's newer 10-field rows are rejected.
 //   kPollux   Pollux/Sia workload CSV: name,time,application,num_replicas,batch_size. The file

@@ -33,7 +33,9 @@ TraceStats ComputeTraceStats(const JobTable& table) {
   s.jobs = static_cast<int64_t>(table.jobs.size());
   s.rows_read = table.rows_read;
   s.rows_skipped = table.rows_skipped;
-  s.durations_known = table.format == TraceFormat::kAuto || FormatHasDurations(table.format);
+  s.durations_known = table.format == TraceFormat::kAuto || FormatHasDurations(table.format) ||
+                      std::any_of(table.jobs.begin(), table.jobs.end(),
+                                  [](const JobRecord& j) { return j.duration > Duration::Zero(); });
   static constexpr std::array<const char*, 7> kBuckets = {"0", "<1", "1", "2", "3-4", "5-8", ">8"};
   std::array<int64_t, 7> buckets{};
   std::array<int64_t, 8> states{};

@@ -21,7 +21,9 @@ struct TraceStats {
   // Jobs per GPU-count bucket, in this fixed order: "0", "<1" (fractional share), "1", "2",
   // "3-4", "5-8", ">8". A fractional count above 1 goes to the bucket of its ceiling.
   std::vector<std::pair<std::string, int64_t>> gpu_histogram;
-  bool durations_known = true;  // false for formats without run times (Pollux, Gavel)
+  // False for formats without run times (Pollux, Gavel) unless some job has a duration > 0
+  // (e.g. Gavel after ApplyGavelThroughputs).
+  bool durations_known = true;
   // Duration percentiles by nearest rank over all jobs; zero when there are no jobs.
   Duration p50, p90, p99, mean, max;
   double gpu_hours = 0;  // sum of gpus * duration

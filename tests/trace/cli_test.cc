@@ -123,3 +123,24 @@ TEST(TraceCliTest, HelpListsFormats) {
 
 }  // namespace
 }  // namespace schedmate::trace
+
+namespace schedmate::trace {
+namespace {
+
+TEST(TraceCliTest, GavelThroughputsGiveDurations) {
+  auto r = RunSchedmate("trace stats --json --gavel-throughputs " +
+                        ShellQuote(TestDataPath("trace/gavel_throughputs.json")) + " " +
+                        ShellQuote(TestDataPath("trace/gavel_small.trace")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["durations_known"], true);
+  EXPECT_DOUBLE_EQ(j["duration_s"]["max"].get<double>(), 79561.0 / 250.0);
+  EXPECT_NE(r.err.find("2 derived"), std::string::npos) << r.err;
+  auto wrong = RunSchedmate("trace stats --gavel-throughputs " +
+                            ShellQuote(TestDataPath("trace/gavel_throughputs.json")) + " " +
+                            ShellQuote(TestDataPath("trace/gpw.csv")));
+  EXPECT_EQ(wrong.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace schedmate::trace
