@@ -1,6 +1,6 @@
 // schedmate advise / schedmate history: the advisor's command-line front end.
 //
-//   schedmate advise PATH [--json] [--store DB]
+//   schedmate advise PATH [--json] [--store DB] [--user NAME]
 //   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q]
 //   schedmate history import TRACE [--format F] [--store DB]
 //
@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "advisor/builtin_extractor.h"
 #include "advisor/fingerprint.h"
 #include "advisor/history_estimator.h"
 #include "advisor/replay.h"
@@ -100,9 +103,133 @@ void RunImport(const ImportArgs& a) {
             << (n.ok() ? *n : 0) << " jobs stored)\n";
 }
 
+struct AdviseArgs {
+  std::string path;
+  bool json = false;
+  std::string store;
+  std::string user;
+};
+
+// The job as the estimator sees it: resources and workload from the extracted metadata.
+JobRecord JobFromMetadata(const advisor::JobMetadata& m, const std::string& user) {
+  JobRecord j;
+  j.id = "advise:" + m.entry;
+  j.user = user;
+  j.name = std::filesystem::path(m.entry).filename().string();
+  auto num = [&](const char* f) -> std::optional<double> {
+    auto it = m.values.find(f);
+    if (it == m.values.end() || !it->second.is_number()) return std::nullopt;
+    return it->second.get<double>();
+  };
+  auto str = [&](const char* f) -> std::string {
+    auto it = m.values.find(f);
+    return it != m.values.end() && it->second.is_string() ? it->second.get<std::string>() : "";
+  };
+  if (auto g = num("num_gpus")) j.gpus = GpuAmount::FromDouble(*g);
+  if (auto n = num("num_nodes")) j.nodes = static_cast<int32_t>(*n);
+  if (auto b = num("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
+  if (auto s = num("max_steps")) j.iterations = static_cast<int64_t>(*s);
+  j.model = str("model");
+  j.dataset = str("dataset");
+  std::string p = str("precision");
+  if (!p.empty()) j.amp = (p == "fp32") ? 0 : 1;
+  return j;
+}
+
+void RunAdvise(const AdviseArgs& a) {
+  advisor::BuiltinMetadataExtractor extractor;
+  Result<advisor::JobMetadata> meta = extractor.Extract({.path = a.path});
+  if (!meta.ok()) Fail(meta.status());
+  std::string user = a.user;
+  if (user.empty()) {
+    const char* u = std::getenv("USER");
+    user = u != nullptr ? u : "";
+  }
+  JobRecord job = JobFromMetadata(*meta, user);
+  advisor::JobFingerprint fp = advisor::FingerprintOf(JobRecord{}, meta->FingerprintText());
+  if (job.iterations > 0 && job.batch_size > 0 && job.gpus.as_double() > 0) {
+    fp.work = static_cast<double>(job.iterations) * job.batch_size / job.gpus.as_double();
+  }
+  // History: the given store, or the default one when it exists (advise never creates it).
+  advisor::HistoryEstimator estimator;
+  std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
+  std::error_code ec;
+  int64_t history_jobs = 0;
+  if (!a.store.empty() || std::filesystem::exists(store_path, ec)) {
+    auto st = store::SqliteHistoryStore::Open(store_path);
+    if (!st.ok()) Fail(st.status());
+    auto jobs = (*st)->ListJobs({});
+    if (!jobs.ok()) Fail(jobs.status());
+    for (const store::StoredJob& s : *jobs) {
+      advisor::JobFingerprint f = advisor::FingerprintOf(s.job);
+      if (!s.fingerprint.empty()) f.workload = s.fingerprint;
+      estimator.ObserveWithFingerprint(s.job, *s.finish, f);
+      ++history_jobs;
+    }
+  }
+  advisor::DetailedEstimate d = estimator.EstimateDetailed(job, fp);
+  nlohmann::json neighbours = nlohmann::json::array();
+  for (const auto& n : d.neighbours) {
+    neighbours.push_back({{"job_id", n.job_id},
+                          {"user", n.user},
+                          {"duration_s", n.duration_s},
+                          {"scaled_s", n.scaled_s},
+                          {"similarity", n.similarity},
+                          {"finish_s", n.finish_s}});
+  }
+  nlohmann::json out;
+  out["metadata"] = meta->FieldsJson();
+  out["sources"] = meta->SourcesJson();
+  out["estimate"] = {{"duration_s", d.estimate.duration.seconds_f()},
+                     {"low_s", d.estimate.low.seconds_f()},
+                     {"high_s", d.estimate.high.seconds_f()},
+                     {"confidence", d.estimate.confidence},
+                     {"tier", d.tier},
+                     {"history_jobs", history_jobs},
+                     {"neighbours", neighbours},
+                     {"explanation", d.estimate.explanation}};
+  out["entry"] = meta->entry;
+  out["files_read"] = meta->files_read;
+  out["files_skipped"] = meta->files_skipped;
+  out["notes"] = meta->notes;
+  if (a.json) {
+    PrintJson(out);
+    return;
+  }
+  std::cout << "job: " << meta->entry << "\n";
+  for (std::string_view f : advisor::kMetadataFields) {
+    auto it = meta->values.find(std::string(f));
+    if (it == meta->values.end()) continue;
+    std::string v = it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+    std::cout << "  " << f << ": " << v;
+    auto s = meta->sources.find(std::string(f));
+    if (s != meta->sources.end()) std::cout << "    [" << s->second << "]";
+    std::cout << "\n";
+  }
+  std::cout << "estimate: " << FormatDuration(d.estimate.duration) << " ("
+            << FormatDuration(d.estimate.low) << " .. " << FormatDuration(d.estimate.high)
+            << ", confidence " << d.estimate.confidence << ")\n  " << d.estimate.explanation
+            << "\n";
+  for (const std::string& n : meta->notes) std::cout << "note: " << n << "\n";
+  if (meta->files_skipped > 0) std::cout << "skipped files: " << meta->files_skipped << "\n";
+}
+
 }  // namespace
 
 void RegisterAdviseCommands(CLI::App& app) {
+  auto advise = std::make_shared<AdviseArgs>();
+  CLI::App* ad = app.add_subcommand(
+      "advise",
+      "Read a job's sources (directory, batch script or program): metadata + duration estimate");
+  ad->add_option("path", advise->path, "Job directory, batch script, Python program or config")
+      ->required();
+  ad->add_flag("--json", advise->json, "Print JSON: metadata, sources, estimate");
+  ad->add_option("--store", advise->store,
+                 "History database for the estimate (default $SCHEDMATE_HOME/history.db or "
+                 "~/.local/share/schedmate/history.db, used only if it exists)");
+  ad->add_option("--user", advise->user, "Whose history counts as 'same user' (default $USER)");
+  ad->callback([advise] { RunAdvise(*advise); });
+
   CLI::App* history = app.add_subcommand("history", "Job history: replay a trace, seed the store");
   history->require_subcommand(1);
 

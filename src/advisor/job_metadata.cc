@@ -1,0 +1,42 @@
+#include "advisor/job_metadata.h"
+
+#include "core/strings.h"
+
+namespace schedmate::advisor {
+
+nlohmann::json JobMetadata::FieldsJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::string_view f : kMetadataFields) {
+    auto it = values.find(std::string(f));
+    j[std::string(f)] = it == values.end() ? nlohmann::json(nullptr) : it->second;
+  }
+  return j;
+}
+
+nlohmann::json JobMetadata::SourcesJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::string_view f : kMetadataFields) {
+    auto it = sources.find(std::string(f));
+    if (it != sources.end()) j[std::string(f)] = it->second;
+  }
+  return j;
+}
+
+std::string JobMetadata::FingerprintText() const {
+  // Fields that describe the workload; resources and launcher are keyed separately by the
+  // estimator, and free-text fields like task are too noisy to compare.
+  static const char* kKeys[] = {
+      "framework",       "model",      "model_family", "dataset", "per_device_batch_size",
+      "sequence_length", "image_size", "precision"};
+  std::string out;
+  for (const char* k : kKeys) {
+    auto it = values.find(k);
+    if (it == values.end()) continue;
+    std::string v = it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
+    if (!out.empty()) out += ' ';
+    out += std::string(k) + "=" + ToLower(v);
+  }
+  return out;
+}
+
+}  // namespace schedmate::advisor

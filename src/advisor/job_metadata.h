@@ -1,0 +1,56 @@
+#pragma once
+// JobMetadata: what a job is, as extracted from its sources, with where each value came from.
+//
+// Fields (kMetadataFields, the JSON names of `schedmate advise --json`): framework, task, model,
+// model_family, params, dataset, per_device_batch_size, global_batch_size, gradient_accumulation,
+// sequence_length, image_size, epochs, max_steps, learning_rate, optimizer, precision, num_gpus,
+// num_nodes, launcher. A value is JSON: a number, a string (a string for numbers means the value
+// is dynamic or derived and says so), or absent (unknown: printed as null). `sources[field]` is
+// "file:line" (path relative to the job's root), "derived: ..." or "default: ...".
+
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schedmate::advisor {
+
+inline constexpr std::array<std::string_view, 19> kMetadataFields = {"framework",
+                                                                     "task",
+                                                                     "model",
+                                                                     "model_family",
+                                                                     "params",
+                                                                     "dataset",
+                                                                     "per_device_batch_size",
+                                                                     "global_batch_size",
+                                                                     "gradient_accumulation",
+                                                                     "sequence_length",
+                                                                     "image_size",
+                                                                     "epochs",
+                                                                     "max_steps",
+                                                                     "learning_rate",
+                                                                     "optimizer",
+                                                                     "precision",
+                                                                     "num_gpus",
+                                                                     "num_nodes",
+                                                                     "launcher"};
+
+struct JobMetadata {
+  std::map<std::string, nlohmann::json> values;  // only known fields
+  std::map<std::string, std::string> sources;    // field -> provenance
+  std::string entry;                             // the entry file, relative to root
+  std::vector<std::string> files_read;           // relative paths, in reading order
+  int files_skipped = 0;                         // non-UTF-8 / binary / unreadable files
+  std::vector<std::string> notes;                // human-readable remarks (e.g. guesses)
+
+  bool Has(std::string_view field) const { return values.count(std::string(field)) != 0; }
+  // {"field": value-or-null, ...} over kMetadataFields, in that order.
+  nlohmann::json FieldsJson() const;
+  nlohmann::json SourcesJson() const;
+  // A one-line canonical text of the known fields, for fingerprints ("framework=pytorch ...").
+  std::string FingerprintText() const;
+};
+
+}  // namespace schedmate::advisor

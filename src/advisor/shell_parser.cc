@@ -1,0 +1,470 @@
+#include "advisor/shell_parser.h"
+
+#include <cctype>
+#include <set>
+
+#include "core/strings.h"
+
+namespace schedmate::advisor {
+namespace {
+
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool IsAssignment(std::string_view w, std::string* name, std::string* value) {
+  size_t eq = w.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  for (size_t i = 0; i < eq; ++i) {
+    if (!IsNameChar(w[i]) || (i == 0 && std::isdigit(static_cast<unsigned char>(w[i]))))
+      return false;
+  }
+  *name = std::string(w.substr(0, eq));
+  *value = std::string(w.substr(eq + 1));
+  return true;
+}
+
+// A raw word: pieces of text, each either quoted (no splitting) or not.
+struct Piece {
+  std::string text;
+  bool quoted;
+  bool single;  // single-quoted: no expansion
+};
+struct RawWord {
+  std::vector<Piece> pieces;
+  int line;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view s) : s_(s) {}
+  // Next command's raw words (empty vector + false at end). `sep_newline` reports the separator.
+  bool NextCommand(std::vector<RawWord>& words, int& line) {
+    words.clear();
+    line = 0;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
+        i_ += 2;
+        ++line_;
+        continue;
+      }
+      if (c == '\\' && i_ + 2 < s_.size() && s_[i_ + 1] == '\r' && s_[i_ + 2] == '\n') {
+        i_ += 3;
+        ++line_;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++i_;
+        continue;
+      }
+      if (c == '#') {
+        size_t e = s_.find('\n', i_);
+        i_ = e == std::string_view::npos ? s_.size() : e;
+        continue;
+      }
+      if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+        if (c == '\n') ++line_;
+        ++i_;
+        if ((c == '&' || c == '|' || c == ';') && i_ < s_.size() && s_[i_] == c) ++i_;
+        if (!words.empty()) return true;
+        continue;
+      }
+      if (words.empty()) line = line_;
+      words.push_back(ReadWord());
+    }
+    return !words.empty();
+  }
+
+ private:
+  RawWord ReadWord() {
+    RawWord w{{}, line_};
+    Piece cur{"", false, false};
+    auto push = [&] {
+      if (!cur.text.empty() || cur.quoted) w.pieces.push_back(cur);
+      cur = Piece{"", false, false};
+    };
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '\r' ||
+          c == '(' || c == ')') {
+        if ((c == '(' || c == ')') && !cur.text.empty() && cur.text.back() == '$') {
+          // $( ... ): keep the substitution text, balanced.
+          int depth = 0;
+          while (i_ < s_.size()) {
+            char d = s_[i_];
+            cur.text.push_back(d);
+            ++i_;
+            if (d == '(') ++depth;
+            if (d == ')' && --depth == 0) break;
+            if (d == '\n') ++line_;
+          }
+          continue;
+        }
+        break;
+      }
+      if (c == '\\' && i_ + 1 < s_.size()) {
+        if (s_[i_ + 1] == '\n') {
+          i_ += 2;
+          ++line_;
+          continue;
+        }
+        push();
+        w.pieces.push_back({std::string(1, s_[i_ + 1]), true, true});
+        i_ += 2;
+        continue;
+      }
+      if (c == '\'') {
+        push();
+        size_t e = s_.find('\'', i_ + 1);
+        if (e == std::string_view::npos) e = s_.size();
+        std::string body(s_.substr(i_ + 1, e - i_ - 1));
+        for (char b : body) line_ += b == '\n';
+        w.pieces.push_back({body, true, true});
+        i_ = e + 1;
+        continue;
+      }
+      if (c == '"') {
+        push();
+        std::string body;
+        ++i_;
+        while (i_ < s_.size() && s_[i_] != '"') {
+          if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
+            char n = s_[i_ + 1];
+            if (n == '\n') {
+              ++line_;
+              i_ += 2;
+              continue;
+            }
+            if (n == '"' || n == '\\' || n == '$' || n == '`') {
+              body.push_back('\\');  // keep escape marker for the expander
+              body.push_back(n);
+              i_ += 2;
+              continue;
+            }
+          }
+          if (s_[i_] == '\n') ++line_;
+          body.push_back(s_[i_]);
+          ++i_;
+        }
+        ++i_;
+        w.pieces.push_back({body, true, false});
+        continue;
+      }
+      if (c == '`') {
+        size_t e = s_.find('`', i_ + 1);
+        if (e == std::string_view::npos) e = s_.size();
+        cur.text += std::string(s_.substr(i_, e - i_ + 1));
+        i_ = e + 1;
+        continue;
+      }
+      cur.text.push_back(c);
+      ++i_;
+    }
+    push();
+    return w;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  int line_ = 1;
+};
+
+class Expander {
+ public:
+  Expander(std::map<std::string, std::string>& vars, const std::vector<std::string>& pos)
+      : vars_(vars), pos_(pos) {}
+
+  // Expands $... in `s` (not single-quoted). Escaped characters (\x) are kept literal.
+  std::string Expand(std::string_view s, bool& unknown) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      char c = s[i];
+      if (c == '\\' && i + 1 < s.size()) {
+        out.push_back(s[++i]);
+        continue;
+      }
+      if (c == '`') {
+        unknown = true;
+        out.push_back(c);
+        continue;
+      }
+      if (c != '$' || i + 1 >= s.size()) {
+        out.push_back(c);
+        continue;
+      }
+      char n = s[i + 1];
+      if (n == '(') {
+        unknown = true;
+        out.push_back(c);
+        continue;
+      }
+      if (n == '{') {
+        size_t e = s.find('}', i + 2);
+        if (e == std::string_view::npos) {
+          out.push_back(c);
+          continue;
+        }
+        std::string inner(s.substr(i + 2, e - i - 2));
+        i = e;
+        std::string name = inner, op, arg;
+        size_t k = 0;
+        while (k < inner.size() && IsNameChar(inner[k])) ++k;
+        if (k < inner.size()) {
+          name = inner.substr(0, k);
+          std::string rest = inner.substr(k);
+          if (StartsWith(rest, ":-") || StartsWith(rest, ":=")) {
+            op = rest.substr(0, 2);
+            arg = rest.substr(2);
+          } else if (!rest.empty() && (rest[0] == '-' || rest[0] == '=')) {
+            op = rest.substr(0, 1);
+            arg = rest.substr(1);
+          } else {
+            unknown = true;
+          }
+        }
+        std::optional<std::string> v = Lookup(name);
+        if ((!v || (v->empty() && op.size() == 2)) && !op.empty()) {
+          bool u = false;
+          std::string d = Expand(arg, u);
+          unknown |= u;
+          if (op.find('=') != std::string::npos) vars_[name] = d;
+          out += d;
+        } else if (v) {
+          out += *v;
+        } else {
+          unknown = true;
+          out += "${" + inner + "}";
+        }
+        continue;
+      }
+      if (std::isdigit(static_cast<unsigned char>(n)) || n == '@' || n == '*' || n == '#') {
+        ++i;
+        if (n == '@' || n == '*') {
+          for (size_t k = 0; k < pos_.size(); ++k) out += (k ? " " : "") + pos_[k];
+          if (pos_.empty()) unknown = true;
+        } else if (n == '#') {
+          out += std::to_string(pos_.size());
+        } else {
+          size_t idx = static_cast<size_t>(n - '0');
+          if (idx >= 1 && idx <= pos_.size()) {
+            out += pos_[idx - 1];
+          } else {
+            unknown = true;
+            out += std::string("$") + n;
+          }
+        }
+        continue;
+      }
+      if (IsNameChar(n)) {
+        size_t e = i + 1;
+        while (e < s.size() && IsNameChar(s[e])) ++e;
+        std::string name(s.substr(i + 1, e - i - 1));
+        i = e - 1;
+        if (auto v = Lookup(name)) {
+          out += *v;
+        } else {
+          unknown = true;
+          out += "$" + name;
+        }
+        continue;
+      }
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  // Expands a raw word into zero or more words (unquoted expansions are split on blanks).
+  std::vector<ShellWord> ExpandWord(const RawWord& w) {
+    std::vector<ShellWord> out;
+    ShellWord cur;
+    bool have = false;
+    for (const Piece& p : w.pieces) {
+      bool unknown = false;
+      std::string text = p.single ? p.text : Expand(p.text, unknown);
+      cur.unknown |= unknown;
+      if (p.quoted) {
+        cur.text += text;
+        have = true;
+        continue;
+      }
+      // Unquoted: split on blanks when the text came from an expansion.
+      bool from_expansion = p.text.find('$') != std::string::npos;
+      if (!from_expansion) {
+        cur.text += text;
+        have = have || !text.empty();
+        continue;
+      }
+      size_t i = 0;
+      while (i < text.size()) {
+        if (std::isspace(static_cast<unsigned char>(text[i]))) {
+          if (have) {
+            out.push_back(cur);
+            cur = ShellWord{};
+            have = false;
+          }
+          ++i;
+          continue;
+        }
+        cur.text.push_back(text[i]);
+        have = true;
+        ++i;
+      }
+    }
+    if (have) out.push_back(cur);
+    return out;
+  }
+
+ private:
+  std::optional<std::string> Lookup(const std::string& name) {
+    auto it = vars_.find(name);
+    if (it != vars_.end()) return it->second;
+    return std::nullopt;
+  }
+  std::map<std::string, std::string>& vars_;
+  const std::vector<std::string>& pos_;
+};
+
+}  // namespace
+
+std::vector<SbatchDirective> ParseSbatchOptions(const std::vector<std::string>& words, int line) {
+  static const std::set<std::string> kShortWithValue = {"-N", "-n", "-c", "-t", "-p", "-G", "-A",
+                                                        "-J", "-o", "-e", "-w", "-x", "-q", "-D"};
+  std::vector<SbatchDirective> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (StartsWith(w, "--")) {
+      size_t eq = w.find('=');
+      if (eq != std::string::npos) {
+        out.push_back({w.substr(0, eq), w.substr(eq + 1), line});
+      } else if (i + 1 < words.size() && !StartsWith(words[i + 1], "-")) {
+        out.push_back({w, words[i + 1], line});
+        ++i;
+      } else {
+        out.push_back({w, "", line});
+      }
+    } else if (StartsWith(w, "-") && w.size() >= 2) {
+      std::string opt = w.substr(0, 2);
+      if (w.size() > 2) {
+        std::string v = w.substr(2);
+        if (!v.empty() && v[0] == '=') v = v.substr(1);
+        out.push_back({opt, v, line});
+      } else if (kShortWithValue.count(opt) && i + 1 < words.size()) {
+        out.push_back({opt, words[i + 1], line});
+        ++i;
+      } else {
+        out.push_back({opt, "", line});
+      }
+    } else {
+      break;  // first non-option: the script
+    }
+  }
+  return out;
+}
+
+ShellScript ParseShell(std::string_view text, const ShellContext& context) {
+  ShellScript script;
+  // #SBATCH directives: only comment lines starting with "#SBATCH".
+  {
+    int line = 0;
+    for (std::string_view raw : Split(text, '\n')) {
+      ++line;
+      std::string_view l = Trim(raw);
+      if (!StartsWith(l, "#SBATCH")) continue;
+      std::string_view rest = l.substr(7);
+      if (!rest.empty() && !std::isspace(static_cast<unsigned char>(rest[0]))) continue;
+      size_t hash = rest.find(" #");
+      if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+      std::vector<std::string> words;
+      for (std::string_view w : Split(rest, ' ')) {
+        w = Trim(w);
+        if (!w.empty()) words.emplace_back(w);
+      }
+      for (auto& d : ParseSbatchOptions(words, line)) script.sbatch.push_back(std::move(d));
+    }
+  }
+  std::map<std::string, std::string> vars = context.variables;
+  Expander ex(vars, context.positional);
+  Lexer lex(text);
+  std::vector<RawWord> raw;
+  int line = 0;
+  static const std::set<std::string> kKeywords = {"if",   "then",  "else",  "elif", "fi", "do",
+                                                  "done", "while", "until", "{",    "}",  "!",
+                                                  "time", "nohup", "exec",  "esac", "in"};
+  while (lex.NextCommand(raw, line)) {
+    size_t k = 0;
+    // Skip compound-command keywords.
+    while (k < raw.size() && raw[k].pieces.size() == 1 && !raw[k].pieces[0].quoted &&
+           kKeywords.count(raw[k].pieces[0].text)) {
+      ++k;
+    }
+    if (k < raw.size() && raw[k].pieces.size() == 1 && !raw[k].pieces[0].quoted &&
+        (raw[k].pieces[0].text == "for" || raw[k].pieces[0].text == "case" ||
+         raw[k].pieces[0].text == "function")) {
+      continue;
+    }
+    bool declaration = false;
+    if (k < raw.size() && raw[k].pieces.size() == 1 && !raw[k].pieces[0].quoted) {
+      const std::string& w = raw[k].pieces[0].text;
+      if (w == "export" || w == "local" || w == "declare" || w == "readonly" || w == "typeset") {
+        declaration = true;
+        ++k;
+        while (k < raw.size() && raw[k].pieces.size() == 1 &&
+               StartsWith(raw[k].pieces[0].text, "-"))
+          ++k;
+      }
+    }
+    ShellCommand cmd;
+    cmd.line = line;
+    // Leading assignments.
+    while (k < raw.size()) {
+      // The name part must be an unquoted first piece containing '='.
+      if (raw[k].pieces.empty() || raw[k].pieces[0].quoted) break;
+      std::string name, first_value;
+      if (!IsAssignment(raw[k].pieces[0].text, &name, &first_value)) break;
+      // Value: rest of first piece + remaining pieces, expanded without splitting.
+      std::string value;
+      bool unknown = false;
+      value += ex.Expand(first_value, unknown);
+      for (size_t p = 1; p < raw[k].pieces.size(); ++p) {
+        const Piece& pc = raw[k].pieces[p];
+        value += pc.single ? pc.text : ex.Expand(pc.text, unknown);
+      }
+      cmd.env[name] = value;
+      ++k;
+    }
+    if (k >= raw.size()) {
+      // Pure assignment statement: set shell variables.
+      for (const auto& [n, v] : cmd.env) {
+        vars[n] = v;
+        script.variables[n] = v;
+        script.variable_lines[n] = line;
+      }
+      continue;
+    }
+    if (declaration) {
+      // `export A B=1`: names without values.
+      for (; k < raw.size(); ++k) {
+        std::string name, value;
+        if (!raw[k].pieces.empty() && IsAssignment(raw[k].pieces[0].text, &name, &value)) {
+          bool u = false;
+          vars[name] = ex.Expand(value, u);
+          script.variables[name] = vars[name];
+          script.variable_lines[name] = line;
+        }
+      }
+      for (const auto& [n, v] : cmd.env) {
+        vars[n] = v;
+        script.variables[n] = v;
+        script.variable_lines[n] = line;
+      }
+      continue;
+    }
+    for (; k < raw.size(); ++k) {
+      for (ShellWord& w : ex.ExpandWord(raw[k])) cmd.words.push_back(std::move(w));
+    }
+    if (cmd.words.empty()) continue;
+    script.commands.push_back(std::move(cmd));
+  }
+  return script;
+}
+
+}  // namespace schedmate::advisor

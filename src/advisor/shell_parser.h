@@ -1,0 +1,59 @@
+#pragma once
+// A light POSIX-shell reader for job scripts (sbatch scripts, launch wrappers): enough of the shell
+// grammar to see the commands a script runs, not an interpreter.
+//
+// Handled: comments, backslash-newline continuations, single/double quotes (with backslash
+// escapes in double quotes), command separators (newline ; && || | &), variable assignments
+// (`X=1`, `export X=1`, `local`/`declare`/`readonly`), command-prefix environment assignments
+// (`CUDA_VISIBLE_DEVICES=0 python ...`), parameter expansion ($X, ${X}, ${X:-default}, ${X:=d},
+// positional $1..$9 and $@ from the caller), word splitting of unquoted expansions, and the
+// keywords of compound commands (if/then/else/fi, for/do/done, while, case) which are stepped
+// over so the commands inside are still seen. Command substitution `$(...)` and backticks are
+// not run: the word keeps its text and is marked unknown.
+// `#SBATCH` lines are returned separately as directives.
+//
+// Thread-safety: stateless functions.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schedmate::advisor {
+
+struct ShellWord {
+  std::string text;
+  bool unknown = false;  // contains an unexpanded substitution or unset positional parameter
+};
+
+struct ShellCommand {
+  std::vector<ShellWord> words;            // after expansion; words[0] is the program
+  std::map<std::string, std::string> env;  // prefix assignments
+  int line = 0;                            // 1-based line where the command starts
+};
+
+struct SbatchDirective {
+  std::string option;  // "--gres", "-N", ...
+  std::string value;   // "" for flags
+  int line = 0;
+};
+
+struct ShellScript {
+  std::vector<ShellCommand> commands;
+  std::vector<SbatchDirective> sbatch;
+  std::map<std::string, std::string> variables;  // final values of assigned variables
+  std::map<std::string, int> variable_lines;     // where each was last assigned
+};
+
+struct ShellContext {
+  std::vector<std::string> positional;           // $1, $2, ...
+  std::map<std::string, std::string> variables;  // inherited (exported) variables
+};
+
+ShellScript ParseShell(std::string_view text, const ShellContext& context = {});
+
+// Parses `--opt value`, `--opt=value`, `-N 2`, `-N2` in #SBATCH / sbatch option syntax.
+std::vector<SbatchDirective> ParseSbatchOptions(const std::vector<std::string>& words, int line);
+
+}  // namespace schedmate::advisor
