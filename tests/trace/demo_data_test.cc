@@ -25,7 +25,7 @@ TEST(DemoDataTest, ChronusSliceAndVcConfigAgree) {
   auto spec = ReadVcConfig(DataPath("philly_chronus_mix1_1h_vc_config.csv"));
   ASSERT_OK(spec);
   EXPECT_EQ(spec->vcs.size(), 11u);
-  EXPECT_EQ(spec->total_gpus(), 1'120);
+  EXPECT_EQ(spec->total_gpus(), 880);
   std::map<std::string, int64_t> vc_gpus;
   for (const auto& v : spec->vcs) vc_gpus[v.name] = int64_t{v.nodes} * v.gpus_per_node;
   for (const auto& j : t->jobs) {
