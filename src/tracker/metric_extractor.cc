@@ -94,6 +94,7 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
   const Field* eta = nullptr;
   const Field* percent = nullptr;
   const Field* total_steps_hint = nullptr;
+  const Field* step_rate = nullptr;  // steps (iterations, updates, batches) per second
   const Field* total_epochs_hint = nullptr;
   for (const Field& f : seg.fields) {
     if (f.eval) continue;
@@ -120,6 +121,7 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
         break;
       case Role::kThroughput: {
         if (!(f.value > 0)) break;
+        if (IsStepNoun(f.noun) && (!step_rate || (step_rate->avg && !f.avg))) step_rate = &f;
         int score = NounPriority(f.noun) * 4 + f.rank - (f.avg ? 2 : 0);
         if (score > rate_score) {
           rate_score = score;
@@ -182,6 +184,10 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
     out.throughput = std::move(tp);
     if (!out.step_time_s && IsStepNoun(rate->noun) && rate->value > 0) {
       out.step_time_s = 1.0 / rate->value;
+      out.step_time_derived = true;
+    }
+    if (!out.step_time_s && step_rate) {
+      out.step_time_s = 1.0 / step_rate->value;
       out.step_time_derived = true;
     }
   } else if (time && time->unit == Unit::kTimePerItem && time->unit_end > time->unit_begin) {

@@ -297,11 +297,6 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       }
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
-    if (k.bar && last_complete_ && !vals_.epoch && vals_.total_steps != last_total_steps_) {
-      // After the final epoch completed, another loop (Keras evaluate/predict) is not training.
-      ++stats_.eval_segments;
-      return;
-    }
     if (k.bar) {
       // A bar with a different total starts another loop: earlier bar states stand confirmed.
       for (Pending& q : pending_) {
@@ -310,6 +305,11 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
           Confirm(q);
         }
       }
+    }
+    if (k.bar && last_complete_ && !vals_.epoch && vals_.total_steps != last_total_steps_) {
+      // After the final epoch completed, another loop (Keras evaluate/predict) is not training.
+      ++stats_.eval_segments;
+      return;
     }
     Pending p = make_pending(/*own_counter=*/true);
     p.needs_lookahead = k.bar;
