@@ -170,7 +170,7 @@ void RunLearn(const DiagnoseArgs& args) {
   if (!st.ok()) Fail(st);
   if (args.json) {
     PrintJson({{"learned", true},
-               {"examples", path},
+               {"examples", ToValidUtf8(path)},
                {"label", std::string(FailureLabelName(ex->label))},
                {"category", ex->category},
                {"text", ex->text}});
@@ -229,7 +229,7 @@ void RunDiagnose(const DiagnoseArgs& args) {
   if (args.json) {
     nlohmann::json j = DiagnosisToJson(*diagnosis);
     j["plan"] = PlanToJson(plan);
-    j["file"] = args.file;
+    j["file"] = ToValidUtf8(args.file);
     PrintJson(j);
   } else {
     PrintHuman(args.file, *diagnosis, plan);

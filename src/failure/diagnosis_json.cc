@@ -7,25 +7,37 @@ namespace schedmate::failure {
 namespace {
 double Round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-// Log text may hold invalid UTF-8; nlohmann::json::dump would throw on it.
-std::string ValidUtf8(const std::string& s) {
+// Log text may hold invalid UTF-8; nlohmann::json::dump throws on it. Well-formed sequences per
+// Unicode Table 3-7 are kept, every other byte becomes U+FFFD.
+std::string ValidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   size_t i = 0;
   while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80           ? 1
-                 : (c >> 5) == 0x6  ? 2
-                 : (c >> 4) == 0xE  ? 3
-                 : (c >> 3) == 0x1E ? 4
-                                    : 0;
+    unsigned char c = byte(i);
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
     bool ok = len > 0 && i + len <= s.size();
     for (size_t k = 1; ok && k < len; ++k) {
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+      unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
     }
-    if (ok && len == 2 && c < 0xC2) ok = false;  // overlong
     if (ok) {
-      out.append(s, i, len);
+      out.append(s.substr(i, len));
       i += len;
     } else {
       out += "\xEF\xBF\xBD";  // U+FFFD
@@ -35,6 +47,8 @@ std::string ValidUtf8(const std::string& s) {
   return out;
 }
 }  // namespace
+
+std::string ToValidUtf8(std::string_view s) { return ValidUtf8(s); }
 
 nlohmann::json DiagnosisToJson(const Diagnosis& d) {
   nlohmann::json j;

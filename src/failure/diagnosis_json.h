@@ -2,11 +2,16 @@
 // JSON codecs for diagnoses and recovery plans (the shape of `schedmate diagnose --json`).
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "failure/diagnosis.h"
 #include "failure/recovery_plan.h"
 
 namespace schedmate::failure {
+
+// `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (JSON needs it).
+std::string ToValidUtf8(std::string_view s);
 
 // {"root_cause": {"line_no", "text"} | null, "label", "category", "confidence", "evidence": [...],
 //  "explanation", "hint", "context": {"first_line", "last_line"} | null, "nodes": [...],
