@@ -217,6 +217,8 @@ struct MetricsOptions {
   int poll_ms = 200;
   double idle_exit_s = 0;
   bool from_end = false;
+  bool full_scan = false;
+  bool no_line_count = false;
 };
 
 void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
@@ -279,6 +281,8 @@ void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
 
 void RunMetrics(const MetricsOptions& o) {
   tracker::ScanOptions so;
+  so.allow_reverse = !o.full_scan;
+  so.count_line_numbers = !o.no_line_count;
   so.signals.stall_factor = o.stall_factor;
   so.signals.slowdown_share = o.slowdown_share;
   if (o.follow) {
@@ -371,6 +375,11 @@ void RegisterLogsCommands(CLI::App& app) {
                 "Follow mode: stop after this many seconds without new data (0 = never)")
       ->capture_default_str();
   m->add_flag("--from-end", o->from_end, "Follow mode: skip the existing content (tail -n 0 -F)");
+  m->add_flag("--full-scan", o->full_scan,
+              "Read the whole file even when it is large (default: reverse scan of the tail for "
+              "files over 8 MiB; full statistics need a full scan)");
+  m->add_flag("--no-line-count", o->no_line_count,
+              "Reverse scan: do not count the lines before the tail window (line_no is then -1)");
   m->callback([o]() { RunMetrics(*o); });
 }
 
