@@ -62,6 +62,7 @@ Status ReadCsv(std::string_view contents, ReadContext& ctx, const RowHandlers& h
   }
   const size_t ncols = header.size();
   JobTable& table = ctx.table();
+  ctx.ReserveForLines(contents);
   std::string unusable;
   while (!ctx.Full() && cursor.Next(fields)) {
     if (CsvCursor::IsBlank(fields)) continue;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/strings.h"
@@ -25,6 +27,16 @@ Status ReadContext::Malformed(int64_t line, std::string_view reason) {
   }
   Count(line, reason);
   return Status::Ok();
+}
+
+void ReadContext::ReserveForLines(std::string_view contents) {
+  size_t lines = 1;
+  for (const char *p = contents.data(), *end = p + contents.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))); ++p) {
+    ++lines;
+  }
+  if (options_.max_jobs > 0) lines = std::min(lines, static_cast<size_t>(options_.max_jobs));
+  table_.jobs.reserve(table_.jobs.size() + lines);
 }
 
 void ReadContext::Unusable(int64_t line, std::string_view reason) { Count(line, reason); }

@@ -68,6 +68,7 @@ Status ReadGavelTrace(std::string_view contents, ReadContext& ctx) {
   LineCursor cursor(contents);
   std::string_view line;
   JobTable& table = ctx.table();
+  ctx.ReserveForLines(contents);
   int64_t index = 0;  // data row index, the job id
   while (!ctx.Full() && cursor.Next(line)) {
     if (IsBlankLine(line)) continue;
@@ -112,6 +113,7 @@ Status ReadSwf(std::string_view contents, ReadContext& ctx) {
   LineCursor cursor(contents);
   std::string_view line;
   JobTable& table = ctx.table();
+  ctx.ReserveForLines(contents);
   const bool procs_as_gpus = ctx.options().processors_as_gpus;
   std::vector<std::string_view> f;
   f.reserve(20);

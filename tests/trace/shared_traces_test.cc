@@ -178,6 +178,7 @@ TEST(SharedTracesTest, Sdsc95SkipsOnlyUnknownRunTimes) {
   ASSERT_OK(r);
   EXPECT_EQ(r->rows_read, 76'872);
   EXPECT_EQ(static_cast<int64_t>(r->jobs.size()) + r->rows_skipped, 76'872);
+  EXPECT_EQ(r->rows_skipped, 15);  // Run_Time -1
   for (const auto& reason : r->skip_reasons) {
     EXPECT_NE(reason.find("run time unknown"), std::string::npos) << reason;
   }
