@@ -75,7 +75,7 @@ Status CheckAt(const json& schema, const std::string& path) {
     } else if (key == "minimum" || key == "maximum") {
       if (!value.is_number()) return Status::InvalidArgument(where + ": must be a number");
     } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength") {
-      if (!value.is_number_unsigned()) {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
         return Status::InvalidArgument(where + ": must be a non-negative integer");
       }
     }

@@ -80,6 +80,14 @@ Status ParseEndpoint(const YamlReader& r, const YAML::Node& node, const std::str
   int key_sources = 0;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
+    if (key == "api_key" || key == "api_key_env" || key == "api_key_file") ++key_sources;
+    if (key_sources > 1) {
+      return r.Error(kv.first, prefix + "." + key,
+                     "give at most one of api_key, api_key_env, api_key_file");
+    }
+  }
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
     const std::string name = prefix + "." + key;
     const YAML::Node& v = kv.second;
     if (key == "base_url") {
@@ -96,7 +104,6 @@ Status ParseEndpoint(const YamlReader& r, const YAML::Node& node, const std::str
     } else if (key == "api_key") {
       SM_ASSIGN_OR_RETURN(out.api_key, r.String(v, name));
       out.api_key_source = "config";
-      ++key_sources;
     } else if (key == "api_key_env") {
       SM_ASSIGN_OR_RETURN(std::string var, r.String(v, name));
       auto value = env(var);
@@ -105,7 +112,6 @@ Status ParseEndpoint(const YamlReader& r, const YAML::Node& node, const std::str
       }
       out.api_key = std::string(Trim(*value));
       out.api_key_source = "env " + var;
-      ++key_sources;
     } else if (key == "api_key_file") {
       SM_ASSIGN_OR_RETURN(std::string file, r.String(v, name));
       file = ExpandHome(file, env);
@@ -116,7 +122,6 @@ Status ParseEndpoint(const YamlReader& r, const YAML::Node& node, const std::str
       if (!key_text.ok()) return r.Error(v, name, key_text.status().message());
       out.api_key = *key_text;
       out.api_key_source = "file " + file;
-      ++key_sources;
     } else if (key == "connect_timeout_s") {
       SM_ASSIGN_OR_RETURN(double s, r.PositiveSeconds(v, name));
       out.connect_timeout = Duration::FromSecondsF(s);
@@ -132,9 +137,6 @@ Status ParseEndpoint(const YamlReader& r, const YAML::Node& node, const std::str
                                   "api_key_file, connect_timeout_s, timeout_s, dimension)"
                                 : "unknown key (expected base_url, model, api_key, api_key_env, "
                                   "api_key_file, connect_timeout_s, timeout_s)");
-    }
-    if (key_sources > 1) {
-      return r.Error(v, name, "give at most one of api_key, api_key_env, api_key_file");
     }
   }
   if (key_sources > 0) set_key = true;

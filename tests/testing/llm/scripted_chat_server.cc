@@ -148,6 +148,14 @@ Status ScriptedChatServer::Start() {
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) return Status::Unavailable("ScriptedChatServer: cannot bind 127.0.0.1");
   listen_thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() does nothing until the accept loop runs, so a Stop() right after Start()
+  // would otherwise leave the loop running forever.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!server_->is_running()) {
+    return Status::Unavailable("ScriptedChatServer: the accept loop did not start");
+  }
   watchdog_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::microseconds(options_.max_lifetime.micros()),
