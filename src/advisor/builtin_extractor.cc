@@ -474,6 +474,13 @@ class Extraction {
     std::string source;
   };
   std::map<std::string, Shape> shape_;  // transformer shape keys (for parameter counts)
+  std::map<std::string, std::string> hydra_choices_;  // `group=option` from the command line
+  struct Named {
+    std::string value;
+    int level = -1;
+    std::string source;
+  };
+  Named backbone_type_;
 };
 
 std::optional<std::string> Extraction::Read(const std::string& rel) {
@@ -545,8 +552,19 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   std::string full;
   for (const auto& c : path) full += (full.empty() ? "" : ".") + NormKey(c);
   bool scalar = value.is_primitive();
-  if ((parent == "optimizer" || parent == "optim") && (leaf == "type" || leaf == "name")) {
-    if (scalar) Add("optimizer", value, level, 0, source, full);
+  if ((parent == "optimizer" || parent == "optim") &&
+      (leaf == "type" || leaf == "name" || leaf == "_target_")) {
+    if (value.is_string()) {
+      std::string v = value.get<std::string>();
+      if (leaf == "_target_")
+        v = v.substr(v.find_last_of('.') == std::string::npos ? 0 : v.find_last_of('.') + 1);
+      Add("optimizer", json(v), level, 0, source, full);
+    }
+    return;
+  }
+  if ((parent == "data" || parent == "dataset") && (leaf == "name" || leaf == "path") &&
+      value.is_string()) {
+    Add("dataset", value, level, 1, source, full);
     return;
   }
   if ((parent == "optimizer" || parent == "params") && leaf == "lr") {
@@ -559,6 +577,15 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   }
   if (path.size() == 2 && parent == "model" && leaf == "type") {
     if (value.is_string()) Add("model", value, level, 3, source, full);
+    return;
+  }
+  // mmcv/mmengine: model=dict(backbone=dict(type='ResNet', depth=18)) names the network better
+  // than a generic wrapper type (ImageClassifier, EncoderDecoder).
+  if (parent == "backbone" && (leaf == "type" || leaf == "depth") && value.is_primitive()) {
+    Shape& s = shape_["backbone_" + leaf];
+    if (level >= s.level) s = {value.is_number_integer() ? value.get<int64_t>() : 0, level, source};
+    if (leaf == "type" && value.is_string())
+      backbone_type_ = {value.get<std::string>(), level, source};
     return;
   }
   if (leaf == "stage" && parent == "zero_optimization") return;
@@ -1020,11 +1047,16 @@ void Extraction::ProcessLaunch(const Launch& l) {
     meta_.notes.push_back(fmt::format(
         "{}: program {} is not in the sources; its defaults are unknown", where, l.program));
   }
-  if (program) ProcessProgram(*program, false);
-
-  // Script arguments (command line level).
+  // Script arguments (command line level). Hydra group choices (`model=resnet`) must be known
+  // before the program's Hydra config is loaded.
   std::vector<std::string> positionals;
   std::vector<ArgItem> items = ParseArgs(l.args, &positionals);
+  for (const ArgItem& it : items) {
+    if (it.raw.empty() || StartsWith(it.raw, "-") || it.key.find('.') != std::string::npos)
+      continue;
+    if (it.value.is_string() || it.value.is_number()) hydra_choices_[it.key] = ValueText(it.value);
+  }
+  if (program) ProcessProgram(*program, false);
   // Config files first (lower level than the command line).
   for (const std::string& p : positionals) {
     if (!IsConfigPath(p)) continue;
@@ -1368,6 +1400,27 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
   if (!j.is_object()) return;
   bool deepspeed = prefix == "deepspeed" || j.contains("zero_optimization") ||
                    j.contains("train_micro_batch_size_per_gpu");
+  // Inheritance by `_base_` / `_BASE_` / `base` (mmengine YAML, detectron2): bases first, so the
+  // child's values (loaded after) win at the same level.
+  for (const char* bk : {"_base_", "_BASE_"}) {
+    if (!j.contains(bk)) continue;
+    std::vector<std::string> bases;
+    if (j[bk].is_string()) bases.push_back(j[bk].get<std::string>());
+    if (j[bk].is_array()) {
+      for (const json& b : j[bk]) {
+        if (b.is_string()) bases.push_back(b.get<std::string>());
+      }
+    }
+    for (const std::string& b : bases) {
+      fs::path p = (fs::path(rel).parent_path() / b).lexically_normal();
+      if (Read(p.generic_string())) {
+        LoadConfig(p.generic_string(), level, depth + 1, prefix);
+      } else {
+        meta_.notes.push_back(fmt::format("{}: base config {} is not in the sources", rel, b));
+      }
+    }
+    j.erase(bk);
+  }
   // Hydra defaults: load the selected group options first (the primary config overrides them).
   if (j.contains("defaults") && j["defaults"].is_array()) {
     fs::path dir = fs::path(rel).parent_path();
@@ -1385,6 +1438,10 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
       }
       while (!group.empty() && (group[0] == '/' || group[0] == '+')) group = group.substr(1);
       std::string inner = group.substr(0, group.find('@'));
+      if (auto c = hydra_choices_.find(inner); c != hydra_choices_.end()) {
+        fs::path alt = (dir / inner / (c->second + ".yaml")).lexically_normal();
+        if (Read(alt.generic_string())) option = c->second;
+      }
       fs::path p = (dir / inner / (option + ".yaml")).lexically_normal();
       if (Read(p.generic_string())) {
         // Packaged under the group name.
@@ -1505,7 +1562,12 @@ bool IsPlaceholder(const std::string& s) {
 std::string FamilyOf(const std::string& model) {
   std::string l = ToLower(model);
   for (const auto& [pat, fam] : FamilyPatterns()) {
-    if (l.find(pat) != std::string::npos) return fam;
+    // Short patterns must start a word ("t5" is not in "resnet50", "vit" not in "gravity").
+    bool need_boundary = pat.size() <= 3 && pat != "gpt";
+    for (size_t at = l.find(pat); at != std::string::npos; at = l.find(pat, at + 1)) {
+      if (!need_boundary || at == 0 || !std::isalpha(static_cast<unsigned char>(l[at - 1])))
+        return fam;
+    }
   }
   return {};
 }
@@ -1536,7 +1598,8 @@ JobMetadata Extraction::Finish() {
   for (const Launch& l : launches_) {
     if (main == nullptr || l.args.size() > main->args.size()) main = &l;
   }
-  std::optional<int64_t> processes;  // data-parallel processes x model-parallel
+  std::optional<int64_t> processes;           // data-parallel processes x model-parallel
+  std::optional<int64_t> per_node_processes;  // torchrun: x nodes once the node count is known
   std::string processes_src;
   std::optional<int64_t> gpus;
   std::string gpus_src;
@@ -1572,12 +1635,12 @@ JobMetadata Extraction::Finish() {
       if (nn) {
         nodes = nn;
         nodes_src = s2;
-      } else {
+      } else if (!o.count("nnodes")) {
         nodes = 1;
         nodes_src = where + " (single node: no --nnodes)";
       }
       if (per) {
-        processes = *per * *nodes;
+        per_node_processes = per;
         processes_src = s1;
       }
     } else if (main->launcher == "deepspeed") {
@@ -1626,23 +1689,6 @@ JobMetadata Extraction::Finish() {
     if (main->launcher == "deepspeed") Vote("deepspeed", 2);
     if (main->launcher == "llamafactory-cli") Vote("llama-factory", 6);
     if (main->launcher == "swift") Vote("ms-swift", 6);
-    // GPUs: launcher processes; CUDA_VISIBLE_DEVICES; Slurm request.
-    auto cvd = main->env.find("CUDA_VISIBLE_DEVICES");
-    bool gpu_launcher = main->launcher != "python" && main->launcher != "llamafactory-cli" &&
-                        main->launcher != "swift";
-    if (processes && gpu_launcher) {
-      gpus = processes;
-      gpus_src = processes_src;
-    } else if (cvd != main->env.end() && CountDevices(cvd->second) > 0) {
-      gpus = CountDevices(cvd->second);
-      gpus_src = Loc(main->file, FindLine(main->file, main->line, "CUDA_VISIBLE_DEVICES")) +
-                 " (CUDA_VISIBLE_DEVICES lists device indexes)";
-      if (!processes && (main->launcher == "llamafactory-cli" || main->launcher == "swift") &&
-          *gpus == 1) {
-        processes = 1;
-        processes_src = gpus_src;
-      }
-    }
   }
   // Slurm request.
   std::optional<int64_t> sb_gpus_per_node, sb_nodes, sb_gpus_total;
@@ -1681,6 +1727,33 @@ JobMetadata Extraction::Finish() {
       if (auto n = ParseInt(v)) {
         sb_gpus_total = n;
         sb_src = src;
+      }
+    }
+  }
+  if (per_node_processes) {
+    if (!nodes) {
+      nodes = 1;
+      nodes_src = processes_src + " (node count unknown: assumed one)";
+    }
+    processes = *per_node_processes * *nodes;
+  }
+  if (main != nullptr) {
+    const std::string where = Loc(main->file, main->line);
+    // GPUs: launcher processes; CUDA_VISIBLE_DEVICES; Slurm request.
+    auto cvd = main->env.find("CUDA_VISIBLE_DEVICES");
+    bool gpu_launcher = main->launcher != "python" && main->launcher != "llamafactory-cli" &&
+                        main->launcher != "swift";
+    if (processes && gpu_launcher) {
+      gpus = processes;
+      gpus_src = processes_src;
+    } else if (cvd != main->env.end() && CountDevices(cvd->second) > 0) {
+      gpus = CountDevices(cvd->second);
+      gpus_src = Loc(main->file, FindLine(main->file, main->line, "CUDA_VISIBLE_DEVICES")) +
+                 " (CUDA_VISIBLE_DEVICES lists device indexes)";
+      if (!processes && (main->launcher == "llamafactory-cli" || main->launcher == "swift") &&
+          *gpus == 1) {
+        processes = 1;
+        processes_src = gpus_src;
       }
     }
   }
@@ -1782,6 +1855,17 @@ JobMetadata Extraction::Finish() {
       v = json(v.get<std::string>() + " (placeholder name)");
     }
     set(field, v, c->source);
+  }
+  if (!backbone_type_.value.empty()) {
+    const Candidate* c = Best("model");
+    bool generic = c == nullptr || c->key == "model.type" || c->rank >= 3;
+    if (generic) {
+      std::string name = backbone_type_.value;
+      auto depth = shape_.find("backbone_depth");
+      if (depth != shape_.end() && depth->second.value > 0)
+        name += std::to_string(depth->second.value);
+      set("model", json(name), backbone_type_.source);
+    }
   }
   // Megatron-style parallelism and derived batch sizes.
   std::optional<int64_t> dp = processes;

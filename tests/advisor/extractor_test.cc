@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "advisor/builtin_extractor.h"
+#include "core/file_util.h"
+#include "testing/test_util.h"
+
+namespace schedmate::advisor {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+using testing::TestDataPath;
+
+JobMetadata ExtractOrDie(const std::string& root, const std::string& entry) {
+  BuiltinMetadataExtractor x;
+  Result<JobMetadata> m = x.Extract({.path = root + "/" + entry, .root = root});
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? *m : JobMetadata{};
+}
+
+json Val(const JobMetadata& m, const std::string& f) {
+  auto it = m.values.find(f);
+  return it == m.values.end() ? json(nullptr) : it->second;
+}
+std::string Src(const JobMetadata& m, const std::string& f) {
+  auto it = m.sources.find(f);
+  return it == m.sources.end() ? "" : it->second;
+}
+
+// argparse default < YAML config < command line; `args.epochs = 60` after parsing wins over all.
+TEST(ExtractorTest, ArgparseConfigCommandLinePrecedence) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/argparse_job"), "run.sh");
+  EXPECT_EQ(Val(m, "learning_rate"), json(0.01));  // CLI beats cfg.yaml 0.05 and default 0.1
+  EXPECT_EQ(Src(m, "learning_rate"), "run.sh:10");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(128));  // config beats default 32
+  EXPECT_EQ(Src(m, "per_device_batch_size"), "cfg.yaml:3");
+  EXPECT_EQ(Val(m, "epochs"), json(60));  // in-code override beats config 50 and default 90
+  EXPECT_EQ(Src(m, "epochs"), "train.py:20");
+  EXPECT_EQ(Val(m, "model"), json("resnet50"));  // config beats default resnet18
+  EXPECT_EQ(Val(m, "model_family"), json("resnet"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(2));  // $NGPU expanded
+  EXPECT_EQ(Src(m, "num_gpus"), "run.sh:8");
+  EXPECT_EQ(Val(m, "global_batch_size"), json(256));
+  EXPECT_EQ(Val(m, "gradient_accumulation"), json(1));
+  EXPECT_EQ(Val(m, "precision"), json("amp"));
+  EXPECT_EQ(Val(m, "optimizer"), json("SGD"));
+  EXPECT_EQ(Val(m, "launcher"), json("torchrun"));
+  EXPECT_EQ(Val(m, "num_nodes"), json(1));
+  EXPECT_EQ(Val(m, "image_size"), json(224));  // imagenet
+  EXPECT_EQ(Val(m, "framework"), json("pytorch"));
+  EXPECT_EQ(m.files_skipped, 0);
+}
+
+// Hydra: defaults list, a group choice overridden on the command line, dotted overrides;
+// srun + torchrun with the node count from #SBATCH.
+TEST(ExtractorTest, HydraDefaultsAndOverrides) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/hydra_job"), "job.sbatch");
+  EXPECT_EQ(Val(m, "epochs"), json(30));  // trainer.max_epochs=30 beats config.yaml 10
+  EXPECT_EQ(Src(m, "epochs"), "job.sbatch:14");
+  EXPECT_EQ(Val(m, "learning_rate"), json(3e-4));  // optimizer.lr=$LR beats the group file 0.001
+  EXPECT_EQ(Val(m, "optimizer"), json("AdamW"));
+  EXPECT_EQ(Src(m, "optimizer"), "conf/optimizer/adamw.yaml:1");
+  EXPECT_EQ(Val(m, "image_size"), json(32));  // from model=vit_base, not the default resnet50
+  EXPECT_EQ(Src(m, "image_size"), "conf/model/vit_base.yaml:2");
+  EXPECT_EQ(Val(m, "dataset"), json("cifar10"));  // quoted "data.name=cifar10"
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "precision"), json("bf16"));
+  EXPECT_EQ(Val(m, "num_nodes"), json(2));
+  EXPECT_EQ(Val(m, "num_gpus"), json(8));  // 4 per node x 2 nodes
+  EXPECT_EQ(Val(m, "global_batch_size"), json(512));
+  EXPECT_EQ(Val(m, "launcher"), json("torchrun"));
+  EXPECT_EQ(Val(m, "framework"), json("lightning"));
+}
+
+// mmengine `_base_` inheritance: the child overrides lr and batch size, inherits the rest.
+TEST(ExtractorTest, MmengineBaseInheritanceThroughWrapperScript) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/mmengine_job"), "run.sh");
+  EXPECT_EQ(Val(m, "learning_rate"), json(0.05));
+  EXPECT_EQ(Src(m, "learning_rate"), "configs/resnet18_cifar.py:5");
+  EXPECT_EQ(Val(m, "optimizer"), json("SGD"));
+  EXPECT_EQ(Src(m, "optimizer"), "configs/_base_/default_runtime.py:3");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "epochs"), json(100));
+  EXPECT_EQ(Val(m, "model"), json("ResNet18"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(4));  // $2 of `bash tools/dist_train.sh cfg 4`
+  EXPECT_EQ(Src(m, "num_gpus"), "tools/dist_train.sh:6");
+  EXPECT_EQ(Val(m, "global_batch_size"), json(256));
+  EXPECT_EQ(Val(m, "launcher"), json("torch.distributed.launch"));
+  EXPECT_EQ(Val(m, "image_size"), json(32));
+  EXPECT_EQ(Val(m, "dataset"), json("data/cifar10"));
+}
+
+TEST(ExtractorTest, ScriptTextWithSbatchWrapAndContinuations) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.script_text =
+      "#!/bin/bash\n"
+      "sbatch --gres=gpu:2 --nodes=1 \\\n"
+      "  --wrap=\"module load pytorch; python train.py --epochs 5 --lr=1e-3 --batch_size 16\"\n";
+  s.root = "/nonexistent";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "epochs"), json(5));
+  EXPECT_EQ(Val(*m, "learning_rate"), json(1e-3));
+  EXPECT_EQ(Val(*m, "per_device_batch_size"), json(16));
+  EXPECT_EQ(Val(*m, "num_gpus"), json(2));
+  EXPECT_EQ(Val(*m, "framework"), json("pytorch"));
+  EXPECT_EQ(Val(*m, "launcher").get<std::string>().substr(0, 6), "sbatch");
+}
+
+TEST(ExtractorTest, CudaVisibleDevicesIsAnIndexNotACount) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.script_text =
+      "CUDA_VISIBLE_DEVICES=3 python finetune.py --model_name_or_path meta-llama/Llama-2-7b-hf\n";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "num_gpus"), json(1));
+  EXPECT_EQ(Val(*m, "params"), json("7B"));
+  EXPECT_EQ(Val(*m, "model_family"), json("llama"));
+  EXPECT_EQ(Val(*m, "framework"), json("hf-transformers"));
+}
+
+TEST(ExtractorTest, UnknownValuesStayNull) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.script_text = "echo hello\n";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  json f = m->FieldsJson();
+  ASSERT_EQ(f.size(), kMetadataFields.size());
+  for (std::string_view name : kMetadataFields) EXPECT_TRUE(f[std::string(name)].is_null()) << name;
+}
+
+TEST(ExtractorTest, NonUtf8FilesAreSkippedAndCounted) {
+  TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("run.sh"), "python train.py --epochs 3\n"));
+  // Latin-1 bytes: not UTF-8.
+  ASSERT_OK(WriteStringToFile(dir.File("train.py"), "# caf\xe9\nlr = 0.5\n"));
+  JobMetadata m = ExtractOrDie(dir.path(), "run.sh");
+  EXPECT_EQ(m.files_skipped, 1);
+  EXPECT_EQ(Val(m, "epochs"), json(3));
+  EXPECT_TRUE(Val(m, "learning_rate").is_null());
+  // A binary entry is an error that names the file.
+  ASSERT_OK(WriteStringToFile(dir.File("bin.sh"), std::string("\x7f"
+                                                              "ELF\0\0\x01",
+                                                              7)));
+  BuiltinMetadataExtractor x;
+  auto bad = x.Extract({.path = dir.File("bin.sh"), .root = dir.path()});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("bin.sh"), std::string::npos);
+  auto missing = x.Extract({.path = dir.File("nope.sh"), .root = dir.path()});
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(ExtractorTest, DirectoryPicksTheBatchScript) {
+  BuiltinMetadataExtractor x;
+  auto m = x.Extract({.path = TestDataPath("advisor/hydra_job")});
+  ASSERT_OK(m);
+  EXPECT_EQ(m->entry, "job.sbatch");
+  EXPECT_EQ(Val(*m, "epochs"), json(30));
+}
+
+// Shared corpus (rebuilt outside the repository; see /work/shared/corpus/job-sources/README.md):
+// per-field accuracy on the development split, when the cache is available.
+TEST(ExtractorSharedTest, NanoGptChainWhenCacheAvailable) {
+  const char* cache = std::getenv("SCHEDMATE_JOBSRC_CACHE");
+  std::string root = std::string(cache ? cache : "/work/jobsrc") + "/j02_tyleryzhu_nanogpt_gpt2";
+  if (!std::filesystem::exists(root + "/slurm_submit.sh")) GTEST_SKIP() << root << " not available";
+  JobMetadata m = ExtractOrDie(root, "slurm_submit.sh");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(32));
+  EXPECT_EQ(Val(m, "gradient_accumulation"), json(1));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(256));
+  EXPECT_EQ(Val(m, "max_steps"), json(600000));
+  EXPECT_EQ(Val(m, "launcher"), json("torchrun"));
+}
+
+}  // namespace
+}  // namespace schedmate::advisor
