@@ -144,3 +144,26 @@ TEST(TraceCliTest, GavelThroughputsGiveDurations) {
 
 }  // namespace
 }  // namespace schedmate::trace
+
+namespace schedmate::trace {
+namespace {
+
+// --out into an existing non-regular file (a FIFO here, /dev/null in practice) must write into
+// it, not replace it with a regular file via the atomic rename.
+TEST(TraceCliTest, OutputIntoFifoKeepsTheFifo) {
+  TempDir dir;
+  const std::string fifo = dir.File("pipe");
+  const std::string got = dir.File("got.csv");
+  auto r =
+      testing::RunShell("mkfifo " + ShellQuote(fifo) + " && (cat " + ShellQuote(fifo) + " > " +
+                        ShellQuote(got) + " &) && " + ShellQuote(testing::SchedmateBinary()) +
+                        " trace convert " + ShellQuote(TestDataPath("trace/gpw.csv")) + " --out " +
+                        ShellQuote(fifo) + " && sleep 0.2 && test -p " + ShellQuote(fifo));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto contents = ReadFileToString(got);
+  ASSERT_OK(contents);
+  EXPECT_EQ(contents->rfind("job_id,user,vc,gpu_num", 0), 0u) << *contents;
+}
+
+}  // namespace
+}  // namespace schedmate::trace
