@@ -310,9 +310,41 @@ Status SignatureSet::Compile() {
   return Status::Ok();
 }
 
+std::string StripAnsi(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b') {
+      out += line[i];
+      continue;
+    }
+    if (i + 1 < line.size() && line[i + 1] == '[') {
+      // CSI: ESC [ parameters intermediates final-byte.
+      size_t j = i + 2;
+      while (j < line.size() && static_cast<unsigned char>(line[j]) >= 0x20 &&
+             static_cast<unsigned char>(line[j]) <= 0x3F) {
+        ++j;
+      }
+      while (j < line.size() && static_cast<unsigned char>(line[j]) >= 0x20 &&
+             static_cast<unsigned char>(line[j]) <= 0x2F) {
+        ++j;
+      }
+      i = j < line.size() ? j : line.size() - 1;  // skip the final byte too
+    } else if (i + 1 < line.size()) {
+      ++i;  // a two-byte escape
+    }
+  }
+  return out;
+}
+
 LineMatch SignatureSet::MatchLine(std::string_view line) const {
   SM_CHECK(compiled_ != nullptr) << "SignatureSet::MatchLine before Compile()";
   LineMatch m;
+  std::string stripped;
+  if (line.find('\x1b') != std::string_view::npos) {
+    stripped = StripAnsi(line);  // coloured output (loguru, rich): match the visible text
+    line = stripped;
+  }
   std::vector<int> hits;
   // Over-long lines (pastes that lost their newlines) are matched in overlapping windows so the
   // DFA's memory stays bounded; the union of the hits counts.

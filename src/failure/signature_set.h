@@ -91,6 +91,9 @@ class SignatureSet {
   std::unique_ptr<Compiled> compiled_;
 };
 
+// `line` without ANSI escape sequences (terminal colours).
+std::string StripAnsi(std::string_view line);
+
 // The text of config/failure_signatures.yaml as compiled into the binary.
 std::string_view BuiltinSignatureYaml();
 
