@@ -32,6 +32,17 @@ Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) 
 }
 
 Status WriteStringToFile(const std::string& path, std::string_view data) {
+  std::error_code st_ec;
+  auto st = std::filesystem::status(path, st_ec);
+  if (!st_ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    if (std::filesystem::is_directory(st)) return Status::InvalidArgument(path + ": is a directory");
+    // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe): write into it; never replace it.
+    std::ofstream out(path, std::ios::binary);
+    if (!out) return Status::InvalidArgument(path + ": cannot open for writing");
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) return Status::DataLoss(path + ": write failed");
+    return Status::Ok();
+  }
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

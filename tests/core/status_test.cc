@@ -54,3 +54,37 @@ TEST(ResultDeathTest, ValueOnErrorAborts) {
 
 }  // namespace
 }  // namespace schedmate
+
+#include <sys/stat.h>
+
+#include "core/file_util.h"
+
+namespace schedmate {
+namespace {
+
+TEST(FileUtilTest, WritesAtomicallyAndReadsBack) {
+  testing::TempDir tmp;
+  ASSERT_OK(WriteStringToFile(tmp.File("a.txt"), "hello"));
+  auto text = ReadFileToString(tmp.File("a.txt"));
+  ASSERT_OK(text);
+  EXPECT_EQ(*text, "hello");
+  EXPECT_EQ(ReadFileToString(tmp.File("missing")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadFileToString(tmp.path()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadFileToString(tmp.File("a.txt"), 3).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(FileUtilTest, WritesIntoAFifoInsteadOfReplacingIt) {
+  testing::TempDir tmp;
+  std::string fifo = tmp.File("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // A reader on the other end so the open for writing does not block.
+  std::string cmd = "cat " + testing::ShellQuote(fifo) + " > " + testing::ShellQuote(tmp.File("got")) + " &";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  ASSERT_OK(WriteStringToFile(fifo, "through the pipe"));
+  struct stat st{};
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));  // still a FIFO, not a regular file
+}
+
+}  // namespace
+}  // namespace schedmate
