@@ -434,6 +434,7 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
   bool have_date = false;
   uint32_t flags = 0;
   uint32_t tqdm_bar_end = 0;
+  uint32_t pipe_key_begin = 0, pipe_key_end = 0;  // key of the previous '|' cell
   if (n > 0 && IsSpace(static_cast<unsigned char>(s[0]))) flags |= kFlagIndented;
 
   auto clear_key = [&]() {
@@ -701,6 +702,7 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         if (u > u0 && f.kind == ValueKind::kNumber &&
             (u >= n || !IsDigit(static_cast<unsigned char>(s[u])))) {
           std::string_view ut = s.substr(u0, u - u0);
+          if (!spaced && integer && (ut == "it" || ut == "its")) f.it_suffix = true;
           UnitInfo ui = ClassifyUnit(ut);
           bool accept =
               ui.known && (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
@@ -751,6 +753,18 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         }
       }
       key_span(f);
+      if (f.key_end == 0 && pipe_key_end > 0) {
+        // Only separators and blanks since the keyed cell.
+        bool clean = true;
+        for (size_t q = pipe_key_end; q < start && clean; ++q) {
+          clean = s[q] == ' ' || s[q] == '\t' || s[q] == '|' || s[q] == ':';
+        }
+        if (clean) {
+          f.key_begin = pipe_key_begin;
+          f.key_end = pipe_key_end;
+        }
+      }
+      pipe_key_end = 0;
       const bool unkeyed = f.key_end == 0;
       emit(std::move(f));
       after_percent = !out.fields.empty() && out.fields.back().kind == ValueKind::kPercent;
@@ -779,6 +793,30 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         }
       }
       std::string_view word = s.substr(start, j - start);
+      // A run of box-drawing/block characters (rich, Keras 3 bars: U+2500..U+259F).
+      if (word.size() >= 9 && static_cast<unsigned char>(word[0]) == 0xE2) {
+        bool box = true;
+        for (size_t q = 0; q + 2 < word.size() + 2 && q < word.size() && box; q += 3) {
+          const unsigned char b0 = static_cast<unsigned char>(word[q]);
+          const unsigned char b1 =
+              q + 1 < word.size() ? static_cast<unsigned char>(word[q + 1]) : 0;
+          box = b0 == 0xE2 && b1 >= 0x94 && b1 <= 0x96;
+        }
+        if (box && word.size() % 3 == 0) {
+          flags |= kFlagTqdmBar;
+          if (!out.fields.empty() && out.fields.back().kind == ValueKind::kFraction &&
+              out.fields.back().key_end == 0 && out.fields.back().value_end + 1 >= start) {
+            out.fields.back().bar_fraction = true;  // "938/938 ━━━━" (Keras 3)
+          } else if (tqdm_bar_end == 0) {
+            tqdm_bar_end = static_cast<uint32_t>(j);  // "Epoch 3/9 ━━━━ 938/938" (rich)
+          }
+          Mix(h, '|');
+          clear_key();
+          await_post_key = -1;
+          i = j;
+          continue;
+        }
+      }
       for (char ch : word) {
         if (!IsDigit(static_cast<unsigned char>(ch))) Mix(h, static_cast<unsigned char>(ch));
       }
@@ -834,6 +872,14 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         break;
       case '|': {
         flags |= kFlagPipes;
+        if (word_count > 0) {
+          // "| loss | 12.3 |": the cell before may name the value in the next cell.
+          pipe_key_begin =
+              word_starts[static_cast<size_t>(word_count > 8 ? word_count - 8 : 0) % 8];
+          pipe_key_end = key_end;
+        } else {
+          pipe_key_end = 0;
+        }
         clear_key();
         await_post_key = -1;
         if (after_percent || (i > 0 && s[i - 1] == '%')) {
@@ -948,6 +994,21 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     } else if (r.role == Role::kNone && f.kind == ValueKind::kPercent && f.key_end == 0) {
       r.role = Role::kPercent;
     } else if (r.role == Role::kNone && f.kind == ValueKind::kFraction && f.key_end == 0) {
+      if (idx > 0 && info.roles[idx - 1].role == Role::kNone && out.fields[idx - 1].integer &&
+          out.fields[idx - 1].kind == ValueKind::kNumber &&
+          out.fields[idx - 1].key_end > out.fields[idx - 1].key_begin) {
+        // "Train: 3 [ 100/1251 (8%)]": a phase-named number before a bracketed fraction is the
+        // epoch.
+        const Field& p = out.fields[idx - 1];
+        std::string_view pk = s.substr(p.key_begin, p.key_end - p.key_begin);
+        bool bracket_next = false;
+        for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
+          if (s[k] == '[') bracket_next = true;
+        }
+        if (bracket_next && (EqualsLower(pk, "train") || EqualsLower(pk, "training"))) {
+          info.roles[idx - 1].role = Role::kEpoch;
+        }
+      }
       if (f.bar_fraction) {
         r.role = Role::kStep;
         r.rank = 2;
@@ -967,8 +1028,23 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
         }
       }
     }
-    if (r.role == Role::kEta && f.kind == ValueKind::kNumber && f.unit == Unit::kNone) {
-      // "eta: 120" without a unit: seconds.
+    if (idx == 0 && r.role == Role::kNone && f.key_end == 0 && f.integer &&
+        f.kind == ValueKind::kNumber && f.value_begin > 0 && f.value_end < s.size() &&
+        s[f.value_begin - 1] == '[' && s[f.value_end] == ']') {
+      // "[10]\ttrain-logloss:0.51" (boosting libraries): a leading bracketed counter.
+      bool only_space = true;
+      for (size_t k = 0; k + 1 < f.value_begin; ++k) {
+        if (s[k] != ' ' && s[k] != '\t') only_space = false;
+      }
+      if (only_space) {
+        r.role = Role::kStep;
+        r.rank = 0;
+      }
+    }
+    if (f.it_suffix && f.integer && (r.role == Role::kNone || r.role == Role::kMetric)) {
+      // tqdm without a total: "Training: 1234it [01:23, 14.8it/s]".
+      r.role = Role::kStep;
+      r.rank = 1;
     }
     info.roles.push_back(r);
   }
@@ -1002,7 +1078,7 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     }
     if (InSet(lw, kEvalWords) && !in_key) wf |= kFlagEvalTag;
     if (InSet(lw, kTrainWords) && !in_key) wf |= kFlagTrainTag;
-    if (InSet(lw, {"summary", "overall", "runtime", "flos"})) wf |= kFlagSummary;
+    if (InSet(lw, {"summary", "overall", "flos"})) wf |= kFlagSummary;
     if (InSet(lw, {"checkpoint", "checkpoints", "ckpt", "saving", "saved", "save", "loading",
                    "loaded", "wrote", "writing", "snapshot", "restored", "resuming"})) {
       wf |= kFlagCheckpoint;

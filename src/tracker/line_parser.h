@@ -70,6 +70,7 @@ struct Field {
   bool eta_position = false;  // tqdm "[elapsed<remaining" remaining slot
   bool after_epoch = false;   // unkeyed fraction right after an epoch value ("Epoch [1][50/500]")
   bool post_key = false;      // key is the word after the value ("4312 updates")
+  bool it_suffix = false;     // "1234it": a tqdm count without a total
   // Role analysis:
   Role role = Role::kNone;
   int8_t rank = 0;                // preference among fields of one role; higher wins

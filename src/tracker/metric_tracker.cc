@@ -297,6 +297,12 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       }
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    if (k.anchor && !k.bar && !vals_.has_strong_metric && !training_families_.empty() &&
+        (k.family < 0 || training_families_.count(k.family) == 0)) {
+      // Only lr/eta/other metrics, in a format never seen carrying progress while another format
+      // does: a message ("Epoch 5: reducing learning rate to 1e-4"), not a progress record.
+      return;
+    }
     if (k.bar) {
       // A bar with a different total starts another loop: earlier bar states stand confirmed.
       for (Pending& q : pending_) {
