@@ -158,6 +158,7 @@ void ApiServer::Routes() {
                        {"ticks", v->ticks},
                        {"updated_at", v->updated_at.seconds()},
                        {"last_error", v->last_error},
+                       {"last_tick_s", v->last_tick.seconds_f()},
                        {"dry_run", v->dry_run}});
   });
 

@@ -18,6 +18,7 @@ constexpr size_t kRecentLimit = 200;
 constexpr Duration kStaleFailure = Duration::Minutes(10);
 constexpr int64_t kForgetAfterMissingTicks = 3;
 constexpr const char* kCursorKey = "finished_cursor";
+constexpr const char* kWatchSinceKey = "watch_since_us";
 
 bool IsFailureState(const std::string& s) {
   return s == "FAILED" || s == "NODE_FAIL" || s == "OUT_OF_MEMORY" || s == "TIMEOUT" ||
@@ -77,6 +78,14 @@ Status Companion::Load() {
     if (parts.size() > 1)
       if (auto v = ParseInt(parts[1])) cursor_.skipped_lines = *v;
   }
+  // Runs that ended before this database first watched the cluster are history, not incidents.
+  SM_ASSIGN_OR_RETURN(auto since, deps_.store.GetValue(kWatchSinceKey));
+  if (since && ParseInt(*since)) {
+    watch_since_ = SimTime::FromMicros(*ParseInt(*since));
+  } else {
+    watch_since_ = deps_.clock.Now();
+    SM_RETURN_IF_ERROR(deps_.store.SetValue(kWatchSinceKey, std::to_string(watch_since_.micros())));
+  }
   SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
   SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
   for (const auto& f : recent_failures_) ++failures_by_class_[f.cls];
@@ -129,7 +138,8 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   t.context.work_dir = j.work_dir;
   t.context.submit = j.submit;
   bool live = j.state == "PENDING" || j.state == "RUNNING";
-  if (j.state != "PENDING") RefreshLogPath(t);
+  // Finished jobs need their StdOut only if they failed; HandleFailure asks then.
+  if (j.state == "RUNNING") RefreshLogPath(t);
   // A prediction made before a restart is reused: one prediction per job.
   auto stored = deps_.history.ListPredictions(j.id);
   if (stored.ok() && !stored->empty()) {
@@ -145,7 +155,11 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   if (t.prediction || !live) return;
   if (auto script = deps_.backend.BatchScript(j.id); script.ok())
     t.context.script = std::move(*script);
-  auto prediction = deps_.advisor.Predict(t.context, now);
+  Result<Prediction> prediction = Status::Unavailable("not predicted");
+  {
+    std::lock_guard advisor_lock(advisor_mu_);
+    prediction = deps_.advisor.Predict(t.context, now);
+  }
   if (!prediction.ok()) return;
   prediction->made_at = now;
   t.prediction = *prediction;
@@ -234,8 +248,11 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
     a.outcome = "planned";
     if (stale && step.kind != PlannedAction::Kind::kNotifyUser) {
       a.outcome = "skipped";
-      a.detail = fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
-                             FormatDuration(now - f.end));
+      a.detail =
+          f.end < watch_since_
+              ? "run ended before schedmate started watching this cluster; not acting on it"
+              : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
+                            FormatDuration(now - f.end));
       RunAction(a, nullptr);
       continue;
     }
@@ -297,7 +314,8 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
 
 void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
   // 1. Copy the log before anything else: a requeue truncates it.
-  std::string log_path = t != nullptr ? t->job.std_out : "";
+  // squeue only knows StdOut as a pattern (%x-%j.out): use scontrol's expansion.
+  std::string log_path = t != nullptr ? t->log_path : "";
   std::string owner = t != nullptr ? t->job.user : f.user;
   if (log_path.empty()) {
     if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) log_path = shown->std_out;
@@ -349,7 +367,7 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   if (auto id = deps_.store.AddFailure(rec); id.ok()) rec.id = *id;
   RememberFailure(rec);
   // 3. Act within policy.
-  ExecutePlan(f, d, now, /*stale=*/now - f.end > kStaleFailure);
+  ExecutePlan(f, d, now, /*stale=*/now - f.end > kStaleFailure || f.end < watch_since_);
 }
 
 void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
@@ -375,7 +393,10 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
   }
   (void)deps_.history.RecordFinish(f.id, f.end, ran, state);
   JobContext ctx = t != nullptr ? t->context : JobContext{f.id, f.name, f.user, f.partition};
-  deps_.advisor.Observe(ctx, ran, state);
+  {
+    std::lock_guard advisor_lock(advisor_mu_);
+    deps_.advisor.Observe(ctx, ran, state);
+  }
   if (t != nullptr && t->prediction && state == JobState::kCompleted && ran > Duration::Zero()) {
     double err = std::abs((t->prediction->duration - ran).seconds_f());
     prediction_error_.count++;
@@ -465,7 +486,7 @@ Status Companion::Tick() {
       t.log_path.clear();
       t.log_problem.clear();
     }
-    if (job.state != "PENDING" && (t.log_path.empty() || was_pending) && t.log_problem.empty()) {
+    if (job.state == "RUNNING" && (t.log_path.empty() || was_pending) && t.log_problem.empty()) {
       RefreshLogPath(t);
     }
     if (job.start && job.state != "PENDING" && !t.start_recorded) {
@@ -576,7 +597,8 @@ void Companion::Stop() {
 }
 
 Result<SubmitAdvice> Companion::EstimateSubmission(const JobContext& job) {
-  std::lock_guard lock(engine_mu_);
+  // Only the advisor's lock: a long tick (slow slurmctld) must not delay job_submit.lua.
+  std::lock_guard lock(advisor_mu_);
   SM_ASSIGN_OR_RETURN(Prediction p, deps_.advisor.Predict(job, deps_.clock.Now()));
   ++estimates_served_;
   return AdviseSubmission(p, job.time_limit_min, config_);

@@ -14,8 +14,9 @@
 //                     executed (a crash can lose an action, never repeat one); then each action
 //                     runs within policy: dry-run records only; drains stop at max_drained_nodes
 //                     (counting nodes whose reason starts "schedmate"); requeues stop at
-//                     retries_per_job; runs that ended more than 10 minutes before they were seen
-//                     are diagnosed but never acted on
+//                     retries_per_job; runs that ended more than 10 minutes before they were seen,
+//                     or before this database first watched the cluster, are diagnosed but never
+//                     acted on
 //   pending jobs   -> a start-time estimate each (StartTimeEstimator) beside Slurm's reason
 // and publishes an immutable ServiceView for the API.
 //
@@ -143,10 +144,12 @@ class Companion {
   ServiceConfig config_;
   StartTimeEstimator start_estimator_;
 
-  std::mutex engine_mu_;  // advisor, tracker, diagnoser, stores, backend actions
+  std::mutex engine_mu_;   // tracker, diagnoser, stores, backend actions, tracked_ (held by Tick)
+  std::mutex advisor_mu_;  // the advisor alone (taken after engine_mu_ when both are held)
   std::map<std::string, Tracked> tracked_;
   std::vector<slurm::SlurmNode> nodes_;
   slurm::FinishedCursor cursor_;
+  SimTime watch_since_;  // first start of this database; earlier runs are never acted on
   std::vector<FailureRecord> recent_failures_;
   std::vector<ActionRecord> recent_actions_;
   std::set<std::string> drained_this_session_;

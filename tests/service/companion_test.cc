@@ -100,6 +100,7 @@ class CompanionTest : public ::testing::Test {
     return j;
   }
   void Fail(FakeJob& j, int exit_code) {
+    clock_.Advance(Duration::Seconds(5));  // ends after the service started watching
     j.state = "FAILED";
     j.exit_code = exit_code;
     j.end = clock_.Now().seconds() - 1;

@@ -1,0 +1,371 @@
+// Integration tests against a REAL Slurm (scripts/slurm-local.sh start) and the real
+// `schedmate serve --slurm` binary. They SKIP when no Slurm answers. One process runs every case
+// in order against one service instance (ctest runs this binary as a single test, label slurm).
+//
+// Prints the measured reaction times as "[measure] ..." lines.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/file_util.h"
+#include "core/strings.h"
+#include "testing/test_util.h"
+
+namespace schedmate::service {
+namespace {
+
+using nlohmann::json;
+using schedmate::testing::RunShell;
+using schedmate::testing::ShellQuote;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Polls `probe` every 50 ms until it returns true or `seconds` pass.
+bool WaitFor(double seconds, const std::function<bool()>& probe) {
+  auto t0 = Clock::now();
+  while (Since(t0) < seconds) {
+    if (probe()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return probe();
+}
+
+std::string Sh(const std::string& cmd) { return RunShell(cmd).out; }
+
+class SlurmIntegration : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    const char* conf = std::getenv("SLURM_CONF");
+    std::string path = conf != nullptr ? conf : "/tmp/schedmate-slurm/etc/slurm.conf";
+    if (!std::filesystem::exists(path) || RunShell("command -v sbatch >/dev/null").exit_code != 0) {
+      skip_reason_ = "no Slurm here (run scripts/slurm-local.sh install && start)";
+      return;
+    }
+    setenv("SLURM_CONF", path.c_str(), 1);
+    if (RunShell("scontrol ping | grep -q UP").exit_code != 0) {
+      skip_reason_ = "slurmctld is not answering (scripts/slurm-local.sh start)";
+      return;
+    }
+    conf_dir_ = std::filesystem::path(path).parent_path().string();
+    jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
+    dir_ = new schedmate::testing::TempDir();
+    ASSERT_OK(WriteStringToFile(dir_->File("token"), "itest-token\n"));
+    // Point the Lua hook at our service for the duration of the suite.
+    submit_conf_ = conf_dir_ + "/schedmate_submit.conf";
+    saved_submit_conf_ = ReadFileToString(submit_conf_).value_or("");
+    StartService();
+  }
+
+  static void TearDownTestSuite() {
+    if (!skip_reason_.empty()) return;
+    StopService(SIGTERM);
+    if (!saved_submit_conf_.empty()) (void)WriteStringToFile(submit_conf_, saved_submit_conf_);
+    // Leave the cluster as we found it: our jobs gone, nodes we drained resumed.
+    RunShell("squeue -h -o '%i %j' | awk '$2 ~ /^itest-/ {print $1}' | xargs -r scancel");
+    RunShell(
+        "sinfo -h -N -o '%N|%E' | awk -F'|' '$2 ~ /^schedmate/ {print $1}' | "
+        "xargs -r -I{} scontrol update NodeName={} State=RESUME");
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static void StartService() {
+    StopService(SIGTERM);  // never two instances acting on one cluster
+    std::string port_file = dir_->File("port");
+    std::filesystem::remove(port_file);
+    std::string cmd = fmt::format(
+        "{} serve --slurm --data-dir {} --jobcomp {} --port 0 --port-file {} --poll 0.25 "
+        "--submit-policy set --token-file {} >>{} 2>&1 & echo $!",
+        ShellQuote(schedmate::testing::SchedmateBinary()), ShellQuote(dir_->File("data")),
+        ShellQuote(jobcomp_), ShellQuote(port_file), ShellQuote(dir_->File("token")),
+        ShellQuote(dir_->File("serve.log")));
+    pid_ = static_cast<pid_t>(ParseInt(Trim(Sh(cmd))).value_or(-1));
+    ASSERT_GT(pid_, 0);
+    ASSERT_TRUE(WaitFor(10, [&] { return std::filesystem::exists(port_file); }))
+        << ReadFileToString(dir_->File("serve.log")).value_or("");
+    port_ = static_cast<int>(ParseInt(Trim(ReadFileToString(port_file).value_or(""))).value_or(0));
+    ASSERT_GT(port_, 0);
+    ASSERT_OK(WriteStringToFile(
+        submit_conf_, fmt::format("url=http://127.0.0.1:{}/v1/estimate\ntimeout_s=1\ncurl={}\n",
+                                  port_, Trim(Sh("command -v curl")))));
+  }
+
+  static void StopService(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    // Not our child (the shell started it), so it may linger as a zombie: that counts as gone.
+    auto gone = [](pid_t pid) {
+      auto stat = ReadFileToString(fmt::format("/proc/{}/stat", pid));
+      return !stat.ok() || stat->find(") Z ") != std::string::npos;
+    };
+    for (int i = 0; i < 100 && !gone(pid_); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    pid_ = -1;
+  }
+
+ protected:
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+  }
+
+  static json Get(const std::string& path) {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(5);
+    auto res = client.Get(path.c_str());
+    if (!res || res->status != 200) return json();
+    return json::parse(res->body, nullptr, false);
+  }
+
+  // Writes `body` as a batch script named itest-<name> and submits it; returns {id, stderr}.
+  static std::pair<std::string, std::string> Submit(const std::string& name,
+                                                    const std::string& body,
+                                                    const std::string& extra = "") {
+    std::string script = dir_->File(name + ".sh");
+    EXPECT_OK(WriteStringToFile(script, "#!/bin/bash\n#SBATCH -J itest-" + name + "\n#SBATCH -o " +
+                                            dir_->File(name + "-%j.out") + "\n" + body));
+    auto r =
+        RunShell(fmt::format("cd {} && sbatch --parsable {} {} 2>{}", ShellQuote(dir_->path()),
+                             extra, ShellQuote(script), ShellQuote(dir_->File(name + ".err"))));
+    std::string err = ReadFileToString(dir_->File(name + ".err")).value_or("");
+    EXPECT_EQ(r.exit_code, 0) << err;
+    return {std::string(Trim(r.out)), err};
+  }
+
+  // scontrol's view of a job (retried briefly: a busy slurmctld may time out a query).
+  static std::map<std::string, std::string> ShowJob(const std::string& id) {
+    std::map<std::string, std::string> kv;
+    WaitFor(3, [&] {
+      for (auto word : Split(Sh("scontrol show job -o " + id), ' ')) {
+        auto eq = word.find('=');
+        if (eq != std::string_view::npos)
+          kv.emplace(std::string(word.substr(0, eq)), std::string(word.substr(eq + 1)));
+      }
+      return kv.count("JobState") > 0;
+    });
+    return kv;
+  }
+
+  static json FindFailure(const std::string& job_id) {
+    json failures = Get("/v1/failures");
+    if (!failures.is_object()) return json();
+    for (const auto& f : failures["failures"])
+      if (f["job_id"] == job_id) return f;
+    return json();
+  }
+
+  static std::vector<json> ActionsFor(const std::string& job_id) {
+    std::vector<json> out;
+    json actions = Get("/v1/actions");
+    if (!actions.is_object()) return out;
+    for (const auto& a : actions["actions"])
+      if (a["job_id"] == job_id) out.push_back(a);
+    return out;
+  }
+
+  static inline std::string skip_reason_;
+  static inline std::string conf_dir_, jobcomp_, submit_conf_, saved_submit_conf_;
+  static inline schedmate::testing::TempDir* dir_ = nullptr;
+  static inline pid_t pid_ = -1;
+  static inline int port_ = 0;
+  static inline int64_t failures_before_restart_ = 0;
+};
+
+TEST_F(SlurmIntegration, SubmittedJobGetsEstimateAndTimeLimitWithinTwoSeconds) {
+  auto t0 = Clock::now();
+  auto [id, err] = Submit("estimate", "sleep 2\n");
+  double submit_s = Since(t0);
+  EXPECT_NE(err.find("schedmate: estimated run time"), std::string::npos) << err;
+  EXPECT_NE(err.find("time limit set to"), std::string::npos) << err;
+  auto job = ShowJob(id);
+  EXPECT_NE(job["TimeLimit"], "UNLIMITED");
+  EXPECT_NE(Sh("scontrol show job " + id).find("schedmate: est"), std::string::npos);  // Comment
+  bool predicted = WaitFor(2.0, [&] {
+    json j = Get("/v1/jobs/" + id);
+    return j.is_object() && j["prediction"].is_object();
+  });
+  double api_s = Since(t0);
+  EXPECT_TRUE(predicted) << "no prediction in the API within 2 s";
+  EXPECT_LT(submit_s, 2.0);
+  json j = Get("/v1/jobs/" + id);
+  EXPECT_FALSE(j["prediction"]["explanation"].get<std::string>().empty());
+  std::cout << fmt::format(
+      "[measure] submit->estimate+limit (sbatch returns) {:.3f}s; submit->prediction in API "
+      "{:.3f}s\n",
+      submit_s, api_s);
+}
+
+TEST_F(SlurmIntegration, RunningJobMetricsAppearInApi) {
+  auto [id, err] = Submit(
+      "metrics",
+      "for i in $(seq 1 200); do echo \"step $i/200 loss 0.$((200 - i))\"; sleep 0.1; done\n",
+      "--gres=gpu:1");
+  bool seen = WaitFor(15, [&] {
+    json j = Get("/v1/jobs/" + id);
+    return j.is_object() && j["metrics"].is_object() && j["metrics"]["step"].is_number() &&
+           j["metrics"]["step"].get<int64_t>() >= 2;
+  });
+  ASSERT_TRUE(seen) << Get("/v1/jobs/" + id).dump();
+  json j = Get("/v1/jobs/" + id);
+  EXPECT_EQ(j["metrics"]["total_steps"], 200);
+  EXPECT_TRUE(j["metrics"]["loss"].is_number());
+  json series = Get("/v1/jobs/" + id + "/metrics");
+  ASSERT_TRUE(series.is_object());
+  EXPECT_GE(series["samples"].size(), 1u);
+  httplib::Client client("127.0.0.1", port_);
+  auto log = client.Get(("/v1/jobs/" + id + "/log?bytes=100").c_str());
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->status, 200);
+  EXPECT_NE(log->body.find("step"), std::string::npos);
+  RunShell("scancel " + id);
+}
+
+TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesAndKeepsPreRequeueLog) {
+  std::string marker = dir_->File("infra-marker");
+  auto t0 = Clock::now();
+  auto [id, err] =
+      Submit("infra",
+             fmt::format("if [ ! -f {0} ]; then touch {0}; echo 'step 3/10 loss 1.0';\n"
+                         "  echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off "
+                         "the bus on $SLURMD_NODENAME\";\n"
+                         "  exit 1; fi\necho second run ok\n",
+                         marker),
+             "--gres=gpu:1");
+  std::vector<json> actions;
+  bool acted = WaitFor(15, [&] {
+    actions = ActionsFor(id);
+    int done = 0;
+    for (const auto& a : actions)
+      if (a["outcome"] == "done" && (a["kind"] == "drain" || a["kind"] == "requeue")) ++done;
+    return done == 2;
+  });
+  double reaction = Since(t0);
+  ASSERT_TRUE(acted) << json(actions).dump();
+  json failure = FindFailure(id);
+  ASSERT_TRUE(failure.is_object());
+  EXPECT_EQ(failure["class"], "infra");
+  EXPECT_TRUE(failure["log_captured"].get<bool>());
+  std::string node;
+  for (const auto& a : actions)
+    if (a["kind"] == "drain") node = a["node"];
+  ASSERT_FALSE(node.empty());
+  std::string sinfo = Sh("sinfo -h -N -n " + node + " -o '%T|%E'");
+  EXPECT_NE(sinfo.find("drain"), std::string::npos) << sinfo;
+  EXPECT_NE(sinfo.find("schedmate: "), std::string::npos) << sinfo;
+  // Requeued with the same id; the second run succeeds elsewhere.
+  ASSERT_TRUE(WaitFor(15, [&] { return ShowJob(id)["JobState"] == "COMPLETED"; }))
+      << Sh("scontrol show job " + id);
+  EXPECT_EQ(ShowJob(id)["Restarts"], "1");
+  // The first run's log was copied before the requeue overwrote it.
+  httplib::Client client("127.0.0.1", port_);
+  auto copy = client.Get(fmt::format("/v1/failures/{}/log", failure["id"].get<int64_t>()).c_str());
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->status, 200);
+  EXPECT_NE(copy->body.find("Xid"), std::string::npos);
+  std::string now_log = ReadFileToString(dir_->File("infra-" + id + ".out")).value_or("");
+  EXPECT_EQ(now_log.find("Xid"), std::string::npos) << "the requeued run overwrote the log";
+  // Resuming is a state change: refused without the token, done with it.
+  auto refused = client.Post(("/v1/nodes/" + node + "/resume").c_str(), "", "text/plain");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  httplib::Headers auth = {{"Authorization", "Bearer itest-token"}};
+  auto resumed = client.Post(("/v1/nodes/" + node + "/resume").c_str(), auth, "", "text/plain");
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->status, 200) << resumed->body;
+  EXPECT_TRUE(WaitFor(5, [&] {
+    return Sh("sinfo -h -N -n " + node + " -o '%T'").find("drain") == std::string::npos;
+  }));
+  std::cout << fmt::format(
+      "[measure] sbatch of an Xid job -> node drained + job requeued (recorded) {:.3f}s\n",
+      reaction);
+}
+
+TEST_F(SlurmIntegration, AppFailureIsNotRequeuedAndItsReasonIsVisible) {
+  auto [id, err] =
+      Submit("app",
+             "echo 'Traceback (most recent call last):'\necho '  File \"train.py\", line 7'\n"
+             "echo \"ValueError: learning rate must be positive\"\nexit 3\n");
+  json failure;
+  ASSERT_TRUE(WaitFor(15, [&] {
+    failure = FindFailure(id);
+    return failure.is_object();
+  }));
+  EXPECT_EQ(failure["class"], "app");
+  EXPECT_NE(failure["reason"].get<std::string>().find("ValueError: learning rate must be positive"),
+            std::string::npos);
+  EXPECT_EQ(failure["exit_code"], 3);
+  for (const auto& a : ActionsFor(id)) EXPECT_NE(a["kind"], "requeue");
+  EXPECT_EQ(ShowJob(id)["Restarts"], "0");
+}
+
+TEST_F(SlurmIntegration, EveryPendingJobGetsAStartEstimate) {
+  std::vector<std::string> blockers, pending;
+  for (int i = 0; i < 2; ++i)
+    blockers.push_back(Submit(fmt::format("block{}", i), "sleep 30\n", "--gres=gpu:8").first);
+  for (int i = 0; i < 3; ++i)
+    pending.push_back(Submit(fmt::format("wait{}", i), "sleep 1\n", "--gres=gpu:4 -t 5").first);
+  json estimates;
+  bool all = WaitFor(10, [&] {
+    estimates = Get("/v1/start-estimates");
+    if (!estimates.is_object()) return false;
+    int with_time = 0;
+    for (const auto& e : estimates["pending"]) {
+      for (const auto& id : pending)
+        if (e["job_id"] == id && e["estimated_start"].is_number() &&
+            !e["pending_reason"].get<std::string>().empty())
+          ++with_time;
+    }
+    return with_time == 3;
+  });
+  EXPECT_TRUE(all) << estimates.dump(1);
+  for (const auto& id : blockers) RunShell("scancel " + id);
+  for (const auto& id : pending) RunShell("scancel " + id);
+}
+
+TEST_F(SlurmIntegration, LuaHookAcceptsJobsWhileServiceIsDown) {
+  json failures = Get("/v1/failures");
+  ASSERT_TRUE(failures.is_object());
+  failures_before_restart_ = static_cast<int64_t>(failures["failures"].size());
+  ASSERT_GE(failures_before_restart_, 2);
+  StopService(SIGKILL);  // a crash, not a clean stop
+  auto t0 = Clock::now();
+  auto [id, err] = Submit("nosvc", "sleep 1\n");
+  double took = Since(t0);
+  EXPECT_FALSE(id.empty());
+  EXPECT_LT(took, 2.0);
+  EXPECT_EQ(err.find("schedmate"), std::string::npos) << err;
+  EXPECT_EQ(ShowJob(id)["TimeLimit"], "UNLIMITED")
+      << "job " << id << ": " << Sh("scontrol show job -o " + id);  // accepted unchanged
+  std::cout << fmt::format("[measure] sbatch with the service down {:.3f}s\n", took);
+}
+
+TEST_F(SlurmIntegration, RestartAfterKillLosesNothing) {
+  StartService();
+  json failures = Get("/v1/failures");
+  ASSERT_TRUE(failures.is_object());
+  EXPECT_EQ(static_cast<int64_t>(failures["failures"].size()), failures_before_restart_);
+  json history = Get("/v1/history?limit=1000");
+  ASSERT_TRUE(history.is_object());
+  EXPECT_GE(history["jobs"].size(), 3u);
+  // And it keeps working: the loop ticks again.
+  EXPECT_TRUE(WaitFor(5, [&] {
+    json h = Get("/healthz");
+    return h.is_object() && h["slurm_ok"] == true && h["ticks"].get<int64_t>() >= 1;
+  }));
+}
+
+}  // namespace
+}  // namespace schedmate::service
