@@ -1,0 +1,138 @@
+// CLI-level tests: schedmate advise / history replay / history import, through the built binary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/file_util.h"
+#include "testing/test_util.h"
+
+namespace schedmate {
+namespace {
+
+using nlohmann::json;
+using testing::RunSchedmate;
+using testing::ShellQuote;
+using testing::TempDir;
+using testing::TestDataPath;
+
+std::map<std::string, double> ReadPredictions(const std::string& path) {
+  std::map<std::string, double> out;
+  auto text = ReadFileToString(path);
+  EXPECT_TRUE(text.ok());
+  std::istringstream in(text.ok() ? *text : "");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "job_id,predicted_duration_s");
+  while (std::getline(in, line)) {
+    size_t c = line.find(',');
+    out[line.substr(0, c)] = std::stod(line.substr(c + 1));
+  }
+  return out;
+}
+
+TEST(AdviseCliTest, JsonHasMetadataSourcesAndEstimate) {
+  TempDir home;
+  // Run from the job's directory, as Slurm's submit directory: provenance is relative to it.
+  auto r = testing::RunShell("cd " + ShellQuote(TestDataPath("advisor/argparse_job")) + " && " +
+                             ShellQuote(testing::SchedmateBinary()) +
+                             " advise run.sh --json --store " + ShellQuote(home.File("h.db")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  for (const char* f : {"framework", "task", "model", "model_family", "params", "dataset",
+                        "per_device_batch_size", "global_batch_size", "gradient_accumulation",
+                        "sequence_length", "image_size", "epochs", "max_steps", "learning_rate",
+                        "optimizer", "precision", "num_gpus", "num_nodes", "launcher"}) {
+    EXPECT_TRUE(j["metadata"].contains(f)) << f;
+  }
+  EXPECT_EQ(j["metadata"]["learning_rate"], json(0.01));
+  EXPECT_TRUE(j["metadata"]["sequence_length"].is_null());
+  EXPECT_EQ(j["sources"]["learning_rate"], json("run.sh:10"));
+  EXPECT_EQ(j["estimate"]["confidence"], json(0));  // empty store: honest cold start
+  EXPECT_NE(j["estimate"]["explanation"].get<std::string>().find("cold start"), std::string::npos);
+  EXPECT_TRUE(j["estimate"]["neighbours"].is_array());
+}
+
+TEST(AdviseCliTest, MissingPathFails) {
+  auto r = RunSchedmate("advise /nonexistent/job.sh --json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/job.sh"), std::string::npos);
+}
+
+TEST(HistoryCliTest, ReplayWritesOnePredictionPerJobOnline) {
+  TempDir dir;
+  std::string out = dir.File("pred.csv");
+  auto r =
+      RunSchedmate("history replay --trace " + ShellQuote(TestDataPath("advisor/tiny_lucid.csv")) +
+                   " --format lucid --out " + ShellQuote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto p = ReadPredictions(out);
+  ASSERT_EQ(p.size(), 8u);
+  // Job 2 (submit 50): nothing finished yet (job 1 ends at 100): cold start default 1 h.
+  EXPECT_DOUBLE_EQ(p["2"], 3600);
+  // Job 4 (submit 200): jobs 1 and 2 finished (100, 120 s); exact tier, 0.35 quantile -> 100.
+  EXPECT_DOUBLE_EQ(p["4"], 100);
+  // Job 7 (submit 6000): bob's job 3 finished at 5060 -> 5000, not capped (his latest).
+  EXPECT_DOUBLE_EQ(p["7"], 5000);
+  // Job 6 (submit 400): alice's latest finished job (5, failed after 30 s) caps the estimate.
+  EXPECT_DOUBLE_EQ(p["6"], 30);
+}
+
+TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
+  TempDir dir;
+  std::string db = dir.File("history.db");
+  auto r = RunSchedmate("history import " + ShellQuote(TestDataPath("advisor/tiny_lucid.csv")) +
+                        " --store " + ShellQuote(db));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 8 jobs"), std::string::npos) << r.out;
+  // SCHEDMATE_HOME decides the default store.
+  auto r2 = testing::RunShell("SCHEDMATE_HOME=" + ShellQuote(dir.File("home")) + " " +
+                              ShellQuote(testing::SchedmateBinary()) + " history import " +
+                              ShellQuote(TestDataPath("advisor/tiny_lucid.csv")));
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_NE(r2.out.find(dir.File("home") + "/history.db"), std::string::npos) << r2.out;
+  auto a = RunSchedmate("advise " + ShellQuote(TestDataPath("advisor/argparse_job/run.sh")) +
+                        " --json --user carol --store " + ShellQuote(db));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  json j = json::parse(a.out);
+  EXPECT_EQ(j["estimate"]["history_jobs"], json(8));
+  EXPECT_NE(j["estimate"]["tier"], json("cold-start"));
+  EXPECT_FALSE(j["estimate"]["neighbours"].empty());
+}
+
+// Shared data: the Venus trace must reach >= 90% of jobs within 100% relative error, replayed
+// online from submit-time fields only (score_predictions.py's definition: |p - y| / y < 1, y >= 1).
+TEST(HistorySharedTest, VenusWithin100PercentAtLeast90) {
+  SM_SKIP_WITHOUT_SHARED(trace, "traces/venus_sept2020_lucid/venus_sept2020_jobs.csv");
+  TempDir dir;
+  std::string out = dir.File("venus.csv");
+  auto r =
+      RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " + ShellQuote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto pred = ReadPredictions(out);
+  auto text = ReadFileToString(trace);
+  ASSERT_TRUE(text.ok());
+  std::istringstream in(*text);
+  std::string line;
+  std::getline(in, line);  // header: job_id,...,duration_s at column 7
+  int64_t n = 0, hit = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::stringstream ls(line);
+    std::string c;
+    while (std::getline(ls, c, ',')) cols.push_back(c);
+    double y = std::max(std::stod(cols[7]), 1.0);
+    ++n;
+    auto it = pred.find(cols[0]);
+    if (it != pred.end() && std::abs(it->second - y) / y < 1.0) ++hit;
+  }
+  ASSERT_GT(n, 20000);
+  EXPECT_EQ(static_cast<int64_t>(pred.size()), n);
+  EXPECT_GE(static_cast<double>(hit) / n, 0.90);
+}
+
+}  // namespace
+}  // namespace schedmate
