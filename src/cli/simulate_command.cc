@@ -235,6 +235,11 @@ void Run(const SimulateArgs& a) {
   auto table_or = trace::ReadTrace(a.trace, ro);
   if (!table_or.ok()) Fail(table_or.status());
   JobTable table = std::move(table_or).value();
+  if (!trace::FormatHasDurations(table.format)) {
+    Fail(Status::InvalidArgument(
+        fmt::format("{}: {} traces carry no run times, which the simulator needs", a.trace,
+                    TraceFormatName(table.format))));
+  }
   if (table.rows_skipped > 0) {
     std::cerr << fmt::format("schedmate: note: skipped {} malformed rows of {}\n",
                              table.rows_skipped, a.trace);

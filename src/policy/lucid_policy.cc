@@ -6,32 +6,78 @@
 
 namespace schedmate::policy {
 
-JobIndex FindPackingPartner(const JobView& job, int64_t job_priority,
-                            std::span<const JobView> running,
-                            const std::vector<int64_t>& priority_by_index,
-                            const std::vector<char>& taken, const ColocationModel& model,
-                            const PackingRules& rules) {
-  const int job_score = model.ShareScore(*job.record);
+PartnerCandidates::PartnerCandidates(std::span<const JobView> running) {
   for (const JobView& r : running) {
     if (r.status->shared_with != kNoJob || r.status->placement.share_with != kNoJob) continue;
-    if (static_cast<size_t>(r.index) < taken.size() && taken[r.index]) continue;
-    if (r.gpus() != job.gpus()) continue;
-    if (job.record->gmem_mib + r.record->gmem_mib > rules.gpu_memory_mib) continue;
-    if (job_score + model.ShareScore(*r.record) > rules.max_share_score) continue;
-    const int64_t rp =
-        static_cast<size_t>(r.index) < priority_by_index.size() ? priority_by_index[r.index] : -1;
+    by_gpus_[r.gpus()].push_back(&r);
+    ++available_;
+  }
+}
+
+int32_t PackingCache::Workload(const JobView& v) {
+  if (static_cast<size_t>(v.index) >= by_job_.size()) by_job_.resize(v.index + 1, -1);
+  int32_t& id = by_job_[v.index];
+  if (id < 0) {
+    const JobRecord& r = *v.record;
+    Key k{r.model, r.dataset, r.batch_size, r.amp, r.gpu_util, r.gmem_mib};
+    auto [it, inserted] = ids_.emplace(std::move(k), static_cast<int32_t>(scores_.size()));
+    if (inserted) scores_.push_back(model_.ShareScore(r));
+    id = it->second;
+  }
+  return id;
+}
+
+PairRates PackingCache::Rates(const JobView& a, const JobView& b) {
+  const auto key = std::make_pair(Workload(a), Workload(b));
+  auto it = rates_.find(key);
+  if (it == rates_.end()) it = rates_.emplace(key, model_.Rates(*a.record, *b.record)).first;
+  return it->second;
+}
+
+JobIndex PartnerCandidates::Take(const JobView& job, int64_t job_priority,
+                                 const std::function<int64_t(JobIndex)>& priority_of,
+                                 PackingCache& cache, const PackingRules& rules, int max_checks) {
+  auto it = by_gpus_.find(job.gpus());
+  if (it == by_gpus_.end()) return kNoJob;
+  const int32_t workload = cache.Workload(job);
+  if (auto f = failed_.find({workload, job.gpus()});
+      f != failed_.end() && job_priority >= f->second)
+    return kNoJob;
+  auto& list = it->second;
+  const int job_score = cache.ShareScore(job);
+  int checks = 0;
+  for (size_t i = first_free_[job.gpus()]; i < list.size() && checks < max_checks; ++i) {
+    const JobView* r = list[i];
+    if (r == nullptr) continue;
+    ++checks;
+    if (job.record->gmem_mib + r->record->gmem_mib > rules.gpu_memory_mib) continue;
+    if (job_score + cache.ShareScore(*r) > rules.max_share_score) continue;
+    const int64_t rp = priority_of(r->index);
     if (rp >= 0 && static_cast<double>(job_priority) > rules.max_priority_ratio * rp) continue;
-    const PairRates rates = model.Rates(*job.record, *r.record);
+    const PairRates rates = cache.Rates(job, *r);
     if (rates.a < rules.min_rate || rates.b < rules.min_rate ||
         rates.a + rates.b < rules.min_combined_rate)
       continue;
-    return r.index;
+    const JobIndex partner = r->index;
+    list[i] = nullptr;
+    --available_;
+    size_t& ff = first_free_[job.gpus()];
+    while (ff < list.size() && list[ff] == nullptr) ++ff;
+    failed_.clear();
+    return partner;
   }
+  auto [f, inserted] = failed_.emplace(std::make_pair(workload, job.gpus()), job_priority);
+  if (!inserted) f->second = std::min(f->second, job_priority);
   return kNoJob;
 }
 
 LucidPolicy::LucidPolicy(const PolicyConfig& config)
-    : config_(config), model_(config.colocation ? config.colocation : &fallback_model_) {}
+    : config_(config),
+      index_([this](const JobView& v, SimTime now) {
+        return std::make_pair(Priority(v, now), int64_t{0});
+      }),
+      model_(config.colocation ? config.colocation : &fallback_model_),
+      cache_(*model_) {}
 
 int64_t LucidPolicy::Priority(const JobView& v, SimTime now) {
   if (static_cast<size_t>(v.index) >= priority_.size()) priority_.resize(v.index + 1, -1);
@@ -50,45 +96,37 @@ int64_t LucidPolicy::Priority(const JobView& v, SimTime now) {
 
 Decisions LucidPolicy::Schedule(const SchedulingInput& in) {
   Decisions d;
-  struct Item {
-    int64_t priority;
-    int64_t seq;
-    const JobView* view;
-  };
-  std::vector<Item> order;
-  order.reserve(in.pending.size());
+  index_.Update(in);
   int64_t wanted = 0;
-  for (const JobView& v : in.pending) {
-    order.push_back({Priority(v, in.now), v.status->queue_seq, &v});
-    wanted += v.gpus();
-  }
-  for (const JobView& v : in.running) Priority(v, in.now);
-  std::sort(order.begin(), order.end(), [](const Item& a, const Item& b) {
-    return a.priority != b.priority ? a.priority < b.priority : a.seq < b.seq;
-  });
+  for (const JobView& v : in.pending) wanted += v.gpus();
   FreeMap free = *in.partition.free;
   const bool packing = wanted > free.total_free();
-  std::vector<char> taken;
-  for (const Item& it : order) {
-    const JobView& v = *it.view;
-    if (packing && v.gpus() <= in.partition.gpus_per_node) {
-      const JobIndex partner =
-          FindPackingPartner(v, it.priority, in.running, priority_, taken, *model_, rules_);
+  PartnerCandidates partners(in.running);
+  auto priority_of = [this](JobIndex j) {
+    return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
+  };
+  int skipped = 0;
+  index_.ForEach([&](const JobView& v, bool* erase) {
+    if (packing && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
+      const JobIndex partner = partners.Take(v, priority_of(v.index), priority_of, cache_, rules_);
       if (partner != kNoJob) {
-        if (static_cast<size_t>(partner) >= taken.size()) taken.resize(partner + 1, 0);
-        taken[partner] = 1;
         Placement pl;
         pl.share_with = partner;
         d.start.push_back({v.index, std::move(pl)});
-        continue;
+        *erase = true;
+        return true;
       }
     }
     if (auto pl = Place(config_.placement, v.gpus(), free)) {
       d.start.push_back({v.index, std::move(*pl)});
-    } else if (!packing) {
-      break;
+      *erase = true;
+      return true;
     }
-  }
+    // Strict order without packing; with packing go on while anything could still start, for
+    // at most kScanDepth jobs past the first that did not start (as Slurm bounds its queue walk
+    // with default_queue_depth / bf_max_job_test), so a call stays cheap under a long queue.
+    return packing && (free.total_free() > 0 || !partners.empty()) && ++skipped <= kScanDepth;
+  });
   return d;
 }
 

@@ -11,27 +11,21 @@
 // equal submit times keep trace order), then the job index.
 
 #include <cstdint>
-#include <set>
 #include <vector>
 
+#include "policy/pending_index.h"
 #include "policy/placer.h"
 #include "policy/policy_registry.h"
 #include "policy/scheduling_policy.h"
 
 namespace schedmate::policy {
 
-struct QueueKey {
-  int64_t primary = 0;
-  int64_t secondary = 0;
-  int64_t seq = 0;  // JobStatus::queue_seq
-  JobIndex job = kNoJob;
-  auto operator<=>(const QueueKey&) const = default;
-};
-
 class QueueOrderPolicy : public SchedulingPolicy {
  public:
   QueueOrderPolicy(const PolicyConfig& config, bool blocking)
-      : config_(config), blocking_(blocking) {}
+      : config_(config),
+        blocking_(blocking),
+        index_([this](const JobView& v, SimTime now) { return KeyOf(v, now); }) {}
   Decisions Schedule(const SchedulingInput& input) override;
 
  protected:
@@ -45,12 +39,9 @@ class QueueOrderPolicy : public SchedulingPolicy {
   const PolicyConfig& config() const { return config_; }
 
  private:
-  void Insert(const JobView& v, SimTime now);
-  bool Stale(const QueueKey& k) const;
   PolicyConfig config_;
   bool blocking_;
-  std::set<QueueKey> queue_;
-  std::vector<JobView> views_;  // by job index
+  PendingIndex index_;
 };
 
 }  // namespace schedmate::policy

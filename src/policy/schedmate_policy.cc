@@ -7,7 +7,14 @@
 namespace schedmate::policy {
 
 SchedmatePolicy::SchedmatePolicy(const PolicyConfig& config)
-    : config_(config), model_(config.colocation ? config.colocation : &fallback_model_) {
+    : config_(config),
+      index_([this](const JobView& v, SimTime now) {
+        Estimate(v, now);
+        // Jobs restarted after a node failure first, then estimated service.
+        return std::make_pair(int64_t{v.status->failure_restarts > 0 ? 0 : 1}, priority_[v.index]);
+      }),
+      model_(config.colocation ? config.colocation : &fallback_model_),
+      cache_(*model_) {
   rules_.min_rate = 0.8;
   rules_.min_combined_rate = 1.1;
 }
@@ -48,31 +55,15 @@ std::optional<Placement> SchedmatePolicy::PlaceAvoidingFailed(const SchedulingIn
 
 Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   Decisions d;
-  struct Item {
-    int key0;
-    int64_t priority;
-    int64_t seq;
-    const JobView* view;
-  };
-  std::vector<Item> order;
-  order.reserve(in.pending.size());
+  index_.Update(in);
   int64_t wanted = 0;
-  for (const JobView& v : in.pending) {
-    Estimate(v, in.now);
-    order.push_back(
-        {v.status->failure_restarts > 0 ? 0 : 1, priority_[v.index], v.status->queue_seq, &v});
-    wanted += v.gpus();
-  }
+  for (const JobView& v : in.pending) wanted += v.gpus();
   Duration min_running_left = Duration::Infinite();
   for (const JobView& v : in.running) {
     const Duration est = Estimate(v, in.now);
     const Duration ran = in.now - v.status->first_start;
     min_running_left = std::min(min_running_left, std::max(Duration::Zero(), est - ran));
   }
-  std::sort(order.begin(), order.end(), [](const Item& a, const Item& b) {
-    if (a.key0 != b.key0) return a.key0 < b.key0;
-    return a.priority != b.priority ? a.priority < b.priority : a.seq < b.seq;
-  });
   FreeMap free = *in.partition.free;
   const bool contention = wanted > free.total_free();
 
@@ -91,29 +82,36 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     }
   }
 
-  std::vector<char> taken;
+  PartnerCandidates partners(in.running);
+  auto priority_of = [this](JobIndex j) {
+    return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
+  };
   bool blocked = false;
-  for (const Item& it : order) {
-    const JobView& v = *it.view;
-    if (contention && v.gpus() <= in.partition.gpus_per_node) {
-      const JobIndex partner =
-          FindPackingPartner(v, it.priority, in.running, priority_, taken, *model_, rules_);
+  int scanned_after_block = 0;
+  index_.ForEach([&](const JobView& v, bool* erase) {
+    if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
+      const JobIndex partner = partners.Take(v, priority_[v.index], priority_of, cache_, rules_);
       if (partner != kNoJob) {
-        if (static_cast<size_t>(partner) >= taken.size()) taken.resize(partner + 1, 0);
-        taken[partner] = 1;
         Placement pl;
         pl.share_with = partner;
         d.start.push_back({v.index, std::move(pl)});
-        continue;
+        *erase = true;
+        return true;
       }
     }
-    if (blocked && Duration::Micros(estimate_us_[v.index]) > min_running_left) continue;
-    if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
-      d.start.push_back({v.index, std::move(*pl)});
-    } else {
+    const bool may_start = !blocked || Duration::Micros(estimate_us_[v.index]) <= min_running_left;
+    if (may_start) {
+      if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
+        d.start.push_back({v.index, std::move(*pl)});
+        *erase = true;
+        return true;
+      }
       blocked = true;
     }
-  }
+    // Bounded walk past the first blocked job (see kScanDepth).
+    return (free.total_free() > 0 || (contention && !partners.empty())) &&
+           (!blocked || ++scanned_after_block <= kScanDepth);
+  });
   return d;
 }
 

@@ -9,7 +9,7 @@
 //  - Head-of-line: the walk starts jobs in order; after the first job that does not fit it only
 //    backfills jobs whose estimate is at most the shortest estimated remaining time of the running
 //    jobs (they should be gone before the head could start anyway), so large jobs are not starved
-//    by a stream of small ones.
+//    by a stream of small ones. At most kScanDepth jobs past the blocked one are examined.
 //  - Packing under contention only (GPUs wanted by pending jobs > free GPUs), with the Lucid
 //    rules of lucid_policy.h but stricter speeds: each co-located job must keep >= 80 % of its
 //    solo speed.
@@ -23,6 +23,7 @@
 
 #include "policy/colocation_model.h"
 #include "policy/lucid_policy.h"
+#include "policy/pending_index.h"
 #include "policy/policy_registry.h"
 
 namespace schedmate::policy {
@@ -39,8 +40,10 @@ class SchedmatePolicy : public SchedulingPolicy {
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
                                                FreeMap& free) const;
   PolicyConfig config_;
+  PendingIndex index_;
   ColocationModel fallback_model_;
   const ColocationModel* model_;
+  PackingCache cache_;
   PackingRules rules_;
   std::vector<int64_t> estimate_us_;  // by job index, -1 = unknown
   std::vector<int64_t> priority_;
