@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "core/strings.h"
 #include "fmt/format.h"
 #include "llm/complete_json.h"
 #include "llm/json_schema.h"
@@ -45,6 +46,49 @@ std::string RunOneCall(const ToolCall& call, const std::map<std::string, const A
   return text;
 }
 
+std::string ReactInstructions(std::span<const AgentTool> tools) {
+  std::string out = "\n\nYou can use these tools:\n";
+  for (const AgentTool& t : tools) {
+    out += fmt::format("- {}: {} Arguments (JSON schema): {}\n", t.spec.name, t.spec.description,
+                       t.spec.parameters.dump());
+  }
+  out +=
+      "To use a tool, reply with exactly two lines and nothing after them:\n"
+      "Action: <tool name>\n"
+      "Action Input: <JSON object with the arguments>\n"
+      "You will get the result as \"Observation: ...\". Use one tool per reply.\n"
+      "When you know the answer, reply with:\n"
+      "Final Answer: <your answer>";
+  return out;
+}
+
+// Reads a ReAct reply: fills `call` when it asks for a tool, else returns the final answer text.
+std::optional<std::string> ParseReactReply(const std::string& text, int step, ToolCall& call) {
+  const size_t final_pos = text.find("Final Answer:");
+  const size_t action_pos = text.find("Action:");
+  if (action_pos != std::string::npos &&
+      (final_pos == std::string::npos || action_pos < final_pos)) {
+    size_t name_start = action_pos + 7;
+    size_t name_end = text.find('\n', name_start);
+    call.name = std::string(Trim(std::string_view(text).substr(
+        name_start, name_end == std::string::npos ? std::string::npos : name_end - name_start)));
+    call.id = fmt::format("react_{}", step);
+    call.arguments = "{}";
+    if (size_t in = text.find("Action Input:", action_pos); in != std::string::npos) {
+      std::string_view rest = Trim(std::string_view(text).substr(in + 13));
+      const size_t open = rest.find('{');
+      const size_t close = rest.rfind('}');
+      call.arguments =
+          open != std::string_view::npos && close != std::string_view::npos && close > open
+              ? std::string(rest.substr(open, close - open + 1))
+              : std::string(rest);
+    }
+    return std::nullopt;
+  }
+  if (final_pos != std::string::npos) return std::string(Trim(text.substr(final_pos + 13)));
+  return std::string(Trim(text));
+}
+
 }  // namespace
 
 Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string user,
@@ -60,7 +104,12 @@ Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string
       return Status::InvalidArgument("tool '" + tool.spec.name + "': " + s.message());
     }
     if (!tool.run) return Status::InvalidArgument("tool '" + tool.spec.name + "' has no callback");
-    request.tools.push_back(tool.spec);
+    if (options.protocol == AgentProtocol::kNativeTools) request.tools.push_back(tool.spec);
+  }
+  const bool react = options.protocol == AgentProtocol::kReactText;
+  if (react) {
+    system += ReactInstructions(tools);
+    request.stop = {"Observation:"};
   }
   if (options.final_schema) SM_RETURN_IF_ERROR(CheckSchemaSupported(*options.final_schema));
   request.temperature = options.temperature;
@@ -82,8 +131,15 @@ Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string
     result.usage += response->usage;
     ChatMessage reply = std::move(response->message);
     reply.role = Role::kAssistant;
+    ToolCall react_call;
+    if (react) {
+      std::optional<std::string> final_text = ParseReactReply(reply.content, step, react_call);
+      request.messages.push_back(ChatMessage::Assistant(reply.content));
+      reply = ChatMessage::Assistant(final_text.value_or(""));
+      if (!final_text) reply.tool_calls = {react_call};
+    }
     if (reply.tool_calls.empty()) {
-      request.messages.push_back(reply);
+      if (!react) request.messages.push_back(reply);
       if (!options.final_schema) {
         result.final_text = reply.content;
         result.transcript = std::move(request.messages);
@@ -107,7 +163,7 @@ Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string
         reply.tool_calls[i].id = fmt::format("call_{}_{}", step, i);
       }
     }
-    request.messages.push_back(reply);
+    if (!react) request.messages.push_back(reply);
     for (const ToolCall& call : reply.tool_calls) {
       // Canonical arguments when they parse, so {"a":1} and { "a": 1 } count as the same call.
       json parsed = json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
@@ -131,7 +187,11 @@ Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string
                         "(limit {})",
                         total_tool_bytes, step, limits.max_total_tool_bytes));
       }
-      request.messages.push_back(ChatMessage::Tool(call.id, std::move(text)));
+      if (react) {
+        request.messages.push_back(ChatMessage::User("Observation: " + text));
+      } else {
+        request.messages.push_back(ChatMessage::Tool(call.id, std::move(text)));
+      }
     }
   }
   if (!last_final_error.ok()) {

@@ -12,6 +12,13 @@
 // running out of a bound is an error (kResourceExhausted) for the caller.
 // With `final_schema` set, the final answer must be JSON satisfying it (validated as in
 // CompleteJson; a bad final answer gets one correction turn within max_steps).
+//
+// Two protocols: kNativeTools sends `tools` and reads `tool_calls` (vLLM with a tool-call parser,
+// llama-server --jinja, Ollama). kReactText is for servers that cannot emit tool calls: the tools
+// are described in the system prompt, the model writes "Action: <name>" and
+// "Action Input: <JSON>" (or "Final Answer: <text>"), results go back as "Observation: ..."
+// user messages, and "Observation:" is a stop sequence so the model cannot invent results.
+// A ReAct reply with neither an action nor "Final Answer:" is taken as the final answer.
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -39,7 +46,10 @@ struct AgentLimits {
   int max_repeats = 2;  // identical calls allowed
 };
 
+enum class AgentProtocol { kNativeTools, kReactText };
+
 struct AgentOptions {
+  AgentProtocol protocol = AgentProtocol::kNativeTools;
   std::optional<double> temperature = 0.0;
   std::optional<int> max_tokens = 1024;
   std::optional<int64_t> seed;

@@ -20,6 +20,9 @@ struct TransferState {
   const BodyChunkCallback* on_chunk = nullptr;
   long status = 0;
   bool cancelled = false;
+  bool too_large = false;
+  size_t received = 0;
+  size_t max_bytes = 0;
   CURL* handle = nullptr;
 };
 
@@ -39,6 +42,11 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
 size_t OnBody(char* data, size_t size, size_t count, void* user) {
   auto* state = static_cast<TransferState*>(user);
   const size_t n = size * count;
+  state->received += n;
+  if (state->received > state->max_bytes) {
+    state->too_large = true;
+    return 0;
+  }
   if (state->status == 0) curl_easy_getinfo(state->handle, CURLINFO_RESPONSE_CODE, &state->status);
   const bool success = state->status >= 200 && state->status < 300;
   if (state->on_chunk != nullptr && success) {
@@ -75,7 +83,11 @@ Result<HttpResponse> CurlHttpTransport::Perform(const HttpRequest& request,
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return Status::Internal("curl_easy_init failed");
   HttpResponse response;
-  TransferState state{&response, on_chunk, 0, false, curl};
+  TransferState state;
+  state.response = &response;
+  state.on_chunk = on_chunk;
+  state.max_bytes = request.max_response_bytes;
+  state.handle = curl;
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers) {
     headers = curl_slist_append(headers, (name + ": " + value).c_str());
@@ -111,6 +123,10 @@ Result<HttpResponse> CurlHttpTransport::Perform(const HttpRequest& request,
 
   const std::string where = request.method + " " + request.url;
   if (state.cancelled) return Status::Cancelled("stream stopped by caller; " + where);
+  if (state.too_large) {
+    return Status::DataLoss(
+        fmt::format("answer too large; {}: more than {} bytes", where, request.max_response_bytes));
+  }
   switch (code) {
     case CURLE_OK:
       response.status = static_cast<int>(status);

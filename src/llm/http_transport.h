@@ -21,6 +21,7 @@ struct HttpRequest {
   std::string body;
   Duration connect_timeout = Duration::Seconds(10);
   Duration total_timeout = Duration::Seconds(120);  // whole exchange, streaming included
+  size_t max_response_bytes = size_t{64} << 20;     // larger answers fail with kDataLoss
 };
 
 struct HttpResponse {

@@ -194,3 +194,52 @@ TEST(AgentTest, FullLoopOverHttp) {
 
 }  // namespace
 }  // namespace schedmate::llm
+
+namespace schedmate::llm {
+namespace {
+
+TEST(AgentReactTest, TextProtocolForServersWithoutToolCalls) {
+  Files fs;
+  FakeChatClient fake;
+  fake.EnqueueText(
+      "Thought: I should read the script.\nAction: file_read\nAction Input: {\"path\": "
+      "\"train.py\"}\n");
+  fake.EnqueueText("Thought: done.\nFinal Answer: 90 epochs");
+  AgentOptions opts;
+  opts.protocol = AgentProtocol::kReactText;
+  const AgentTool tools[] = {fs.ReadTool()};
+  auto r = RunAgent(fake, "You inspect jobs.", "How many epochs?", tools, {}, opts);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->final_text, "90 epochs");
+  EXPECT_EQ(fs.asked, (std::vector<std::string>{"train.py"}));
+  const auto reqs = fake.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_TRUE(reqs[0].tools.empty());
+  EXPECT_EQ(reqs[0].stop, (std::vector<std::string>{"Observation:"}));
+  EXPECT_NE(reqs[0].messages[0].content.find("Action Input: <JSON object"), std::string::npos);
+  EXPECT_NE(reqs[0].messages[0].content.find("file_read: Read a file"), std::string::npos);
+  const auto& msgs = reqs[1].messages;
+  ASSERT_EQ(msgs.size(), 4u);
+  EXPECT_EQ(msgs[2].role, Role::kAssistant);
+  EXPECT_TRUE(msgs[2].tool_calls.empty());
+  EXPECT_EQ(msgs[3].role, Role::kUser);
+  EXPECT_EQ(msgs[3].content, "Observation: " + fs.files["train.py"]);
+}
+
+TEST(AgentReactTest, BadActionsAreObservedAndPlainTextIsFinal) {
+  Files fs;
+  FakeChatClient fake;
+  fake.EnqueueText("Action: file_delete\nAction Input: {}");
+  fake.EnqueueText("The answer is 90.");
+  AgentOptions opts;
+  opts.protocol = AgentProtocol::kReactText;
+  const AgentTool tools[] = {fs.ReadTool()};
+  auto r = RunAgent(fake, "s", "u", tools, {}, opts);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->final_text, "The answer is 90.");
+  EXPECT_EQ(fake.requests()[1].messages[3].content,
+            "Observation: error: unknown tool 'file_delete'; available tools: file_read");
+}
+
+}  // namespace
+}  // namespace schedmate::llm

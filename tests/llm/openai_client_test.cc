@@ -198,3 +198,24 @@ TEST_F(OpenAiClientTest, EmbeddingsAreDeterministicAndLearnTheDimension) {
 
 }  // namespace
 }  // namespace schedmate::llm
+
+namespace schedmate::llm {
+namespace {
+
+TEST(CurlTransportTest, OversizedAnswersAreRefused) {
+  schedmate::testing::ScriptedChatServer server;
+  ASSERT_OK(server.Start());
+  server.EnqueueChat(schedmate::testing::ScriptedReply::Text(std::string(10000, 'x')));
+  CurlHttpTransport transport;
+  HttpRequest req;
+  req.url = server.base_url() + "/v1/chat/completions";
+  req.body = "{}";
+  req.max_response_bytes = 1000;
+  auto r = transport.Send(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message().rfind("answer too large", 0), 0u);
+}
+
+}  // namespace
+}  // namespace schedmate::llm
