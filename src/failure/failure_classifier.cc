@@ -24,7 +24,8 @@ std::string FailureClassifier::ExampleText(const LocatedLine& root,
 }
 
 Classification FailureClassifier::Classify(const LocatedLine& root,
-                                           std::span<const LocatedLine> followers) const {
+                                           std::span<const LocatedLine> followers,
+                                           std::span<const LocatedLine> preceding) const {
   struct Candidate {
     double score = 0;
     int signature = -1;
@@ -50,6 +51,7 @@ Classification FailureClassifier::Classify(const LocatedLine& root,
   };
   consider(root, 1.0);
   for (const auto& f : followers) consider(f, options_.follower_factor);
+  for (const auto& p : preceding) consider(p, options_.follower_factor);
 
   Classification out;
   FailureLabel top = FailureLabel::kUnknown;

@@ -5,12 +5,14 @@
 // Rationale. The root-cause line says most: its highest-priority labelled signature speaks with
 // its weight. Failure lines after it (the cascade) speak at `follower_factor` of their weight: a
 // cascade can name the cause the root line hides (a Ray worker "died unexpectedly", then "its
-// node has died"). The label with the strongest single piece of evidence wins; the other label's
-// strongest evidence lowers the confidence (conf = best * (1 - 0.5 * other / best)), agreeing
-// lines raise it a little. The site's examples (ExampleStore) vote by similarity and win when
-// their score beats the signatures', so a site's resolved failures override general rules.
-// Below `unknown_below` the answer is kUnknown: an unsure guess is never shown as certain.
-// Ties: infrastructure before application (enum order); equal scores keep the earlier line.
+// node has died"); so can the report's lines before the root (Slurm's "CANCELLED ... DUE TO
+// PREEMPTION" printed before the workers' SIGKILL). The label with the strongest single piece of
+// evidence wins; the other label's strongest evidence lowers the confidence (conf = best * (1 - 0.5
+// * other / best)), agreeing lines raise it a little. The site's examples (ExampleStore) vote by
+// similarity and win when their score beats the signatures', so a site's resolved failures override
+// general rules. Below `unknown_below` the answer is kUnknown: an unsure guess is never shown as
+// certain. Ties: infrastructure before application (enum order); equal scores keep the earlier
+// line.
 //
 // Thread-safety: Classify() is const and safe for concurrent use.
 
@@ -48,7 +50,11 @@ class FailureClassifier {
   FailureClassifier(const SignatureSet& signatures, const ExampleStore* examples,
                     ClassifierOptions options = {});
 
-  Classification Classify(const LocatedLine& root, std::span<const LocatedLine> followers) const;
+  // `followers`: failure lines after the root; `preceding`: wrapper/weak lines of the same
+  // report before it (a scheduler's cancel notice, a launcher's header). Both speak at
+  // follower_factor.
+  Classification Classify(const LocatedLine& root, std::span<const LocatedLine> followers,
+                          std::span<const LocatedLine> preceding = {}) const;
 
   // The masked text the nearest-neighbour model sees for this failure (also what --learn stores).
   static std::string ExampleText(const LocatedLine& root, std::span<const LocatedLine> followers);

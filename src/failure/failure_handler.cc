@@ -32,7 +32,7 @@ Result<Diagnosis> FailureHandler::Diagnose(const LogView& log) {
   d.context_first_line = loc.context_first_line;
   d.context_last_line = loc.context_last_line;
 
-  Classification c = classifier_.Classify(*loc.root, loc.followers);
+  Classification c = classifier_.Classify(*loc.root, loc.followers, loc.preceding);
   ++d.classifier_calls;  // the classification is one more question about the failure
   d.label = c.label;
   d.category = c.category.empty() ? std::string("unclassified") : c.category;
@@ -47,6 +47,7 @@ Result<Diagnosis> FailureHandler::Diagnose(const LogView& log) {
 
   std::vector<std::string> lines{loc.root->line.text};
   for (const auto& f : loc.followers) lines.push_back(f.line.text);
+  for (const auto& p : loc.preceding) lines.push_back(p.line.text);
   d.nodes = ExtractNodeNames(lines);
   d.checkpoint = FindSavedCheckpoint(log, loc.root->offset, options_.checkpoint_lookback_bytes);
   return d;

@@ -125,6 +125,21 @@ Result<Location> FirstErrorLocator::Locate(const LogView& log) const {
     }
   }
 
+  for (size_t i = *best > static_cast<size_t>(options_.follower_horizon)
+                      ? *best - static_cast<size_t>(options_.follower_horizon)
+                      : 0;
+       i < *best; ++i) {
+    if (roles[i] >= LineRole::kWrapper) {
+      loc.preceding.push_back(
+          LocatedLine{LogLine{first_line_no + static_cast<int64_t>(i), std::string(lines[i].text)},
+                      roles[i], lines[i].offset});
+    }
+  }
+  if (static_cast<int>(loc.preceding.size()) > options_.max_followers) {
+    loc.preceding.erase(loc.preceding.begin(),
+                        loc.preceding.end() - options_.max_followers);  // keep the nearest
+  }
+
   // Context window: about half before, the rest after, clipped to the log.
   const int64_t before = (options_.context_lines - 1) / 2;
   const int64_t after = options_.context_lines - 1 - before;

@@ -49,6 +49,7 @@ struct LocatedLine {
 struct Location {
   std::optional<LocatedLine> root;     // nullopt: the log holds no failure report
   std::vector<LocatedLine> followers;  // failure lines (wrapper or stronger) after the root
+  std::vector<LocatedLine> preceding;  // wrapper/weak lines of the report before the root
   int64_t context_first_line = 0;      // 1-based inclusive; 0 when there is no root
   int64_t context_last_line = 0;
   int judge_calls = 0;
