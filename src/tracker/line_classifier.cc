@@ -191,6 +191,12 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
       if (f.eval && f.value_begin < bar_pos) eval_before_bar = true;
     }
   }
+  if (k.bar && (seg.flags & kFlagSetupBar)) {
+    // Setup/IO loops (loading shards, dataset map, tokenizing) are not training progress.
+    k.bar = false;
+    k.cls = LineClass::kInfo;
+    return k;
+  }
   k.eval = ((seg.flags & kFlagEvalTag) && !(seg.flags & kFlagTrainTag)) ||
            (eval_fields && !v.has_metric) || eval_before_bar;
   if (k.eval) {

@@ -358,7 +358,8 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.counts_as_metric = true;
     return r;
   }
-  if (has_word("time") || has_word("timer") || has_word("latency") || has_word("duration")) {
+  if (has_word("time") || has_word("timer") || has_word("timing") || has_word("latency") ||
+      has_word("duration")) {
     if (has({"data", "dataloader", "load", "loading", "wall", "total", "elapsed", "runtime", "io",
              "took", "since", "start"})) {
       r.role = Role::kElapsed;
@@ -1048,8 +1049,41 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     }
     info.roles.push_back(r);
   }
+  for (size_t idx = 0; idx + 1 < out.fields.size(); ++idx) {
+    const Field& f = out.fields[idx];
+    if (info.roles[idx].role != Role::kLoss || !f.integer || f.kind != ValueKind::kNumber ||
+        f.key_end <= f.key_begin) {
+      continue;
+    }
+    thread_local std::vector<std::string_view> words;
+    thread_local std::string scratch;
+    KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
+    if (words.size() < 2) continue;
+    const std::string_view head = words.back();
+    const bool counter_head = InSet(head, kStepWords) || InSet(head, kEpochWords);
+    const Field& next = out.fields[idx + 1];
+    bool joined = next.key_end == 0 && next.kind == ValueKind::kNumber;
+    for (size_t k = f.value_end; joined && k < next.value_begin && k < s.size(); ++k) {
+      joined = s[k] == ' ' || s[k] == ':' || s[k] == '=' || s[k] == '\t';
+    }
+    if (counter_head && joined) {
+      KeyRole loss = info.roles[idx];
+      info.roles[idx] = KeyRole();
+      info.roles[idx].role = InSet(head, kEpochWords) ? Role::kEpoch : Role::kStep;
+      info.roles[idx + 1] = loss;
+    }
+  }
   // Segment words: eval/train tags outside metric keys, summary, checkpoint, error/warning cues.
   uint32_t wf = 0;
+  size_t bar_pos = std::string_view::npos;  // where a progress bar starts (its description ends)
+  if (out.flags & (kFlagTqdmBar | kFlagKerasBar)) {
+    for (const Field& f : out.fields) {
+      if (f.kind == ValueKind::kPercent || f.bar_fraction) {
+        bar_pos = f.value_begin;
+        break;
+      }
+    }
+  }
   size_t i = 0;
   const size_t n = s.size();
   std::string lw;
@@ -1090,6 +1124,16 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     if (lw == "traceback") wf |= kFlagTraceback;
     if (InSet(lw, {"warning", "warn", "warnings", "deprecated", "deprecation"})) wf |= kFlagWarning;
     if (lw == "info") wf |= kFlagInfoLevel;
+    if (start < bar_pos && !in_key &&
+        InSet(lw, {"loading",       "load",       "downloading", "download",  "map",
+                   "mapping",       "tokenizing", "tokenize",    "tokenizer", "tokenization",
+                   "preprocessing", "processing", "processed",   "filter",    "filtering",
+                   "extracting",    "generating", "generation",  "fetching",  "resolving",
+                   "uploading",     "saving",     "converting",  "casting",   "building",
+                   "indexing",      "caching",    "shuffling",   "packing",   "shards",
+                   "encoding",      "decoding",   "writing"})) {
+      wf |= kFlagSetupBar;
+    }
   }
   if (train_prefixed >= 3) wf |= kFlagSummary;
   {

@@ -98,7 +98,8 @@ enum SegmentFlag : uint32_t {
   kFlagTraceback = 1u << 14,  // Python traceback frame or header
   kFlagEvalHeader =
       1u << 15,  // eval words that announce an eval phase ("Evaluating", "Running Evaluation")
-  kFlagTable = 1u << 16,  // columns matched against a learned table header
+  kFlagTable = 1u << 16,     // columns matched against a learned table header
+  kFlagSetupBar = 1u << 17,  // a bar of setup/IO work ("Loading checkpoint shards", "Map")
 };
 
 struct ParsedSegment {

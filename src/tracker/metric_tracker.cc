@@ -270,6 +270,8 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       run_total_epochs_ = vals_.total_epochs;
     }
     if (!k.checkpoint) eval_mode_ = false;
+    anchor_lines_.push_back(line_no);  // a record boundary for satellites
+    if (anchor_lines_.size() > 256) anchor_lines_.pop_front();
     return;
   }
   auto make_pending = [&](bool own_counter) {
@@ -470,7 +472,27 @@ void MetricTracker::FillFromSatellites(ProgressRecord& rec) {
 }
 
 void MetricTracker::Finalize(Pending& p) {
-  if (p.dropped || p.header_only) return;
+  if (p.dropped) return;
+  if (p.header_only) {
+    // "----- step 1000 -----" followed by plain "loss: 2.3" lines: the metric lines that follow
+    // the header (before any other record) complete it.
+    const int64_t L = p.rec.line_no;
+    int64_t next_anchor = std::numeric_limits<int64_t>::max();
+    for (int64_t a : anchor_lines_) {
+      if (a > L) next_anchor = std::min(next_anchor, a);
+    }
+    ExtractedValues merged = p.rec.v;
+    for (const Satellite& s : satellites_) {
+      if (s.line_no > L && s.line_no < next_anchor && s.line_no - L <= options_.window) {
+        FillMissing(merged, s.v, /*with_loss=*/true);
+      }
+    }
+    if (!merged.loss) return;
+    p.rec.v = std::move(merged);
+    p.header_only = false;
+    p.rec.format += " multi-line";
+    Confirm(p);
+  }
   FillFromSatellites(p.rec);
   if (!p.rec.v.total_epochs) {
     if (auto d = DeriveTotalEpochs(p.rec.v)) p.rec.v.total_epochs = d;
