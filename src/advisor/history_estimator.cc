@@ -76,12 +76,18 @@ std::vector<std::pair<uint32_t, float>> HistoryEstimator::SimilarFingerprints(
     const std::string& workload) {
   std::vector<std::pair<uint32_t, float>> out;
   if (workload.empty() || index_.size() == 0) return out;
+  auto cached = similar_cache_.find(workload);
+  if (cached != similar_cache_.end() && cached->second.first == fp_texts_.size()) {
+    return cached->second.second;
+  }
+  if (similar_cache_.size() > 100000) similar_cache_.clear();  // bound memory
   auto found = index_.Search(embedder_.EmbedOne(workload), options_.similar_k);
   if (!found.ok()) return out;
   for (const text::Neighbour& n : *found) {
     if (n.similarity < options_.min_similarity) continue;
     out.emplace_back(static_cast<uint32_t>(n.id), n.similarity);
   }
+  similar_cache_[workload] = {fp_texts_.size(), out};
   return out;  // ordered by similarity desc, id asc
 }
 

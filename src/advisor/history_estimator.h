@@ -114,6 +114,10 @@ class HistoryEstimator final : public DurationEstimator {
   std::unordered_map<std::string, double> user_latest_;  // user -> last finished duration
   text::HashingEmbedder embedder_;
   text::VectorIndex index_;
+  // workload -> (fingerprints known when computed, similar fingerprints); recomputed when new
+  // fingerprints have been added since.
+  std::unordered_map<std::string, std::pair<size_t, std::vector<std::pair<uint32_t, float>>>>
+      similar_cache_;
 };
 
 }  // namespace schedmate::advisor
