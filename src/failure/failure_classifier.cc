@@ -25,7 +25,8 @@ std::string FailureClassifier::ExampleText(const LocatedLine& root,
 
 Classification FailureClassifier::Classify(const LocatedLine& root,
                                            std::span<const LocatedLine> followers,
-                                           std::span<const LocatedLine> preceding) const {
+                                           std::span<const LocatedLine> preceding,
+                                           std::string_view continuation) const {
   struct Candidate {
     double score = 0;
     int signature = -1;
@@ -49,7 +50,15 @@ Classification FailureClassifier::Classify(const LocatedLine& root,
       c.line = &line;
     }
   };
-  consider(root, 1.0);
+  LocatedLine joined;
+  if (!continuation.empty()) {
+    // A message split over two lines: read it whole, credited to the root line.
+    joined = root;
+    joined.line.text += " " + std::string(continuation);
+    consider(joined, 1.0);
+  } else {
+    consider(root, 1.0);
+  }
   for (const auto& f : followers) consider(f, options_.follower_factor);
   for (const auto& p : preceding) consider(p, options_.follower_factor);
 
@@ -98,7 +107,8 @@ Classification FailureClassifier::Classify(const LocatedLine& root,
     if (static_cast<int>(out.evidence.size()) >= options_.max_evidence) break;
     const Signature& sig = signatures_.signatures()[static_cast<size_t>(s)];
     if (sig.label != out.label) continue;
-    out.evidence.push_back(Evidence{line->line.line_no, line->line.text, sig.id});
+    const std::string& text = line == &joined ? root.line.text : line->line.text;
+    out.evidence.push_back(Evidence{line->line.line_no, text, sig.id});
   }
   if (out.decided_by == "examples") {
     out.evidence.insert(out.evidence.begin(),

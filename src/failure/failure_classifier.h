@@ -53,8 +53,11 @@ class FailureClassifier {
   // `followers`: failure lines after the root; `preceding`: wrapper/weak lines of the same
   // report before it (a scheduler's cancel notice, a launcher's header). Both speak at
   // follower_factor.
+  // `continuation`: the next line when the root's message continues there (read together with
+  // the root, at full weight).
   Classification Classify(const LocatedLine& root, std::span<const LocatedLine> followers,
-                          std::span<const LocatedLine> preceding = {}) const;
+                          std::span<const LocatedLine> preceding = {},
+                          std::string_view continuation = {}) const;
 
   // The masked text the nearest-neighbour model sees for this failure (also what --learn stores).
   static std::string ExampleText(const LocatedLine& root, std::span<const LocatedLine> followers);

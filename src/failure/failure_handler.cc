@@ -32,7 +32,8 @@ Result<Diagnosis> FailureHandler::Diagnose(const LogView& log) {
   d.context_first_line = loc.context_first_line;
   d.context_last_line = loc.context_last_line;
 
-  Classification c = classifier_.Classify(*loc.root, loc.followers, loc.preceding);
+  Classification c =
+      classifier_.Classify(*loc.root, loc.followers, loc.preceding, loc.root_continuation);
   ++d.classifier_calls;  // the classification is one more question about the failure
   d.label = c.label;
   d.category = c.category.empty() ? std::string("unclassified") : c.category;

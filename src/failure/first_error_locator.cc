@@ -114,6 +114,13 @@ Result<Location> FirstErrorLocator::Locate(const LogView& log) const {
   root.role = roles[*best];
   root.offset = lines[*best].offset;
   loc.root = std::move(root);
+  std::string_view trimmed = lines[*best].text;
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) {
+    trimmed.remove_suffix(1);
+  }
+  if (!trimmed.empty() && trimmed.back() == ':' && *best + 1 < lines.size()) {
+    loc.root_continuation = std::string(lines[*best + 1].text);
+  }
 
   for (size_t i = *best + 1;
        i < count && static_cast<int>(loc.followers.size()) < options_.max_followers; ++i) {

@@ -47,7 +47,10 @@ struct LocatedLine {
 };
 
 struct Location {
-  std::optional<LocatedLine> root;     // nullopt: the log holds no failure report
+  std::optional<LocatedLine> root;  // nullopt: the log holds no failure report
+  // The physical line after the root, when the root ends with ':' (a message split over two
+  // lines, "killed by signal:" / "Bus error. ..."); empty otherwise.
+  std::string root_continuation;
   std::vector<LocatedLine> followers;  // failure lines (wrapper or stronger) after the root
   std::vector<LocatedLine> preceding;  // wrapper/weak lines of the report before the root
   int64_t context_first_line = 0;      // 1-based inclusive; 0 when there is no root
