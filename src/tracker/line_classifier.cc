@@ -198,7 +198,18 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
     return k;
   }
   k.eval = ((seg.flags & kFlagEvalTag) && !(seg.flags & kFlagTrainTag)) ||
-           (eval_fields && !v.has_metric) || eval_before_bar;
+           (eval_fields && !v.has_strong_metric) || eval_before_bar;
+  // Configuration dumps ("Namespace(epochs=10, lr=0.001, ...)"): many values, few of them progress.
+  if (!k.bar && seg.fields.size() >= 8) {
+    size_t with_role = 0;
+    for (const Field& f : seg.fields) {
+      if (f.role != Role::kNone) ++with_role;
+    }
+    if (with_role * 10 < seg.fields.size() * 3) {
+      k.cls = LineClass::kInfo;
+      return k;
+    }
+  }
   if (k.eval) {
     k.cls = c.text_class == LineClass::kError ? LineClass::kError : LineClass::kInfo;
     return k;

@@ -252,7 +252,9 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
   for (auto w : words) {
     size_t e = w.size();
     while (e > 0 && IsDigit(static_cast<unsigned char>(w[e - 1]))) --e;
-    if (e > 0 && e < w.size() + 1 && InSet(w.substr(0, e), kEvalOnlyMetricWords)) r.eval = true;
+    if (InSet(w, kEvalOnlyMetricWords) || (e > 0 && InSet(w.substr(0, e), kEvalOnlyMetricWords))) {
+      r.eval = true;
+    }
   }
   r.avg = has(kAvgWords);
   // Head word: the last word that is not a qualifier.
@@ -326,7 +328,10 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     bool lossy = w == "loss" || w == "losses" || w == "nll" || w == "xent" ||
                  (w.size() > 4 && w.substr(w.size() - 4) == "loss");
     if (!lossy) continue;
-    if (k + 1 < words.size() && InSet(words[k + 1], {"scale", "scaler", "scaling"})) return r;
+    if (has({"scale", "scaler", "scaling", "weight", "weights", "coef", "coeff", "coefficient",
+             "type", "fn", "func", "function", "factor", "mult", "multiplier"})) {
+      return r;  // a loss setting ("loss_weight", "loss scale"), not a loss value
+    }
     r.role = Role::kLoss;
     r.counts_as_metric = true;
     int rank = 0;
