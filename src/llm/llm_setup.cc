@@ -4,6 +4,7 @@
 
 #include "llm/budgeted_chat_client.h"
 #include "llm/caching_chat_client.h"
+#include "llm/caching_embedder.h"
 #include "llm/concurrency_limited_chat_client.h"
 #include "llm/curl_transport.h"
 #include "llm/logging_chat_client.h"
@@ -96,6 +97,7 @@ Result<std::unique_ptr<LlmSetup>> LlmSetup::Create(LlmConfig config, LlmSetupDep
       top = &s->Own<LoggingEmbedder>(*top, *s->call_log_, *s->clock_, c.embeddings.model);
     }
     top = &s->Own<RetryingEmbedder>(*top, retry, *s->sleeper_, c.retry_seed + 1);
+    top = &s->Own<CachingEmbedder>(*top);
     s->embed_top_ = top;
   }
   return s;

@@ -5,7 +5,8 @@
 //   -> RetryingChatClient -> LoggingChatClient (call_log set) -> ConcurrencyLimitedChatClient
 //   -> OpenAiCompatibleClient -> HttpTransport
 // so cache hits cost no budget, each HTTP attempt is logged, and backoff pauses hold no slot.
-// The embedder: Retrying -> Logging -> ConcurrencyLimited -> OpenAiEmbedder.
+// The embedder: Caching (in memory) -> Retrying -> Logging -> ConcurrencyLimited ->
+// OpenAiEmbedder.
 // Not configured (or backend: none): NullChatClient / NullEmbedder ("not configured").
 
 #include <memory>

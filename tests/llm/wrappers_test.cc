@@ -8,6 +8,7 @@
 #include "core/file_util.h"
 #include "llm/budgeted_chat_client.h"
 #include "llm/caching_chat_client.h"
+#include "llm/caching_embedder.h"
 #include "llm/call_log.h"
 #include "llm/concurrency_limited_chat_client.h"
 #include "llm/curl_transport.h"
@@ -302,6 +303,45 @@ TEST(NullClientsTest, AlwaysUnavailable) {
   std::vector<std::string> t = {"a"};
   EXPECT_EQ(emb.Embed(t).status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(emb.Dimension(), 0u);
+}
+
+}  // namespace
+}  // namespace schedmate::llm
+
+namespace schedmate::llm {
+namespace {
+
+class CountingEmbedder final : public Embedder {
+ public:
+  std::vector<std::vector<std::string>> batches;
+  Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) override {
+    batches.emplace_back(texts.begin(), texts.end());
+    std::vector<Embedding> out;
+    for (const std::string& t : texts) out.push_back({static_cast<float>(t.size())});
+    return out;
+  }
+  size_t Dimension() const override { return 1; }
+};
+
+TEST(CachingEmbedderTest, EmbedsEachTextOnceInOrder) {
+  CountingEmbedder counting;
+  CachingEmbedder cache(counting, /*max_entries=*/3);
+  std::vector<std::string> a = {"x", "yy", "x"};
+  auto r1 = cache.Embed(a);
+  ASSERT_OK(r1);
+  EXPECT_EQ(*r1, (std::vector<Embedding>{{1}, {2}, {1}}));
+  EXPECT_EQ(counting.batches, (std::vector<std::vector<std::string>>{{"x", "yy"}}));
+  std::vector<std::string> b = {"yy", "zzz", "x"};
+  auto r2 = cache.Embed(b);
+  ASSERT_OK(r2);
+  EXPECT_EQ(*r2, (std::vector<Embedding>{{2}, {3}, {1}}));
+  EXPECT_EQ(counting.batches.back(), (std::vector<std::string>{"zzz"}));
+  EXPECT_EQ(cache.hits(), 3);
+  EXPECT_EQ(cache.misses(), 3);
+  std::vector<std::string> c = {"wwww"};  // beyond 3 entries: cleared, refilled
+  ASSERT_OK(cache.Embed(c));
+  ASSERT_OK(cache.Embed(a));
+  EXPECT_EQ(counting.batches.back(), (std::vector<std::string>{"x", "yy"}));
 }
 
 }  // namespace
