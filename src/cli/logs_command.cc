@@ -8,8 +8,8 @@
 //                 "unit"}, "eta_s", "eta", "format", "run", "progress", "signals": {...},
 //                 "stats": {...}} with null where the log does not say; {"found": false, ...}
 //                when the log has no training progress.
-// --all          the whole series: with --json a JSON array of record objects (same keys, no
-//                "signals"/"stats"), otherwise one text line per record.
+// --all          the whole series, streamed: with --json a JSON array with one record object per
+//                line (same keys, no "signals"/"stats"), otherwise one text line per record.
 // --follow       tail -F the file (appends, truncation, rotation) and stream each new record as
 //                one JSON line (--json) or text line, until interrupted (SIGINT/SIGTERM).
 // --plot FILE    loss and throughput against step (.svg, or .png via rsvg-convert).
@@ -167,14 +167,14 @@ double PlotX(const ProgressRecord& r, size_t index) {
   return static_cast<double>(index);
 }
 
-Status WritePlot(const std::vector<ProgressRecord>& records, const std::string& path,
-                 const std::string& title) {
+// Loss and throughput points collected while scanning (the records themselves are not kept).
+struct PlotData {
   plot::Series loss{"loss", {}, {}};
   plot::Series tput{"throughput", {}, {}};
   std::string unit;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& r = records[i];
-    const double x = PlotX(r, i);
+  size_t index = 0;
+  void Add(const ProgressRecord& r) {
+    const double x = PlotX(r, index++);
     if (r.v.loss) {
       loss.x.push_back(x);
       loss.y.push_back(*r.v.loss);
@@ -189,6 +189,27 @@ Status WritePlot(const std::vector<ProgressRecord>& records, const std::string& 
       if (unit.empty()) unit = "steps/s";
     }
   }
+};
+
+Status WritePlot(PlotData data, const std::string& path, const std::string& title) {
+  plot::Series loss = std::move(data.loss);
+  plot::Series tput = std::move(data.tput);
+  const std::string unit = data.unit;
+  // Keep the SVG small for long runs: at most ~4000 evenly spaced points per series.
+  auto thin = [](plot::Series& series) {
+    const size_t n = series.x.size();
+    if (n <= 4000) return;
+    const size_t stride = (n + 3999) / 4000;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += stride, ++k) {
+      series.x[k] = series.x[i];
+      series.y[k] = series.y[i];
+    }
+    series.x.resize(k);
+    series.y.resize(k);
+  };
+  thin(loss);
+  thin(tput);
   plot::Figure fig;
   fig.title = title;
   plot::Chart lc;
@@ -289,27 +310,32 @@ void RunMetrics(const MetricsOptions& o) {
     RunFollow(o, so.signals);
     return;
   }
-  std::vector<ProgressRecord> series;
-  const bool want_series = o.all || !o.plot.empty();
+  // The series is streamed (--all) and reduced to plot points (--plot): nothing grows with the log
+  // beyond the points themselves.
+  PlotData plot_data;
+  size_t emitted = 0;
   std::function<void(const ProgressRecord&)> sink;
-  if (want_series) sink = [&](const ProgressRecord& r) { series.push_back(r); };
+  if (o.all || !o.plot.empty()) {
+    sink = [&](const ProgressRecord& rec) {
+      if (!o.plot.empty()) plot_data.Add(rec);
+      if (!o.all) return;
+      if (o.json) {
+        std::cout << (emitted == 0 ? "[\n" : ",\n") << RecordJson(rec).dump();
+      } else {
+        std::cout << RecordText(rec) << "\n";
+      }
+      ++emitted;
+    };
+  }
   auto res = tracker::ScanLog(o.file, so, sink);
   if (!res.ok()) Fail(res.status());
   const tracker::ScanResult& r = *res;
+  if (o.all && o.json) std::cout << (emitted == 0 ? "[]\n" : "\n]\n");
   if (!o.plot.empty()) {
-    Status st = WritePlot(series, o.plot, o.file);
+    Status st = WritePlot(std::move(plot_data), o.plot, o.file);
     if (!st.ok()) Fail(st);
   }
-  if (o.all) {
-    if (o.json) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& rec : series) arr.push_back(RecordJson(rec));
-      PrintJson(arr);
-    } else {
-      for (const auto& rec : series) std::cout << RecordText(rec) << "\n";
-    }
-    return;
-  }
+  if (o.all) return;
   if (o.json) {
     nlohmann::json j;
     if (r.latest) {
