@@ -1015,9 +1015,17 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
           info.roles[idx - 1].role = Role::kEpoch;
         }
       }
+      bool leading = idx == 0;
+      for (size_t k = 0; leading && k < f.value_begin && k < s.size(); ++k) {
+        leading = s[k] == ' ' || s[k] == '\t' || s[k] == '[';
+      }
       if (f.bar_fraction) {
         r.role = Role::kStep;
         r.rank = 2;
+      } else if (leading) {
+        // "1875/1875 - 5s - loss: 0.26" (Keras verbose=2), "[100/1000] loss: 0.5"
+        r.role = Role::kStep;
+        r.rank = 1;
       } else if (idx > 0 && info.roles[idx - 1].role == Role::kEpoch) {
         // "Epoch [1][50/500]" / "Epoch(train) [1][ 50/500]"
         const Field& p = out.fields[idx - 1];
