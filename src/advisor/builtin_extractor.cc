@@ -165,6 +165,14 @@ const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
   return *t;
 }
 
+int CountDevices(const std::string& cvd) {
+  std::string_view s = Trim(cvd);
+  if (s.empty()) return 0;
+  int n = 0;
+  for (std::string_view p : Split(s, ',')) n += !Trim(p).empty();
+  return n;
+}
+
 std::string NormKey(std::string_view k) {
   while (!k.empty() && k.front() == '-') k.remove_prefix(1);
   std::string s = ToLower(k);
@@ -481,6 +489,8 @@ class Extraction {
     std::string source;
   };
   Named backbone_type_;
+  std::map<std::string, std::string> arg_alias_;  // argparse option name (normalised) -> dest
+  std::vector<std::string> arg_positionals_;      // argparse positional dests, in order
 };
 
 std::optional<std::string> Extraction::Read(const std::string& rel) {
@@ -575,6 +585,17 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
     if (IsTruthy(value)) Add("precision", json(parent), level, 0, source, full);
     return;
   }
+  if (parent == "fp16" && path.size() == 2 &&
+      (leaf == "loss_scale" || leaf == "initial_scale_power")) {
+    Add("precision", json("fp16"), level, 1, source, full);  // mmcv: fp16 = dict(loss_scale=...)
+    return;
+  }
+  if ((leaf == "fp16" || leaf == "bf16" || leaf == "half" || leaf == "amp" || leaf == "use_amp") &&
+      (value.is_boolean() || value.is_number())) {
+    if (IsTruthy(value))
+      Add("precision", json(leaf == "half" ? "fp16" : leaf), level, 1, source, full);
+    return;
+  }
   if (path.size() == 2 && parent == "model" && leaf == "type") {
     if (value.is_string()) Add("model", value, level, 3, source, full);
     return;
@@ -603,6 +624,18 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   }
   if (leaf == "pipeline_model_parallel_size" || leaf == "pipeline_parallel_size") {
     if (auto n = AsNumber(value)) pp_ = static_cast<int64_t>(*n);
+    return;
+  }
+  if ((leaf == "device" || leaf == "devices" || leaf == "gpu_ids") && value.is_primitive()) {
+    // device=0,1 / gpu_ids "0,1" list device indexes; Lightning's devices=4 is a count.
+    std::string v = ValueText(value);
+    bool digits_and_commas = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == ' ';
+    });
+    if (!digits_and_commas) return;
+    int64_t n =
+        leaf == "devices" && value.is_number_integer() ? value.get<int64_t>() : CountDevices(v);
+    if (n > 0) Add("num_gpus", json(n), level, 3, source, full);
     return;
   }
   auto it = KeyTable().find(leaf);
@@ -912,6 +945,15 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     for (; k < w.size(); ++k) l.args.push_back(w[k]);
     launches_.push_back(std::move(l));
     return;
+  } else if (b == "yolo" && k < w.size()) {
+    // Ultralytics CLI: `yolo [task] train key=value ...`.
+    l.launcher = "yolo";
+    l.program = "yolo";
+    while (k < w.size() && w[k].find('=') == std::string::npos) ++k;  // task / mode words
+    for (; k < w.size(); ++k) l.args.push_back(w[k]);
+    Vote("ultralytics", 8);
+    launches_.push_back(std::move(l));
+    return;
   } else if (b == "swift" && k < w.size() && (w[k] == "sft" || w[k] == "pt" || w[k] == "rlhf")) {
     l.launcher = "swift";
     l.program = "swift " + w[k];
@@ -1009,14 +1051,6 @@ std::vector<std::string> SplitPath(const std::string& key) {
   return out;
 }
 
-int CountDevices(const std::string& cvd) {
-  std::string_view s = Trim(cvd);
-  if (s.empty()) return 0;
-  int n = 0;
-  for (std::string_view p : Split(s, ',')) n += !Trim(p).empty();
-  return n;
-}
-
 bool IsConfigPath(const std::string& p) {
   return EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json") || EndsWith(p, ".py");
 }
@@ -1057,6 +1091,23 @@ void Extraction::ProcessLaunch(const Launch& l) {
     if (it.value.is_string() || it.value.is_number()) hydra_choices_[it.key] = ValueText(it.value);
   }
   if (program) ProcessProgram(*program, false);
+  // Short options and aliases name the argparse destination (-b -> batch_size, -a -> arch).
+  for (ArgItem& it : items) {
+    auto a = arg_alias_.find(it.key);
+    if (a != arg_alias_.end()) it.key = a->second;
+  }
+  // Positional arguments fill argparse positionals in order (`main.py /data/imagenet`).
+  {
+    size_t k = 0;
+    for (const std::string& p : positionals) {
+      if (k >= arg_positionals_.size()) break;
+      const std::string& dest = arg_positionals_[k++];
+      if (IsConfigPath(p) && (dest == "config" || dest == "cfg" || dest == "config_file")) continue;
+      if (!IsConfigPath(p)) {
+        AddKey({dest}, TypedValue(p), kCommandLine, Loc(l.file, FindLine(l.file, l.line, p)));
+      }
+    }
+  }
   // Config files first (lower level than the command line).
   for (const std::string& p : positionals) {
     if (!IsConfigPath(p)) continue;
@@ -1166,6 +1217,16 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
     if (const PyValue* d = c.Kwarg("dest"); d && d->literal && d->literal->is_string())
       dest = NormKey(d->literal->get<std::string>());
     if (dest.empty()) continue;
+    bool positional = true;
+    for (const PyValue& a : c.args) {
+      if (!a.literal || !a.literal->is_string()) continue;
+      std::string n = a.literal->get<std::string>();
+      if (StartsWith(n, "-")) {
+        positional = false;
+        arg_alias_[NormKey(n)] = dest;
+      }
+    }
+    if (positional) arg_positionals_.push_back(dest);
     const PyValue* action = c.Kwarg("action");
     std::string act = action && action->literal && action->literal->is_string()
                           ? action->literal->get<std::string>()
@@ -1670,6 +1731,35 @@ JobMetadata Extraction::Finish() {
         processes = np;
         processes_src = s1;
       }
+      if (o.count("config_file")) {
+        // The accelerate config file decides processes, machines and precision.
+        std::string rel_dir = fs::path(main->file).parent_path().generic_string();
+        if (auto cf = Resolve(main->cwd, o["config_file"], rel_dir); cf && Read(*cf)) {
+          try {
+            YAML::Node n = YAML::Load(text_cache_[*cf]);
+            auto get = [&](const char* k) -> std::optional<std::string> {
+              if (n[k] && n[k].IsScalar()) return n[k].Scalar();
+              return std::nullopt;
+            };
+            if (!np) {
+              if (auto v = get("num_processes"); v && ParseInt(*v)) {
+                processes = *ParseInt(*v);
+                processes_src = Loc(*cf, FindLine(*cf, 1, "num_processes"));
+              }
+            }
+            if (auto v = get("num_machines"); v && ParseInt(*v) && !nm) {
+              nodes = *ParseInt(*v);
+              nodes_src = Loc(*cf, FindLine(*cf, 1, "num_machines"));
+            }
+            if (auto v = get("mixed_precision")) {
+              Add("precision", json(*v), kConfig, 0, Loc(*cf, FindLine(*cf, 1, "mixed_precision")),
+                  "mixed_precision");
+            }
+          } catch (const std::exception& e) {
+            meta_.notes.push_back(*cf + ": YAML error: " + e.what());
+          }
+        }
+      }
       if (o.count("mixed_precision"))
         Add("precision", json(o["mixed_precision"]), kCommandLine, 0, opt_src("mixed_precision"),
             "mixed_precision");
@@ -1678,9 +1768,31 @@ JobMetadata Extraction::Finish() {
       // python, llamafactory-cli, swift: one process unless a wrapper starts several.
       nodes = 1;
       nodes_src = where + " (single process launch)";
-      if (main->wrapper_processes) {
+      auto nproc_env = main->env.find("NPROC_PER_NODE");
+      if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
+        processes = *ParseInt(nproc_env->second);  // swift / llamafactory-cli start torchrun
+        processes_src = Loc(main->file, FindLine(main->file, main->line, "NPROC_PER_NODE"));
+      } else if (main->wrapper_processes) {
         processes = main->wrapper_processes;
         processes_src = main->wrapper_source;
+      } else if (main->wrapper == "srun") {
+        // srun starts --ntasks (or --ntasks-per-node x nodes) copies of the program.
+        std::optional<int64_t> ntasks, per_node, nn;
+        for (const SbatchDirective& d : sbatch_) {
+          if (d.option == "--ntasks" || d.option == "-n") ntasks = ParseInt(d.value);
+          if (d.option == "--ntasks-per-node") per_node = ParseInt(d.value);
+          if (d.option == "--nodes" || d.option == "-N")
+            nn = ParseInt(d.value.substr(0, d.value.find('-')));
+        }
+        if (ntasks)
+          processes = ntasks;
+        else if (per_node)
+          processes = *per_node * (nn ? *nn : 1);
+        if (processes) processes_src = sbatch_file_ + " (srun tasks)";
+        if (nn) {
+          nodes = nn;
+          nodes_src = sbatch_file_;
+        }
       } else if (main->launcher == "python") {
         processes = 1;
         processes_src = where + " (plain python: one process)";
@@ -1741,8 +1853,10 @@ JobMetadata Extraction::Finish() {
     const std::string where = Loc(main->file, main->line);
     // GPUs: launcher processes; CUDA_VISIBLE_DEVICES; Slurm request.
     auto cvd = main->env.find("CUDA_VISIBLE_DEVICES");
-    bool gpu_launcher = main->launcher != "python" && main->launcher != "llamafactory-cli" &&
-                        main->launcher != "swift";
+    bool gpu_launcher = (main->launcher != "python" && main->launcher != "llamafactory-cli" &&
+                         main->launcher != "swift" && main->launcher != "yolo") ||
+                        main->env.count("NPROC_PER_NODE") ||
+                        (main->wrapper == "srun" && processes && *processes > 1);
     if (processes && gpu_launcher) {
       gpus = processes;
       gpus_src = processes_src;
