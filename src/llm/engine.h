@@ -13,6 +13,7 @@
 //   llm      use the LLM without probing; when it is not configured or a call fails, still fall
 //            back to builtin, and say so (engine field + a warning on stderr).
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -49,5 +50,42 @@ std::string FallbackReason(const Status& llm_error, std::string_view builtin_nam
 // The stderr warning for a fallback: "schedmate: warning: <what>: the LLM failed (<full message>);
 // using the built-in engine".
 std::string FallbackNotice(std::string_view what, const Status& llm_error);
+
+// The result of running a component's engine: the value, the "engine" field, and a stderr
+// warning (empty when none is due).
+template <typename T>
+struct EngineRun {
+  T value;
+  std::string engine;
+  std::string notice;
+};
+
+// The whole rule in one call, so wiring a component is a prompt + schema + mapping:
+//   auto d = DecideEngine(choice, setup);
+//   EngineRun<Metadata> run = RunEngine<Metadata>(
+//       d, [&] { return ExtractWithLlm(setup->chat(), job); },   // Result<Metadata>
+//       [&] { return ExtractBuiltin(job); }, "advise");            // Metadata
+//   json["engine"] = run.engine;  if (!run.notice.empty()) std::cerr << run.notice << "\n";
+// Calls `llm` when the decision says so; on its failure (or when the decision is builtin) calls
+// `builtin`. `what` names the command in the warning.
+template <typename T>
+EngineRun<T> RunEngine(const EngineDecision& decision, const std::function<Result<T>()>& llm,
+                       const std::function<T()>& builtin, std::string_view what,
+                       std::string_view llm_engine_label = {},
+                       std::string_view builtin_name = "builtin") {
+  if (decision.use_llm) {
+    Result<T> r = llm();
+    if (r.ok()) {
+      return {std::move(r).value(),
+              llm_engine_label.empty() ? decision.engine : std::string(llm_engine_label), ""};
+    }
+    return {builtin(), FallbackReason(r.status(), builtin_name), FallbackNotice(what, r.status())};
+  }
+  std::string engine = decision.engine;
+  if (builtin_name != "builtin" && engine.rfind("builtin", 0) == 0) {
+    engine = std::string(builtin_name) + engine.substr(7);
+  }
+  return {builtin(), std::move(engine), decision.notice};
+}
 
 }  // namespace schedmate::llm

@@ -158,3 +158,38 @@ TEST(LlmSetupTest, EmbedderUsesTheScriptedVectors) {
 
 }  // namespace
 }  // namespace schedmate::llm
+
+namespace schedmate::llm {
+namespace {
+
+TEST(RunEngineTest, UsesTheLlmAndFallsBackSayingWhy) {
+  EngineDecision use{true, "llm (qwen)", ""};
+  int builtin_calls = 0;
+  std::function<int()> builtin = [&] {
+    ++builtin_calls;
+    return 1;
+  };
+  auto ok = RunEngine<int>(
+      use, [] { return Result<int>(42); }, builtin, "advise");
+  EXPECT_EQ(ok.value, 42);
+  EXPECT_EQ(ok.engine, "llm (qwen)");
+  EXPECT_TRUE(ok.notice.empty());
+  EXPECT_EQ(builtin_calls, 0);
+
+  auto failed = RunEngine<int>(
+      use, [] { return Result<int>(Status::DeadlineExceeded("timeout after 20 s; POST u")); },
+      builtin, "advise");
+  EXPECT_EQ(failed.value, 1);
+  EXPECT_EQ(failed.engine, "builtin (llm unavailable: timeout after 20 s)");
+  EXPECT_NE(failed.notice.find("advise: the LLM failed"), std::string::npos);
+
+  EngineDecision off{false, "builtin (llm unavailable: not configured)", "warn"};
+  auto named = RunEngine<int>(
+      off, [] { return Result<int>(0); }, builtin, "logs", "", "drain");
+  EXPECT_EQ(named.engine, "drain (llm unavailable: not configured)");
+  EXPECT_EQ(named.notice, "warn");
+  EXPECT_EQ(builtin_calls, 2);
+}
+
+}  // namespace
+}  // namespace schedmate::llm

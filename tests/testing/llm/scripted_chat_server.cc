@@ -139,11 +139,11 @@ Status ScriptedChatServer::Start() {
   for (const char* path : {"/v1/chat/completions", "/v1/embeddings"}) {
     server_->Post(
         path, [this, p = std::string(path)](const httplib::Request& req, httplib::Response& res) {
-          Serve(p, &req, &res);
+          Serve(p, req, res);
         });
   }
   server_->Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    Serve("/v1/models", &req, &res);
+    Serve("/v1/models", req, res);
   });
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) return Status::Unavailable("ScriptedChatServer: cannot bind 127.0.0.1");
@@ -226,9 +226,8 @@ size_t ScriptedChatServer::pending_chat_replies() const {
   return chat_queue_.size();
 }
 
-void ScriptedChatServer::Serve(const std::string& path, const void* req_ptr, void* res_ptr) {
-  const auto& req = *static_cast<const httplib::Request*>(req_ptr);
-  auto& res = *static_cast<httplib::Response*>(res_ptr);
+void ScriptedChatServer::Serve(const std::string& path, const httplib::Request& req,
+                               httplib::Response& res) {
   RecordedRequest rec;
   rec.method = req.method;
   rec.path = path;

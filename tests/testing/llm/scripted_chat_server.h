@@ -32,7 +32,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace schedmate::testing {
 
@@ -112,7 +114,7 @@ class ScriptedChatServer {
   static std::vector<float> DeterministicEmbedding(const std::string& text, size_t dimension);
 
  private:
-  void Serve(const std::string& path, const void* req, void* res);
+  void Serve(const std::string& path, const httplib::Request& req, httplib::Response& res);
   // Sleeps up to `d`; returns early (false) when the server is stopping.
   bool WaitFor(Duration d);
 
