@@ -93,7 +93,7 @@ void BM_Diagnose1GB(benchmark::State& state) {
     auto log = LogView::OpenFile(path);
     SM_CHECK(log.ok());
     RuleLineJudge rules(Builtin());
-    FailureHandler handler(Builtin(), nullptr, &rules);
+    FailureHandler handler(Builtin(), nullptr, FailureHandlerOptions{}, &rules);
     auto d = handler.Diagnose(*log);
     SM_CHECK(d.ok() && d->root_cause && d->label == FailureLabel::kInfrastructure);
     calls = d->classifier_calls;
@@ -119,7 +119,7 @@ void BM_DiagnoseSmall(benchmark::State& state) {
       "KeyError: 'image'\n";
   for (int i = 0; i < 12; ++i) text += "wandb: step " + std::to_string(i) + "\n";
   LogView log = LogView::FromString(text);
-  FailureHandler handler(Builtin(), nullptr, nullptr);
+  FailureHandler handler(Builtin(), nullptr);
   int calls = 0;
   for (auto _ : state) {
     auto d = handler.Diagnose(log);

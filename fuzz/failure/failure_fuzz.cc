@@ -31,7 +31,7 @@ void FuzzLog(const uint8_t* data, size_t size, uint8_t knobs) {
   FailureHandlerOptions options;
   options.locator.initial_chunk_bytes = size_t{256} << ((knobs >> 2) & 3);
   options.locator.context_lines = 1 + (knobs >> 4);
-  FailureHandler handler(Builtin(), nullptr, &judge, options);
+  FailureHandler handler(Builtin(), nullptr, options, &judge);
   LogView log = LogView::FromString(std::string(reinterpret_cast<const char*>(data), size));
   auto d = handler.Diagnose(log);
   SM_CHECK(d.ok()) << d.status().ToString();  // the built-in judge never fails

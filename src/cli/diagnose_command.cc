@@ -163,7 +163,7 @@ void RunLearn(const DiagnoseArgs& args) {
   if (!sigs.ok()) Fail(sigs.status());
   auto log = LogView::OpenFile(args.learn);
   if (!log.ok()) Fail(log.status());
-  FailureHandler handler(*sigs, /*examples=*/nullptr, /*judge=*/nullptr);
+  FailureHandler handler(*sigs, /*examples=*/nullptr);
   auto ex = handler.MakeExample(*log, *label, args.category);
   if (!ex.ok()) Fail(ex.status().WithContext(args.learn));
   Status st = ExampleStore::Append(path, *ex);
@@ -221,8 +221,7 @@ void RunDiagnose(const DiagnoseArgs& args) {
   if (!log.ok()) Fail(log.status());
   FailureHandlerOptions options;
   options.locator.context_lines = args.context;
-  FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, /*judge=*/nullptr,
-                         options);
+  FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
   auto diagnosis = handler.Diagnose(*log);
   if (!diagnosis.ok()) Fail(diagnosis.status().WithContext(args.file));
   RecoveryPlan plan = PlanRecovery(*diagnosis, job, policy);

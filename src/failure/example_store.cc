@@ -31,7 +31,12 @@ bool LooksVolatile(std::string_view tok) {
       tok.find('@') != std::string_view::npos || tok.find("://") != std::string_view::npos) {
     return true;
   }
-  // Long hex-ish ids (hashes, addresses, uuids).
+  // Hex literals (addresses) and long hex-ish ids (hashes, uuids).
+  std::string_view core = tok;
+  while (!core.empty() && !std::isalnum(static_cast<unsigned char>(core.front()))) {
+    core.remove_prefix(1);
+  }
+  if (core.size() > 2 && core[0] == '0' && (core[1] == 'x' || core[1] == 'X')) return true;
   size_t hex = 0;
   for (char c : tok) {
     if (std::isxdigit(static_cast<unsigned char>(c)) || c == '-') ++hex;

@@ -1,71 +1,44 @@
 #pragma once
-// FailureClassifier: infrastructure vs application, with a finer category, a confidence and the
-// evidence lines, from the root-cause line and the failure lines after it.
-//
-// Rationale. The root-cause line says most: its highest-priority labelled signature speaks with
-// its weight. Failure lines after it (the cascade) speak at `follower_factor` of their weight: a
-// cascade can name the cause the root line hides (a Ray worker "died unexpectedly", then "its
-// node has died"); so can the report's lines before the root (Slurm's "CANCELLED ... DUE TO
-// PREEMPTION" printed before the workers' SIGKILL). The label with the strongest single piece of
-// evidence wins; the other label's strongest evidence lowers the confidence (conf = best * (1 - 0.5
-// * other / best)), agreeing lines raise it a little. The site's examples (ExampleStore) vote by
-// similarity and win when their score beats the signatures', so a site's resolved failures override
-// general rules. Below `unknown_below` the answer is kUnknown: an unsure guess is never shown as
-// certain. Ties: infrastructure before application (enum order); equal scores keep the earlier
-// line.
-//
-// Thread-safety: Classify() is const and safe for concurrent use.
+// FailureClassifier: the interface that turns a located failure report into infrastructure vs
+// application, a finer category, a confidence and the evidence lines. The built-in engine is
+// SignatureClassifier (signatures + the site's examples); an LLM-backed classifier can implement
+// the same call (one question per failure) and be passed to FailureHandler.
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/result.h"
 #include "failure/diagnosis.h"
-#include "failure/example_store.h"
 #include "failure/first_error_locator.h"
-#include "failure/signature_set.h"
 
 namespace schedmate::failure {
 
-struct ClassifierOptions {
-  double unknown_below = 0.45;
-  double follower_factor = 0.7;
-  double agreement_bonus = 0.03;  // per extra agreeing line, at most 3
-  int knn_k = 3;
-  double knn_min_similarity = 0.5;
-  int max_evidence = 6;
+// What the locator found: the root-cause line and the report around it. Views; valid during the
+// call only.
+struct FailureReport {
+  const LocatedLine& root;
+  std::span<const LocatedLine> followers;  // failure lines after the root (cascade)
+  std::span<const LocatedLine> preceding;  // wrapper/weak lines of the report before the root
+  std::string_view continuation;           // next line if the root's message continues there
 };
 
 struct Classification {
   FailureLabel label = FailureLabel::kUnknown;
-  std::string category;  // best guess even when the label is kUnknown; "" if nothing matched
-  double confidence = 0.0;
+  std::string category;     // best guess even when the label is kUnknown; "" if nothing matched
+  double confidence = 0.0;  // 0..1; an implementation returns kUnknown below its threshold
   std::vector<Evidence> evidence;
-  std::string decided_by;  // "signature:<id>", "examples" or "" (nothing matched)
+  std::string decided_by;  // e.g. "signature:<id>", "examples", "llm:<model>"; "" if nothing
 };
 
 class FailureClassifier {
  public:
-  // `signatures` must be compiled; `examples` may be null. Both must outlive the classifier.
-  FailureClassifier(const SignatureSet& signatures, const ExampleStore* examples,
-                    ClassifierOptions options = {});
-
-  // `followers`: failure lines after the root; `preceding`: wrapper/weak lines of the same
-  // report before it (a scheduler's cancel notice, a launcher's header). Both speak at
-  // follower_factor.
-  // `continuation`: the next line when the root's message continues there (read together with
-  // the root, at full weight).
-  Classification Classify(const LocatedLine& root, std::span<const LocatedLine> followers,
-                          std::span<const LocatedLine> preceding = {},
-                          std::string_view continuation = {}) const;
-
-  // The masked text the nearest-neighbour model sees for this failure (also what --learn stores).
-  static std::string ExampleText(const LocatedLine& root, std::span<const LocatedLine> followers);
-
- private:
-  const SignatureSet& signatures_;
-  const ExampleStore* examples_;
-  ClassifierOptions options_;
+  virtual ~FailureClassifier() = default;
+  // Stable engine name for output ("builtin").
+  virtual std::string_view Name() const = 0;
+  // Errors only for engines that can fail (an unreachable LLM); the caller may fall back.
+  virtual Result<Classification> Classify(const FailureReport& report) const = 0;
 };
 
 }  // namespace schedmate::failure

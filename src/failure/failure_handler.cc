@@ -11,18 +11,24 @@
 namespace schedmate::failure {
 
 FailureHandler::FailureHandler(const SignatureSet& signatures, const ExampleStore* examples,
-                               LineJudge* judge, FailureHandlerOptions options)
+                               FailureHandlerOptions options, LineJudge* judge,
+                               FailureClassifier* classifier)
     : signatures_(signatures),
       builtin_judge_(judge == nullptr ? std::make_unique<RuleLineJudge>(signatures) : nullptr),
       judge_(judge == nullptr ? *builtin_judge_ : *judge),
-      classifier_(signatures, examples, options.classifier),
+      builtin_classifier_(classifier == nullptr ? std::make_unique<SignatureClassifier>(
+                                                      signatures, examples, options.classifier)
+                                                : nullptr),
+      classifier_(classifier == nullptr ? *builtin_classifier_ : *classifier),
       options_(options) {}
 
 Result<Diagnosis> FailureHandler::Diagnose(const LogView& log) {
   FirstErrorLocator locator(judge_, options_.locator);
   SM_ASSIGN_OR_RETURN(Location loc, locator.Locate(log));
   Diagnosis d;
-  d.engine = std::string(judge_.Name());
+  d.engine = judge_.Name() == classifier_.Name()
+                 ? std::string(judge_.Name())
+                 : std::string(judge_.Name()) + "+" + std::string(classifier_.Name());
   d.classifier_calls = loc.judge_calls;
   if (!loc.root) {
     d.category = "";
@@ -32,8 +38,9 @@ Result<Diagnosis> FailureHandler::Diagnose(const LogView& log) {
   d.context_first_line = loc.context_first_line;
   d.context_last_line = loc.context_last_line;
 
-  Classification c =
-      classifier_.Classify(*loc.root, loc.followers, loc.preceding, loc.root_continuation);
+  SM_ASSIGN_OR_RETURN(Classification c,
+                      classifier_.Classify(FailureReport{*loc.root, loc.followers, loc.preceding,
+                                                         loc.root_continuation}));
   ++d.classifier_calls;  // the classification is one more question about the failure
   d.label = c.label;
   d.category = c.category.empty() ? std::string("unclassified") : c.category;
@@ -64,7 +71,7 @@ Result<FailureExample> FailureHandler::MakeExample(const LogView& log, FailureLa
   FailureExample ex;
   ex.label = label;
   ex.category = category;
-  ex.text = FailureClassifier::ExampleText(*loc.root, loc.followers);
+  ex.text = SignatureClassifier::ExampleText(*loc.root, loc.followers);
   if (ex.text.empty()) {
     return Status::FailedPrecondition("the root-cause line has no words to learn from");
   }

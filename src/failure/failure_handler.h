@@ -1,6 +1,6 @@
 #pragma once
 // FailureHandler: the failure component's front door. Locates the root cause of a failed job's
-// log (FirstErrorLocator over a LineJudge), classifies it (FailureClassifier), and gathers what
+// log (FirstErrorLocator over a LineJudge), classifies it (a FailureClassifier), and gathers what
 // the recovery planner needs from the log: the nodes named near the failure and the latest
 // checkpoint the job reported saving.
 //
@@ -20,6 +20,7 @@
 #include "failure/line_judge.h"
 #include "failure/log_view.h"
 #include "failure/rule_line_judge.h"
+#include "failure/signature_classifier.h"
 #include "failure/signature_set.h"
 
 namespace schedmate::failure {
@@ -32,10 +33,12 @@ struct FailureHandlerOptions {
 
 class FailureHandler {
  public:
-  // `signatures` (compiled) and `examples` (may be null) must outlive the handler. `judge` may be
-  // null: the built-in RuleLineJudge over `signatures` is used; otherwise it must outlive it.
-  FailureHandler(const SignatureSet& signatures, const ExampleStore* examples, LineJudge* judge,
-                 FailureHandlerOptions options = {});
+  // `signatures` (compiled) and `examples` (may be null) must outlive the handler. `judge` and
+  // `classifier` may be null: the built-in RuleLineJudge / SignatureClassifier over `signatures`
+  // are used; otherwise they must outlive the handler.
+  FailureHandler(const SignatureSet& signatures, const ExampleStore* examples,
+                 FailureHandlerOptions options = {}, LineJudge* judge = nullptr,
+                 FailureClassifier* classifier = nullptr);
 
   // A log without a failure report gives label kUnknown and no root cause (not an error).
   Result<Diagnosis> Diagnose(const LogView& log);
@@ -48,7 +51,8 @@ class FailureHandler {
   const SignatureSet& signatures_;
   std::unique_ptr<RuleLineJudge> builtin_judge_;
   LineJudge& judge_;
-  FailureClassifier classifier_;
+  std::unique_ptr<SignatureClassifier> builtin_classifier_;
+  FailureClassifier& classifier_;
   FailureHandlerOptions options_;
 };
 

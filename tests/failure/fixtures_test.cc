@@ -33,7 +33,7 @@ std::map<std::string, std::string> ReadExpect(const std::string& path) {
 TEST(FailureFixturesTest, EveryFixtureMatchesItsExpectation) {
   auto sigs = SignatureSet::Builtin();
   ASSERT_OK(sigs);
-  FailureHandler handler(*sigs, nullptr, nullptr);
+  FailureHandler handler(*sigs, nullptr);
   std::vector<std::string> logs;
   for (const auto& e : std::filesystem::directory_iterator(testing::TestDataPath("failure"))) {
     if (e.path().extension() == ".log") logs.push_back(e.path().string());

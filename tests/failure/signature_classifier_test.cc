@@ -1,4 +1,4 @@
-#include "failure/failure_classifier.h"
+#include "failure/signature_classifier.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ LocatedLine Line(int64_t no, std::string text, LineRole role = LineRole::kOrigin
   return LocatedLine{LogLine{no, std::move(text)}, role, 0};
 }
 
-TEST(FailureClassifierTest, Categories) {
+TEST(SignatureClassifierTest, Categories) {
   struct Case {
     const char* line;
     FailureLabel label;
@@ -67,10 +67,10 @@ TEST(FailureClassifierTest, Categories) {
       {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
        FailureLabel::kApplication, "config_error"},
   };
-  FailureClassifier classifier(Builtin(), nullptr);
+  SignatureClassifier classifier(Builtin(), nullptr);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.line);
-    Classification r = classifier.Classify(Line(1, c.line), {});
+    Classification r = classifier.ClassifyLines(Line(1, c.line), {});
     EXPECT_EQ(FailureLabelName(r.label), FailureLabelName(c.label));
     EXPECT_EQ(r.category, c.category);
     EXPECT_GE(r.confidence, 0.45);
@@ -79,24 +79,24 @@ TEST(FailureClassifierTest, Categories) {
   }
 }
 
-TEST(FailureClassifierTest, UnknownWhenAmbiguous) {
-  FailureClassifier classifier(Builtin(), nullptr);
+TEST(SignatureClassifierTest, UnknownWhenAmbiguous) {
+  SignatureClassifier classifier(Builtin(), nullptr);
   for (const char* line :
        {"ERROR: job failed", "Segmentation fault (core dumped)",
         "RuntimeError: something unexpected happened",
         "slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2024-01-01T00:00:00 ***"}) {
     SCOPED_TRACE(line);
-    Classification r = classifier.Classify(Line(4, line), {});
+    Classification r = classifier.ClassifyLines(Line(4, line), {});
     EXPECT_EQ(r.label, FailureLabel::kUnknown);
     EXPECT_LT(r.confidence, 0.45);
   }
 }
 
-TEST(FailureClassifierTest, CascadeNamesWhatTheRootHides) {
-  FailureClassifier classifier(Builtin(), nullptr);
+TEST(SignatureClassifierTest, CascadeNamesWhatTheRootHides) {
+  SignatureClassifier classifier(Builtin(), nullptr);
   std::vector<LocatedLine> followers{
       Line(10, "The actor died because its node has died. Node Id: abc")};
-  Classification r = classifier.Classify(
+  Classification r = classifier.ClassifyLines(
       Line(4, "The actor died unexpectedly before finishing this task.", LineRole::kWrapper),
       followers);
   EXPECT_EQ(r.label, FailureLabel::kInfrastructure);
@@ -106,35 +106,35 @@ TEST(FailureClassifierTest, CascadeNamesWhatTheRootHides) {
   EXPECT_EQ(r.evidence[0].line_no, 10);
 }
 
-TEST(FailureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
-  FailureClassifier classifier(Builtin(), nullptr);
+TEST(SignatureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
+  SignatureClassifier classifier(Builtin(), nullptr);
   std::vector<LocatedLine> followers{
       Line(8,
            "[E x.cpp:1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
            "OpType=ALLREDUCE)",
            LineRole::kWeak)};
-  Classification r = classifier.Classify(
+  Classification r = classifier.ClassifyLines(
       Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), followers);
   EXPECT_EQ(r.label, FailureLabel::kApplication);
   EXPECT_EQ(r.category, "cuda_oom");
-  Classification alone =
-      classifier.Classify(Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), {});
+  Classification alone = classifier.ClassifyLines(
+      Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), {});
   EXPECT_LT(r.confidence, alone.confidence);  // disagreement lowers confidence
 }
 
-TEST(FailureClassifierTest, LearnedExamplesOverrideGeneralRules) {
+TEST(SignatureClassifierTest, LearnedExamplesOverrideGeneralRules) {
   ExampleStore store;
   store.Add({FailureLabel::kInfrastructure, "site_fs",
              MaskLogLine("RuntimeError: weka client lost lease on /mnt/weka/run3")});
-  FailureClassifier classifier(Builtin(), &store);
-  Classification r =
-      classifier.Classify(Line(7, "RuntimeError: weka client lost lease on /mnt/weka/run9"), {});
+  SignatureClassifier classifier(Builtin(), &store);
+  Classification r = classifier.ClassifyLines(
+      Line(7, "RuntimeError: weka client lost lease on /mnt/weka/run9"), {});
   EXPECT_EQ(r.label, FailureLabel::kInfrastructure);
   EXPECT_EQ(r.category, "site_fs");
   EXPECT_EQ(r.decided_by, "examples");
   EXPECT_GT(r.confidence, 0.8);
   // Unrelated failures are still decided by the signatures.
-  Classification other = classifier.Classify(Line(2, "KeyError: 'label'"), {});
+  Classification other = classifier.ClassifyLines(Line(2, "KeyError: 'label'"), {});
   EXPECT_EQ(other.label, FailureLabel::kApplication);
   EXPECT_EQ(other.decided_by, "signature:data_error");
 }

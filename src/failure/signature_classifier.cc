@@ -1,16 +1,16 @@
-#include "failure/failure_classifier.h"
+#include "failure/signature_classifier.h"
 
 #include <algorithm>
 #include <map>
 
 namespace schedmate::failure {
 
-FailureClassifier::FailureClassifier(const SignatureSet& signatures, const ExampleStore* examples,
-                                     ClassifierOptions options)
+SignatureClassifier::SignatureClassifier(const SignatureSet& signatures,
+                                         const ExampleStore* examples, ClassifierOptions options)
     : signatures_(signatures), examples_(examples), options_(options) {}
 
-std::string FailureClassifier::ExampleText(const LocatedLine& root,
-                                           std::span<const LocatedLine> followers) {
+std::string SignatureClassifier::ExampleText(const LocatedLine& root,
+                                             std::span<const LocatedLine> followers) {
   std::string text = MaskLogLine(root.line.text);
   // The first origin-or-weak follower often completes a message split over lines.
   for (const auto& f : followers) {
@@ -23,10 +23,14 @@ std::string FailureClassifier::ExampleText(const LocatedLine& root,
   return text;
 }
 
-Classification FailureClassifier::Classify(const LocatedLine& root,
-                                           std::span<const LocatedLine> followers,
-                                           std::span<const LocatedLine> preceding,
-                                           std::string_view continuation) const {
+Result<Classification> SignatureClassifier::Classify(const FailureReport& report) const {
+  return ClassifyLines(report.root, report.followers, report.preceding, report.continuation);
+}
+
+Classification SignatureClassifier::ClassifyLines(const LocatedLine& root,
+                                                  std::span<const LocatedLine> followers,
+                                                  std::span<const LocatedLine> preceding,
+                                                  std::string_view continuation) const {
   struct Candidate {
     double score = 0;
     int signature = -1;
