@@ -187,12 +187,41 @@ void MetricTracker::AddLine(std::string_view raw, int64_t line_no, uint64_t offs
   bool binary = false;
   std::string_view line = SanitizeLine(raw, scratch_, stats_.reader, options_.reader, binary);
   if (!binary) {
-    SplitSegments(line, segments_);
-    for (size_t i = 0; i < segments_.size(); ++i) {
-      ProcessSegment(segments_[i], line, line_no, offset, i == 0, wall_time_s);
+    // A JSON object printed over several lines (json.dumps(indent=2), trainer_state log_history)
+    // is read as one record at the line of its opening brace.
+    size_t b = 0, e = line.size();
+    while (b < e && (line[b] == ' ' || line[b] == '\t')) ++b;
+    while (e > b && (line[e - 1] == ' ' || line[e - 1] == '\t')) --e;
+    const std::string_view trimmed = line.substr(b, e - b);
+    const bool opens =
+        !trimmed.empty() && trimmed.back() == '{' && trimmed.find('}') == std::string_view::npos;
+    if (json_open_ && opens) FlushJson(wall_time_s);  // a nested object: the outer part ends here
+    if (json_open_) {
+      json_buffer_ += ' ';
+      json_buffer_.append(trimmed.substr(0, 4096));
+      ++json_lines_;
+      if ((!trimmed.empty() && trimmed.front() == '}') || json_lines_ >= 64 ||
+          json_buffer_.size() > options_.reader.max_line_bytes) {
+        json_open_ = false;
+        const std::string text = std::move(json_buffer_);
+        json_buffer_.clear();
+        ProcessSegment(text, text, json_line_no_, json_offset_, /*first_segment=*/false,
+                       wall_time_s);
+      }
+    } else if (opens) {
+      json_open_ = true;
+      json_buffer_.assign(trimmed);
+      json_lines_ = 1;
+      json_line_no_ = line_no;
+      json_offset_ = offset;
+    } else {
+      SplitSegments(line, segments_);
+      for (size_t i = 0; i < segments_.size(); ++i) {
+        ProcessSegment(segments_[i], line, line_no, offset, i == 0, wall_time_s);
+      }
     }
   }
-  FinalizeReady(line_no, false);
+  FinalizeReady(json_open_ ? std::min(line_no, json_line_no_) : line_no, false);
   if (line_no > last_line_no_) last_line_no_ = line_no;
 }
 
@@ -525,12 +554,22 @@ void MetricTracker::FinalizeReady(int64_t current_line, bool all) {
   }
 }
 
+void MetricTracker::FlushJson(double wall_time_s) {
+  if (!json_open_) return;
+  json_open_ = false;
+  const std::string text = std::move(json_buffer_);
+  json_buffer_.clear();
+  ProcessSegment(text, text, json_line_no_, json_offset_, /*first_segment=*/false, wall_time_s);
+}
+
 void MetricTracker::FlushPending() {
+  FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(last_line_no_, true);
 }
 
 void MetricTracker::Finish() {
+  FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);
   if (latest_ && !latest_->v.total_epochs && run_total_epochs_ && latest_->v.epoch &&

@@ -127,6 +127,12 @@ class MetricTracker {
   std::optional<double> last_epoch_;
   int64_t last_line_no_ = 0;
 
+  void FlushJson(double wall_time_s);
+  bool json_open_ = false;  // inside a JSON object spanning lines
+  std::string json_buffer_;
+  int json_lines_ = 0;
+  int64_t json_line_no_ = 0;
+  uint64_t json_offset_ = 0;
   std::vector<std::string> table_columns_;  // last table header ("Epoch GPU_mem box_loss ...")
   std::string table_row_;                   // a table row rewritten as key=value
   bool last_complete_ = false;              // the last record finished the final epoch
