@@ -1,0 +1,26 @@
+# schedmate_embed_prompts(<target> <namespace> <Function>=<file> ...): compiles prompt templates
+# kept as data files in config/prompts/ into <target> as `std::string_view <namespace>::<Function>()`.
+# The text is embedded verbatim as a raw string literal at configure time; editing a prompt file
+# re-runs CMake (CMAKE_CONFIGURE_DEPENDS). Prompt files must not contain the delimiter )sm_prompt".
+function(schedmate_embed_prompts target namespace)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${target}_prompts.cc)
+  set(text "// Generated from config/prompts/*.txt by config/prompts/embed_prompts.cmake.\n")
+  string(APPEND text "#include <string_view>\nnamespace ${namespace} {\n")
+  foreach(pair ${ARGN})
+    string(REPLACE "=" ";" parts "${pair}")
+    list(GET parts 0 fn)
+    list(GET parts 1 file)
+    set(path ${PROJECT_SOURCE_DIR}/config/prompts/${file})
+    file(READ ${path} body)
+    string(FIND "${body}" ")sm_prompt\"" bad)
+    if(NOT bad EQUAL -1)
+      message(FATAL_ERROR "${path} contains the raw-string delimiter )sm_prompt\"")
+    endif()
+    string(APPEND text "std::string_view ${fn}() {\n  return R\"sm_prompt(${body})sm_prompt\";\n}\n")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
+  endforeach()
+  string(APPEND text "}  // namespace ${namespace}\n")
+  file(WRITE ${out}.tmp "${text}")
+  configure_file(${out}.tmp ${out} COPYONLY)
+  target_sources(${target} PRIVATE ${out})
+endfunction()
