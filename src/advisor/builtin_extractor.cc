@@ -1647,6 +1647,10 @@ std::optional<std::string> ParamsFromName(const std::string& model) {
 
 }  // namespace
 
+// GCC 12 reports a false -Wmaybe-uninitialized on std::optional<int64_t> reads in this function
+// (every read is guarded by has_value()).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 JobMetadata Extraction::Finish() {
   JobMetadata& m = meta_;
   auto set = [&](const std::string& field, json value, std::string source) {
@@ -1847,7 +1851,7 @@ JobMetadata Extraction::Finish() {
       nodes = 1;
       nodes_src = processes_src + " (node count unknown: assumed one)";
     }
-    processes = *per_node_processes * *nodes;
+    processes = *per_node_processes * nodes.value_or(1);
   }
   if (main != nullptr) {
     const std::string where = Loc(main->file, main->line);
@@ -2207,6 +2211,7 @@ JobMetadata Extraction::Finish() {
   if (main == nullptr && !config_only_) m.notes.push_back("no launch command found");
   return std::move(meta_);
 }
+#pragma GCC diagnostic pop
 
 namespace {
 

@@ -1,6 +1,6 @@
 // schedmate advise / schedmate history: the advisor's command-line front end.
 //
-//   schedmate advise PATH [--json] [--store DB] [--user NAME]
+//   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record]
 //   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q]
 //   schedmate history import TRACE [--format F] [--store DB]
 //
@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -108,6 +109,7 @@ struct AdviseArgs {
   bool json = false;
   std::string store;
   std::string user;
+  bool record = false;
 };
 
 // The job as the estimator sees it: resources and workload from the extracted metadata.
@@ -155,10 +157,12 @@ void RunAdvise(const AdviseArgs& a) {
   std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   std::error_code ec;
   int64_t history_jobs = 0;
-  if (!a.store.empty() || std::filesystem::exists(store_path, ec)) {
+  std::unique_ptr<store::SqliteHistoryStore> history;
+  if (!a.store.empty() || a.record || std::filesystem::exists(store_path, ec)) {
     auto st = store::SqliteHistoryStore::Open(store_path);
     if (!st.ok()) Fail(st.status());
-    auto jobs = (*st)->ListJobs({});
+    history = std::move(*st);
+    auto jobs = history->ListJobs({});
     if (!jobs.ok()) Fail(jobs.status());
     for (const store::StoredJob& s : *jobs) {
       advisor::JobFingerprint f = advisor::FingerprintOf(s.job);
@@ -168,6 +172,31 @@ void RunAdvise(const AdviseArgs& a) {
     }
   }
   advisor::DetailedEstimate d = estimator.EstimateDetailed(job, fp);
+  if (a.record && history != nullptr) {
+    // Remember the advised job (unfinished) and the prediction with its evidence.
+    store::StoredJob sj;
+    sj.job = job;
+    sj.job.id = "advise:" + std::filesystem::absolute(a.path, ec).lexically_normal().string();
+    sj.fingerprint = fp.workload;
+    sj.metadata_json = meta->FieldsJson().dump();
+    sj.source = "advise";
+    Status s = history->PutJob(sj);
+    store::StoredPrediction p;
+    p.job_id = sj.job.id;
+    p.made_at = SimTime::FromMicros(static_cast<int64_t>(std::time(nullptr)) * 1'000'000);
+    p.estimator = "advisor";
+    p.duration = d.estimate.duration;
+    p.low = d.estimate.low;
+    p.high = d.estimate.high;
+    p.confidence = d.estimate.confidence;
+    p.explanation = d.estimate.explanation;
+    nlohmann::json ev = nlohmann::json::array();
+    for (const auto& n : d.neighbours)
+      ev.push_back({{"job_id", n.job_id}, {"duration_s", n.duration_s}});
+    p.neighbours_json = ev.dump();
+    if (s.ok()) s = history->PutPrediction(p);
+    if (!s.ok()) Fail(s);
+  }
   nlohmann::json neighbours = nlohmann::json::array();
   for (const auto& n : d.neighbours) {
     neighbours.push_back({{"job_id", n.job_id},
@@ -228,6 +257,8 @@ void RegisterAdviseCommands(CLI::App& app) {
                  "History database for the estimate (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db, used only if it exists)");
   ad->add_option("--user", advise->user, "Whose history counts as 'same user' (default $USER)");
+  ad->add_flag("--record", advise->record,
+               "Store the job and this prediction (with its evidence) in the history store");
   ad->callback([advise] { RunAdvise(*advise); });
 
   CLI::App* history = app.add_subcommand("history", "Job history: replay a trace, seed the store");

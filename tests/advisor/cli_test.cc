@@ -101,6 +101,14 @@ TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
   EXPECT_EQ(j["estimate"]["history_jobs"], json(8));
   EXPECT_NE(j["estimate"]["tier"], json("cold-start"));
   EXPECT_FALSE(j["estimate"]["neighbours"].empty());
+  // --record keeps the job and the prediction in the store.
+  auto rec = RunSchedmate("advise " + ShellQuote(TestDataPath("advisor/argparse_job/run.sh")) +
+                          " --record --user carol --store " + ShellQuote(db));
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  auto count = testing::RunShell("sqlite3 " + ShellQuote(db) +
+                                 " 'SELECT COUNT(*) FROM history_predictions' 2>/dev/null");
+  ASSERT_EQ(count.exit_code, 0) << "sqlite3 CLI needed";
+  EXPECT_EQ(count.out, "1\n");
 }
 
 // Shared data: the Venus trace must reach >= 90% of jobs within 100% relative error, replayed
