@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/file_util.h"
+#include "store/history_store.h"
 #include "testing/test_util.h"
 
 namespace schedmate {
@@ -105,10 +106,17 @@ TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
   auto rec = RunSchedmate("advise " + ShellQuote(TestDataPath("advisor/argparse_job/run.sh")) +
                           " --record --user carol --store " + ShellQuote(db));
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
-  auto count = testing::RunShell("sqlite3 " + ShellQuote(db) +
-                                 " 'SELECT COUNT(*) FROM history_predictions' 2>/dev/null");
-  ASSERT_EQ(count.exit_code, 0) << "sqlite3 CLI needed";
-  EXPECT_EQ(count.out, "1\n");
+  auto st = store::SqliteHistoryStore::Open(db);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  std::string id = "advise:" + TestDataPath("advisor/argparse_job/run.sh");
+  auto preds = (*st)->ListPredictions(id);
+  ASSERT_TRUE(preds.ok());
+  ASSERT_EQ(preds->size(), 1u) << id;
+  EXPECT_EQ((*preds)[0].estimator, "advisor");
+  EXPECT_FALSE((*preds)[0].explanation.empty());
+  auto job = (*st)->FindJob(id);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_FALSE((**job).metadata_json.empty());
 }
 
 // Shared data: the Venus trace must reach >= 90% of jobs within 100% relative error, replayed
