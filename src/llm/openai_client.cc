@@ -51,7 +51,9 @@ Result<ChatResponse> OpenAiCompatibleClient::CompleteStream(const ChatRequest& r
   StreamAccumulator acc;
   Status stream_error;
   bool caller_stopped = false;
+  int events = 0;
   auto handle_event = [&](const std::string& data) -> bool {
+    ++events;
     if (acc.done()) return true;  // ignore anything after [DONE]
     Result<std::string> piece = acc.Add(data);
     if (!piece.ok()) {
@@ -79,6 +81,10 @@ Result<ChatResponse> OpenAiCompatibleClient::CompleteStream(const ChatRequest& r
   if (auto last = sse.Finish(); last && !handle_event(*last)) {
     if (!stream_error.ok()) return WithDetail(stream_error, Where(http));
     return Status::Cancelled("stream stopped by caller; " + Where(http));
+  }
+  if (events == 0) {
+    return Status::Unavailable("no server-sent events; " + Where(http) +
+                               ": the server answered a stream request without streaming");
   }
   if (!acc.done() && !acc.saw_finish()) {
     return Status::Unavailable("stream cut off; " + Where(http) +

@@ -121,6 +121,10 @@ Result<ChatResponse> ParseChatResponse(std::string_view body) {
   SM_ASSIGN_OR_RETURN(json j, ParseJson(body, "chat answer"));
   if (!j.is_object()) return Status::DataLoss("chat answer is not an object; " + Abbreviate(body));
   auto choices = j.find("choices");
+  if (choices == j.end() && j.contains("error")) {
+    // Some servers report failures inside a 200 answer.
+    return HttpErrorToStatus(500, body, "error in a 200 answer");
+  }
   if (choices == j.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object()) {
     return Status::DataLoss("chat answer has no choices; " + Abbreviate(body));

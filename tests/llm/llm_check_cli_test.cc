@@ -103,6 +103,7 @@ TEST_F(LlmCheckCliTest, MissingCapabilitiesAreReportedAndStrictFails) {
   EXPECT_NE(r.out.find("json_schema  fail"), std::string::npos);
   EXPECT_NE(r.out.find("malformed JSON from model"), std::string::npos);
   EXPECT_NE(r.out.find("stream       fail"), std::string::npos);  // handler answers without SSE
+  EXPECT_NE(r.out.find("no server-sent events"), std::string::npos);
   auto strict = RunClean("llm check --strict --llm-config " + ShellQuote(config));
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_NE(strict.err.find("some LLM checks failed"), std::string::npos);

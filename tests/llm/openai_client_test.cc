@@ -102,6 +102,15 @@ TEST_F(OpenAiClientTest, StreamCutOffIsAnError) {
   EXPECT_NE(r.status().message().find("stream cut off"), std::string::npos);
 }
 
+TEST_F(OpenAiClientTest, NonStreamingAnswerToAStreamRequestIsAnError) {
+  server_.EnqueueChat(ScriptedReply::Text("whole answer at once"));
+  OpenAiCompatibleClient client(Endpoint(), transport_);
+  auto r = client.CompleteStream(Hello(), nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message().rfind("no server-sent events", 0), 0u) << r.status().message();
+}
+
 TEST_F(OpenAiClientTest, StreamStoppedByCaller) {
   server_.EnqueueChat(ScriptedReply::Stream({"a", "b", "c"}));
   OpenAiCompatibleClient client(Endpoint(), transport_);

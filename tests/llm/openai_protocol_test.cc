@@ -87,6 +87,10 @@ TEST(ParseChatResponseTest, RejectsMalformedAnswersWithAReason) {
       {"tool call without name", R"({"choices":[{"message":{"tool_calls":[{"function":{}}]}}]})",
        "function.name"},
   };
+  auto in_band = ParseChatResponse(R"({"error":{"message":"model overloaded"}})");
+  ASSERT_FALSE(in_band.ok());
+  EXPECT_EQ(in_band.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(in_band.status().message().find("model overloaded"), std::string::npos);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto r = ParseChatResponse(c.body);
