@@ -85,6 +85,19 @@ TEST(SimulateCliTest, SingleClusterFromFlags) {
   EXPECT_NE(d.err.find("no --vc-config"), std::string::npos);  // says what it derived
 }
 
+TEST(SimulateCliTest, EstimatorChoice) {
+  // Default with --estimates is the file column; --estimator oracle uses true durations. In vcB
+  // job 3 has estimate -5 (-> 1000 s by Lucid's rule), so the two orders can differ; both must run
+  // every job and say which estimator they used.
+  auto file = RunSchedmate(SmallArgs() + " --policy qssf --json");
+  auto oracle = RunSchedmate(SmallArgs() + " --policy qssf --estimator oracle --json");
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  ASSERT_EQ(oracle.exit_code, 0) << oracle.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out)["estimator"], "file");
+  EXPECT_EQ(nlohmann::json::parse(oracle.out)["estimator"], "oracle");
+  EXPECT_EQ(nlohmann::json::parse(oracle.out)["policies"][0]["jobs"], 6);
+}
+
 TEST(SimulateCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunSchedmate(SmallArgs() + " --bogus-flag").exit_code, 2);
   auto p = RunSchedmate(SmallArgs() + " --policy nosuch");
