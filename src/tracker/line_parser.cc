@@ -363,8 +363,8 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.counts_as_metric = true;
     return r;
   }
-  if (has_word("time") || has_word("timer") || has_word("timing") || has_word("latency") ||
-      has_word("duration")) {
+  if (has_word("time") || has_word("timer") || has_word("timing") || has_word("dt") ||
+      has_word("latency") || has_word("duration")) {
     if (has({"data", "dataloader", "load", "loading", "wall", "total", "elapsed", "runtime", "io",
              "took", "since", "start"})) {
       r.role = Role::kElapsed;
