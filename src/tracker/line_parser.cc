@@ -973,6 +973,7 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
   info.roles.clear();
   info.roles.reserve(out.fields.size());
   int train_prefixed = 0;
+  bool epoch_bar = false;  // the bar's description is "Epoch": its counter counts epochs
   for (size_t idx = 0; idx < out.fields.size(); ++idx) {
     const Field& f = out.fields[idx];
     KeyRole r;
@@ -997,8 +998,14 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     } else if (r.role == Role::kNone && f.kind == ValueKind::kDuration) {
       r.role = f.eta_position ? Role::kEta : Role::kElapsed;
       if (f.eta_position) r.counts_as_metric = true;
-    } else if (r.role == Role::kNone && f.kind == ValueKind::kPercent && f.key_end == 0) {
+    } else if (f.kind == ValueKind::kPercent &&
+               (r.role == Role::kNone || r.role == Role::kStep || r.role == Role::kEpoch)) {
+      // A percentage is never a counter. "Epoch:  10%|#  | 1/10": the bar counts epochs.
+      epoch_bar = r.role == Role::kEpoch && !r.eval;
+      const bool eval = r.eval;
+      r = KeyRole();
       r.role = Role::kPercent;
+      r.eval = eval;
     } else if (r.role == Role::kNone && f.kind == ValueKind::kFraction && f.key_end == 0) {
       if (idx > 0 && info.roles[idx - 1].role == Role::kNone && out.fields[idx - 1].integer &&
           out.fields[idx - 1].kind == ValueKind::kNumber &&
@@ -1020,7 +1027,7 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
         leading = s[k] == ' ' || s[k] == '\t' || s[k] == '[';
       }
       if (f.bar_fraction) {
-        r.role = Role::kStep;
+        r.role = epoch_bar ? Role::kEpoch : Role::kStep;
         r.rank = 2;
       } else if (leading) {
         // "1875/1875 - 5s - loss: 0.26" (Keras verbose=2), "[100/1000] loss: 0.5"
@@ -1118,7 +1125,8 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     for (size_t idx = 0; idx < out.fields.size(); ++idx) {
       const Field& f = out.fields[idx];
       if (start >= f.key_begin && start < f.key_end &&
-          (info.roles[idx].role != Role::kNone || info.roles[idx].eval)) {
+          ((info.roles[idx].role != Role::kNone && info.roles[idx].role != Role::kPercent) ||
+           info.roles[idx].eval)) {
         in_key = true;
         break;
       }
