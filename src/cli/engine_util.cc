@@ -1,0 +1,88 @@
+#include "cli/engine_util.h"
+
+#include <iostream>
+#include <optional>
+
+#include "cli/cli_util.h"
+#include "core/strings.h"
+
+#ifdef SCHEDMATE_HAVE_LLM
+#include "llm/engine.h"
+#include "llm/llm_setup.h"
+#endif
+
+namespace schedmate::cli {
+
+void AddEngineFlags(CLI::App* cmd, EngineFlags& flags) {
+  cmd->add_option("--engine", flags.engine,
+                  "builtin (default), llm (use the configured LLM, fall back to builtin on any "
+                  "failure) or auto (LLM when configured and healthy)")
+      ->check(CLI::IsMember({"builtin", "llm", "auto"}, CLI::ignore_case));
+  cmd->add_option("--llm-config", flags.llm_config,
+                  "LLM configuration YAML (default $SCHEDMATE_LLM_CONFIG, else the "
+                  "SCHEDMATE_LLM_BASE_URL / SCHEDMATE_LLM_MODEL / SCHEDMATE_LLM_API_KEY "
+                  "environment)");
+}
+
+#ifdef SCHEDMATE_HAVE_LLM
+
+EngineContext::~EngineContext() = default;
+
+std::unique_ptr<EngineContext> EngineContext::Resolve(const EngineFlags& flags) {
+  Result<llm::EngineChoice> choice = llm::ParseEngineChoice(flags.engine);
+  if (!choice.ok()) FailUsage(choice.status().message());
+  std::unique_ptr<EngineContext> ctx(new EngineContext());
+  if (*choice == llm::EngineChoice::kBuiltin) return ctx;
+  Result<std::unique_ptr<llm::LlmSetup>> setup = llm::LoadLlmSetup(
+      flags.llm_config.empty() ? std::nullopt : std::optional<std::string>(flags.llm_config));
+  if (!setup.ok()) Fail(setup.status());
+  ctx->setup_ = std::move(setup).value();
+  llm::EngineDecision d = llm::DecideEngine(*choice, ctx->setup_.get());
+  ctx->use_llm_ = d.use_llm;
+  ctx->engine_ = d.engine;
+  if (!d.notice.empty()) std::cerr << d.notice << "\n";
+  return ctx;
+}
+
+std::string EngineContext::model() const {
+  return setup_ != nullptr ? setup_->chat_model() : std::string();
+}
+
+const std::string& EngineContext::Fallback(const Status& llm_error, std::string_view what) {
+  ++fallbacks_;
+  use_llm_ = false;
+  engine_ = llm::FallbackReason(llm_error);
+  std::cerr << llm::FallbackNotice(what, llm_error) << "\n";
+  return engine_;
+}
+
+#else  // built without the llm component
+
+EngineContext::~EngineContext() = default;
+
+std::unique_ptr<EngineContext> EngineContext::Resolve(const EngineFlags& flags) {
+  const std::string e = ToLower(Trim(flags.engine));
+  if (e != "builtin" && e != "llm" && e != "auto") {
+    FailUsage("--engine: expected builtin, llm or auto, got '" + flags.engine + "'");
+  }
+  std::unique_ptr<EngineContext> ctx(new EngineContext());
+  if (e == "llm") {
+    ctx->engine_ = "builtin (llm unavailable: llm support not built)";
+    std::cerr << "schedmate: warning: --engine llm: this build has no llm component; using the "
+                 "built-in engine\n";
+  }
+  return ctx;
+}
+
+std::string EngineContext::model() const { return ""; }
+
+const std::string& EngineContext::Fallback(const Status& llm_error, std::string_view what) {
+  ++fallbacks_;
+  engine_ = "builtin (llm unavailable: " + llm_error.message() + ")";
+  std::cerr << "schedmate: warning: " << what << ": " << llm_error.message() << "\n";
+  return engine_;
+}
+
+#endif
+
+}  // namespace schedmate::cli
