@@ -1,0 +1,90 @@
+// `schedmate diagnose --engine ...` end to end: the built binary against the scripted server
+// (SCHEDMATE_LLM_BASE_URL) and a dead port.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file_util.h"
+#include "testing/llm/scripted_chat_server.h"
+#include "testing/test_util.h"
+
+namespace schedmate {
+namespace {
+
+using nlohmann::json;
+using schedmate::testing::ScriptedChatServer;
+using schedmate::testing::ScriptedReply;
+using schedmate::testing::ShellQuote;
+
+schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
+                                             const std::string& args) {
+  return schedmate::testing::RunShell(
+      "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
+      "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_LLM_BASE_URL=" +
+      ShellQuote(base_url) + " SCHEDMATE_LLM_MODEL=scripted-model " +
+      ShellQuote(schedmate::testing::SchedmateBinary()) + " " + args);
+}
+
+class DiagnoseLlmCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(server_.Start());
+    std::string log;
+    for (int i = 1; i <= 100; ++i) log += "step " + std::to_string(i) + " loss 1.23\n";
+    log +=
+        "Traceback (most recent call last):\n"
+        "  File \"train.py\", line 10, in <module>\n"
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+        "ERROR: torchrun: worker failed with exit code 1\n";
+    path_ = dir_.File("job.log");
+    ASSERT_OK(WriteStringToFile(path_, log));
+  }
+  ScriptedChatServer server_;
+  schedmate::testing::TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(DiagnoseLlmCliTest, LlmClassifiesTheLocatedWindow) {
+  server_.EnqueueChat(ScriptedReply::Text(json{{"label", "application"},
+                                               {"category", "scripted_category"},
+                                               {"confidence", 0.9},
+                                               {"root_cause_line", 103},
+                                               {"evidence", {{{"line_no", 103}}}}}
+                                              .dump()));
+  auto r = RunWithLlm(server_.base_url(),
+                      "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "llm (scripted-model)");
+  EXPECT_EQ(j["label"], "application");
+  EXPECT_EQ(j["category"], "scripted_category");
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 1u);
+}
+
+TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
+  auto builtin = RunWithLlm(server_.base_url(),
+                            "diagnose " + ShellQuote(path_) + " --json --no-examples");
+  ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
+  json jb = json::parse(builtin.out);
+  EXPECT_EQ(jb["engine"], "builtin");
+
+  server_.EnqueueChat(ScriptedReply::Raw(200, "{\"choices\": [oops"));  // malformed body
+  auto m = RunWithLlm(server_.base_url(),
+                      "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  json jm = json::parse(m.out);
+  EXPECT_EQ(jm["engine"].get<std::string>().rfind("builtin (llm ", 0), 0u) << jm["engine"];
+  EXPECT_EQ(jm["label"], jb["label"]);
+  EXPECT_EQ(jm["category"], jb["category"]);
+
+  const std::string url = server_.base_url();
+  server_.Stop();
+  auto r = RunWithLlm(url, "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");
+  EXPECT_EQ(j["label"], jb["label"]);
+}
+
+}  // namespace
+}  // namespace schedmate
