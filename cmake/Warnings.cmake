@@ -1,7 +1,9 @@
 # Warnings for project targets: call schedmate_warnings(<target>).
 function(schedmate_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
-                                           -Wnon-virtual-dtor -Wno-missing-field-initializers)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wnon-virtual-dtor
+                                           -Wno-missing-field-initializers
+                                           $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
+                                           $<$<CXX_COMPILER_ID:Clang>:-Wshadow>)
 endfunction()
 
 # schedmate_library(<name> SOURCES ... DEPS ...): a component library schedmate_<name>.
@@ -26,5 +28,7 @@ function(schedmate_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  # A list of labels must reach ctest escaped, or only the first survives.
+  string(REPLACE ";" "\\;" labels_escaped "${labels}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels_escaped}")
 endfunction()
