@@ -491,6 +491,7 @@ class Extraction {
   Named backbone_type_;
   std::map<std::string, std::string> arg_alias_;  // argparse option name (normalised) -> dest
   std::vector<std::string> arg_positionals_;      // argparse positional dests, in order
+  Shape spawned_devices_;  // Trainer(devices=N): processes the program starts itself
 };
 
 std::optional<std::string> Extraction::Read(const std::string& rel) {
@@ -636,6 +637,9 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
     int64_t n =
         leaf == "devices" && value.is_number_integer() ? value.get<int64_t>() : CountDevices(v);
     if (n > 0) Add("num_gpus", json(n), level, 3, source, full);
+    if (leaf == "devices" && n > 0 && level >= spawned_devices_.level) {
+      spawned_devices_ = {n, level, source};  // Lightning: one process per device
+    }
     return;
   }
   auto it = KeyTable().find(leaf);
@@ -1133,6 +1137,10 @@ void Extraction::ProcessLaunch(const Launch& l) {
     int line = FindLine(l.file, l.line, it.raw);
     std::string src = Loc(l.file, line);
     if (it.key == "cuda" && it.flag) cuda_flag_given_ = true;
+    if ((it.key == "device" || it.key == "accelerator") && it.value.is_string() &&
+        ToLower(it.value.get<std::string>()) == "cpu") {
+      cpu_flag_given_ = true;
+    }
     if ((it.key == "cpu" || it.key == "no_cuda" || it.key == "use_cpu") && IsTruthy(it.value))
       cpu_flag_given_ = true;
     if (it.key == "fp16" || it.key == "bf16" || it.key == "half" || it.key == "amp" ||
@@ -1797,6 +1805,10 @@ JobMetadata Extraction::Finish() {
           nodes = nn;
           nodes_src = sbatch_file_;
         }
+      } else if (main->launcher == "python" && spawned_devices_.value > 0 &&
+                 votes_.count("lightning")) {
+        processes = spawned_devices_.value;  // Lightning starts one DDP process per device
+        processes_src = spawned_devices_.source + " (Lightning: one process per device)";
       } else if (main->launcher == "python") {
         processes = 1;
         processes_src = where + " (plain python: one process)";
