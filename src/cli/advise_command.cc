@@ -24,9 +24,14 @@
 #include "advisor/replay.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_util.h"
 #include "core/job.h"
 #include "store/history_store.h"
 #include "trace/trace_reader.h"
+#ifdef SCHEDMATE_HAVE_LLM
+#include "advisor/llm_metadata_agent.h"
+#include "llm/llm_setup.h"
+#endif
 
 namespace schedmate::cli {
 namespace {
@@ -110,6 +115,8 @@ struct AdviseArgs {
   std::string store;
   std::string user;
   bool record = false;
+  EngineFlags engine;
+  std::string prefer = "builtin";
 };
 
 // The job as the estimator sees it: resources and workload from the extracted metadata.
@@ -142,6 +149,23 @@ void RunAdvise(const AdviseArgs& a) {
   advisor::BuiltinMetadataExtractor extractor;
   Result<advisor::JobMetadata> meta = extractor.Extract({.path = a.path});
   if (!meta.ok()) Fail(meta.status());
+  // --engine llm|auto: the metadata agent fills the built-in engine's gaps (cli/engine_util.h).
+  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
+#ifdef SCHEDMATE_HAVE_LLM
+  if (engine->use_llm()) {
+    advisor::LlmAgentOptions lo;
+    auto prefer = advisor::ParseMergePreference(a.prefer);
+    if (!prefer.ok()) FailUsage(prefer.status().message());
+    lo.prefer = *prefer;
+    advisor::LlmMetadataAgent agent(engine->setup()->chat(), lo);
+    Result<advisor::JobMetadata> merged = agent.Extract({.path = a.path}, *meta);
+    if (merged.ok()) {
+      *meta = std::move(merged).value();
+    } else {
+      engine->Fallback(merged.status(), "advise");
+    }
+  }
+#endif
   std::string user = a.user;
   if (user.empty()) {
     const char* u = std::getenv("USER");
@@ -221,11 +245,13 @@ void RunAdvise(const AdviseArgs& a) {
   out["files_read"] = meta->files_read;
   out["files_skipped"] = meta->files_skipped;
   out["notes"] = meta->notes;
+  out["engine"] = engine->engine();
   if (a.json) {
     PrintJson(out);
     return;
   }
   std::cout << "job: " << meta->entry << "\n";
+  if (engine->engine() != "builtin") std::cout << "engine: " << engine->engine() << "\n";
   for (std::string_view f : advisor::kMetadataFields) {
     auto it = meta->values.find(std::string(f));
     if (it == meta->values.end()) continue;
@@ -259,6 +285,10 @@ void RegisterAdviseCommands(CLI::App& app) {
   ad->add_option("--user", advise->user, "Whose history counts as 'same user' (default $USER)");
   ad->add_flag("--record", advise->record,
                "Store the job and this prediction (with its evidence) in the history store");
+  AddEngineFlags(ad, advise->engine);
+  ad->add_option("--prefer", advise->prefer,
+                 "With the LLM engine, whose value wins on conflict: builtin (default; values "
+                 "with file:line provenance) or llm");
   ad->callback([advise] { RunAdvise(*advise); });
 
   CLI::App* history = app.add_subcommand("history", "Job history: replay a trace, seed the store");

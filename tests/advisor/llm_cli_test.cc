@@ -1,0 +1,105 @@
+// `schedmate advise --engine ...` end to end: the built binary against the scripted server
+// (SCHEDMATE_LLM_BASE_URL), a dead port, and no configuration.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "advisor/job_metadata.h"
+#include "core/file_util.h"
+#include "testing/llm/scripted_chat_server.h"
+#include "testing/test_util.h"
+
+namespace schedmate {
+namespace {
+
+using nlohmann::json;
+using schedmate::testing::ScriptedChatServer;
+using schedmate::testing::ScriptedReply;
+using schedmate::testing::ShellQuote;
+
+schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
+                                             const std::string& args) {
+  std::string env =
+      "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
+      "-u SCHEDMATE_EMBED_BASE_URL -u SCHEDMATE_EMBED_MODEL SCHEDMATE_NO_PROGRESS=1 "
+      "SCHEDMATE_HOME=/nonexistent-schedmate-home ";
+  env += base_url.empty() ? "-u SCHEDMATE_LLM_BASE_URL -u SCHEDMATE_LLM_MODEL "
+                          : "SCHEDMATE_LLM_BASE_URL=" + ShellQuote(base_url) +
+                                " SCHEDMATE_LLM_MODEL=scripted-model ";
+  return schedmate::testing::RunShell(env + ShellQuote(schedmate::testing::SchedmateBinary()) +
+                                      " " + args);
+}
+
+class AdviseLlmCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(server_.Start());
+    job_ = dir_.path() + "/job";
+    std::filesystem::create_directories(job_);
+    ASSERT_OK(WriteStringToFile(job_ + "/train.sh",
+                                "#!/bin/bash\ntorchrun --nproc_per_node=2 train.py --epochs 3\n"));
+    ASSERT_OK(WriteStringToFile(job_ + "/train.py",
+                                "import argparse\np = argparse.ArgumentParser()\n"
+                                "p.add_argument('--epochs', type=int, default=1)\n"));
+  }
+  static std::string Answer(const json& set) {
+    json a = json::object();
+    for (std::string_view f : advisor::kMetadataFields) a[std::string(f)] = nullptr;
+    for (auto it = set.begin(); it != set.end(); ++it) a[it.key()] = it.value();
+    return a.dump();
+  }
+  ScriptedChatServer server_;
+  schedmate::testing::TempDir dir_;
+  std::string job_;
+};
+
+TEST_F(AdviseLlmCliTest, LlmEngineFillsGapsAndSaysSo) {
+  server_.EnqueueChat(ScriptedReply::ToolCalls({{"c1", "file_read", R"({"path":"train.py"})"}}));
+  server_.EnqueueChat(ScriptedReply::Text(Answer({{"dataset", "wikitext-103"}, {"epochs", 99}})));
+  auto r = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "llm (scripted-model)");
+  EXPECT_EQ(j["metadata"]["dataset"], "wikitext-103");
+  EXPECT_EQ(j["sources"]["dataset"], "llm");
+  EXPECT_EQ(j["metadata"]["epochs"], 3);  // the built-in value with provenance wins
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 2u);
+}
+
+TEST_F(AdviseLlmCliTest, DeadPortFallsBackWithTheReason) {
+  const std::string url = server_.base_url();
+  server_.Stop();
+  auto r = RunWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");
+  EXPECT_EQ(j["metadata"]["epochs"], 3);
+  EXPECT_NE(r.err.find("schedmate: warning: advise: the LLM failed (connection refused"),
+            std::string::npos)
+      << r.err;
+  auto a = RunWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine auto");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(json::parse(a.out)["engine"], "builtin (llm unavailable: connection refused)");
+}
+
+TEST_F(AdviseLlmCliTest, MalformedAnswerAndNoConfiguration) {
+  server_.SetChatHandler([](const json&) { return ScriptedReply::Text("not json at all {"); });
+  auto r = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["engine"].get<std::string>().rfind(
+                "builtin (llm answer rejected: malformed JSON from model", 0),
+            0u)
+      << r.out;
+  auto none = RunWithLlm("", "advise " + ShellQuote(job_) + " --json --engine auto");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(json::parse(none.out)["engine"], "builtin");
+  auto def = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json");
+  ASSERT_EQ(def.exit_code, 0) << def.err;
+  EXPECT_EQ(json::parse(def.out)["engine"], "builtin");  // builtin is the default
+  auto bad = RunWithLlm("", "advise " + ShellQuote(job_) + " --engine gpt");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace schedmate
