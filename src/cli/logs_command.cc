@@ -25,12 +25,17 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_util.h"
 #include "core/clock.h"
 #include "plot/svg_plot.h"
 #include "tracker/log_reader.h"
 #include "tracker/log_scan.h"
 #include "tracker/metric_tracker.h"
 #include "tracker/signals.h"
+#ifdef SCHEDMATE_HAVE_LLM
+#include "llm/llm_setup.h"
+#include "tracker/llm_metric_extractor.h"
+#endif
 
 namespace schedmate::cli {
 namespace {
@@ -240,6 +245,7 @@ struct MetricsOptions {
   bool from_end = false;
   bool full_scan = false;
   bool no_line_count = false;
+  EngineFlags engine;  // --engine/--llm-config: applies to the latest record (not --all/--follow)
 };
 
 void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
@@ -304,6 +310,7 @@ void RunMetrics(const MetricsOptions& o) {
   tracker::ScanOptions so;
   so.allow_reverse = !o.full_scan;
   so.count_line_numbers = !o.no_line_count;
+  so.line_index_dir = tracker::DefaultLineIndexDir();
   so.signals.stall_factor = o.stall_factor;
   so.signals.slowdown_share = o.slowdown_share;
   if (o.follow) {
@@ -327,7 +334,18 @@ void RunMetrics(const MetricsOptions& o) {
       ++emitted;
     };
   }
-  auto res = tracker::ScanLog(o.file, so, sink);
+  std::unique_ptr<EngineContext> engine =
+      EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
+  Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
+#ifdef SCHEDMATE_HAVE_LLM
+  if (engine->use_llm()) {  // built-in filter, then the LLM reads the newest progress lines
+    auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, sink);
+    if (!lr.ok()) Fail(lr.status());
+    if (!lr->llm_status.ok()) engine->Fallback(lr->llm_status, "logs metrics");
+    res = std::move(lr->scan);
+  }
+#endif
+  if (!engine->use_llm() && !res.ok()) res = tracker::ScanLog(o.file, so, sink);
   if (!res.ok()) Fail(res.status());
   const tracker::ScanResult& r = *res;
   if (o.all && o.json) std::cout << (emitted == 0 ? "[]\n" : "\n]\n");
@@ -351,6 +369,7 @@ void RunMetrics(const MetricsOptions& o) {
     }
     j["stats"] = StatsJson(r.stats);
     j["reverse_scan"] = r.reverse;
+    j["engine"] = engine->engine();
     PrintJson(j);
     return;
   }
@@ -405,7 +424,10 @@ void RegisterLogsCommands(CLI::App& app) {
               "Read the whole file even when it is large (default: reverse scan of the tail for "
               "files over 8 MiB; full statistics need a full scan)");
   m->add_flag("--no-line-count", o->no_line_count,
-              "Reverse scan: do not count the lines before the tail window (line_no is then -1)");
+              "Reverse scan: do not count the lines before the tail window (line_no is then -1). "
+              "Counts of large files are checkpointed under $SCHEDMATE_CACHE_DIR (or "
+              "~/.cache/schedmate) so later calls only count what was appended");
+  AddEngineFlags(m, o->engine);
   m->callback([o]() { RunMetrics(*o); });
 }
 

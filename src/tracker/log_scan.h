@@ -18,6 +18,11 @@ struct ScanOptions {
   size_t reverse_min_bytes = 8u << 20;       // smaller files are scanned whole
   size_t reverse_initial_window = 1u << 20;  // first tail window; doubles until found
   bool count_line_numbers = true;            // absolute line_no in reverse mode (counts '\n')
+  // Directory for line-count checkpoints of large files (empty: none). With it, the newline count
+  // before the tail window is read from the last checkpoint (every 32 MiB) instead of counting the
+  // whole prefix again; checkpoints are keyed by device+inode and checked against the file's first
+  // 4 KiB and size (a rewritten or truncated file invalidates them).
+  std::string line_index_dir;
   TrackerOptions tracker;
   SignalOptions signals;
 };
@@ -37,6 +42,15 @@ struct ScanResult {
 // kInvalidArgument (a directory or unreadable), naming the path.
 Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
                            const std::function<void(const ProgressRecord&)>& sink = {});
+
+// $SCHEDMATE_CACHE_DIR/line-index, else $XDG_CACHE_HOME/schedmate/line-index, else
+// $HOME/.cache/schedmate/line-index; empty when none of them is set.
+std::string DefaultLineIndexDir();
+
+// Newlines in data[0, end) of the file at `path`, using and extending the checkpoints in
+// `index_dir` (plain counting when it is empty or unusable; never fails).
+uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string& path,
+                           const std::string& index_dir);
 
 // Scans text already in memory (for tests and the fuzzer). `first_line_no` numbers the first line.
 ScanResult ScanText(std::string_view text, const ScanOptions& options,

@@ -118,5 +118,30 @@ TEST(FixtureLogsTest, ReverseScanAgreesWithFullScan) {
   EXPECT_EQ(a->latest->line, b->latest->line);
 }
 
+TEST(LineIndexTest, CheckpointsAreReusedAndInvalidated) {
+  schedmate::testing::TempDir tmp;
+  const std::string path = tmp.File("lines.log");
+  const std::string index = tmp.File("index");
+  std::string text;
+  for (int i = 0; i < 3'000'000; ++i) text += "line " + std::to_string(i) + "\n";  // ~38 MB
+  { std::ofstream(path) << text; }
+  auto f = MappedFile::Open(path);
+  ASSERT_OK(f);
+  const std::string_view data = (*f)->data();
+  const size_t end = data.size() - 100;
+  const uint64_t want = CountNewlines(data.substr(0, end));
+  EXPECT_EQ(CountLinesIndexed(data, end, path, index), want);  // builds the index
+  EXPECT_FALSE(std::filesystem::is_empty(index));
+  EXPECT_EQ(CountLinesIndexed(data, end, path, index), want);  // reads it
+  // Same inode, different content: the checkpoints must not be trusted.
+  std::string other = "x\nx\n" + text.substr(4);
+  { std::ofstream(path, std::ios::trunc) << other; }
+  auto g = MappedFile::Open(path);
+  ASSERT_OK(g);
+  EXPECT_EQ(CountLinesIndexed((*g)->data(), end, path, index),
+            CountNewlines((*g)->data().substr(0, end)));
+  EXPECT_EQ(CountLinesIndexed(data.substr(0, 10), 10, path, ""), CountNewlines(data.substr(0, 10)));
+}
+
 }  // namespace
 }  // namespace schedmate::tracker
