@@ -152,14 +152,16 @@ Result<LlmMetricResult> LlmMetricExtractor::FindLatest(std::span<const ProgressR
 
 Result<LlmScanOutcome> ScanLogWithLlm(llm::ChatClient& chat, const std::string& path,
                                       const ScanOptions& options,
-                                      const LlmMetricOptions& llm_options) {
+                                      const LlmMetricOptions& llm_options,
+                                      const std::function<void(const ProgressRecord&)>& sink) {
   std::deque<ProgressRecord> newest;
-  auto sink = [&](const ProgressRecord& r) {
+  auto keep = [&](const ProgressRecord& r) {
+    if (sink) sink(r);
     newest.push_back(r);
     if (newest.size() > llm_options.max_candidates) newest.pop_front();
   };
   LlmScanOutcome out;
-  SM_ASSIGN_OR_RETURN(out.scan, ScanLog(path, options, sink));
+  SM_ASSIGN_OR_RETURN(out.scan, ScanLog(path, options, keep));
   const std::vector<ProgressRecord> candidates(newest.begin(), newest.end());
   LlmMetricExtractor extractor(chat, llm_options);
   Result<LlmMetricResult> r = extractor.FindLatest(candidates);

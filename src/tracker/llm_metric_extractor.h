@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -69,8 +70,10 @@ struct LlmScanOutcome {
   Status llm_status;
   int requests = 0;
 };
+// `sink`, if set, also receives every built-in training record in order (e.g. for a plot).
 Result<LlmScanOutcome> ScanLogWithLlm(llm::ChatClient& chat, const std::string& path,
                                       const ScanOptions& options,
-                                      const LlmMetricOptions& llm_options = {});
+                                      const LlmMetricOptions& llm_options = {},
+                                      const std::function<void(const ProgressRecord&)>& sink = {});
 
 }  // namespace schedmate::tracker

@@ -20,13 +20,14 @@ using schedmate::testing::ShellQuote;
 
 schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
                                              const std::string& args) {
+  // env: every -u option before the first assignment.
   std::string env =
       "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
-      "-u SCHEDMATE_EMBED_BASE_URL -u SCHEDMATE_EMBED_MODEL SCHEDMATE_NO_PROGRESS=1 "
-      "SCHEDMATE_HOME=/nonexistent-schedmate-home ";
+      "-u SCHEDMATE_EMBED_BASE_URL -u SCHEDMATE_EMBED_MODEL ";
   env += base_url.empty() ? "-u SCHEDMATE_LLM_BASE_URL -u SCHEDMATE_LLM_MODEL "
                           : "SCHEDMATE_LLM_BASE_URL=" + ShellQuote(base_url) +
                                 " SCHEDMATE_LLM_MODEL=scripted-model ";
+  env += "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_HOME=/nonexistent-schedmate-home ";
   return schedmate::testing::RunShell(env + ShellQuote(schedmate::testing::SchedmateBinary()) +
                                       " " + args);
 }
