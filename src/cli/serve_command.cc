@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "core/file_util.h"
 #include "core/strings.h"
-#include "service/basic_engines.h"
 #include "service/companion.h"
+#include "service/engines.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
 #include "slurm/command_runner.h"
@@ -37,6 +37,7 @@ struct ServeFlags {
   bool dry_run = false;
   std::string submit_policy;
   int ticks = 0;
+  std::string engines;
 };
 
 template <typename T>
@@ -55,6 +56,7 @@ void RunServe(const ServeFlags& f) {
   if (f.port >= 0) config.port = f.port;
   if (f.poll_s > 0) config.poll_interval = Duration::FromSecondsF(f.poll_s);
   if (f.dry_run) config.dry_run = true;
+  if (!f.engines.empty()) config.engines = f.engines;
   if (!f.submit_policy.empty()) {
     auto parsed = service::ParseServiceConfig("submit:\n  policy: " + f.submit_policy + "\n",
                                               "--submit-policy");
@@ -81,13 +83,11 @@ void RunServe(const ServeFlags& f) {
   slurm::SlurmBackend backend(runner, {.jobcomp_path = config.jobcomp_path,
                                        .use_sacct = config.use_sacct,
                                        .command_timeout = config.command_timeout});
-  auto advisor = OrFail(service::BasicJobAdvisor::Create(history.get()));
-  service::BasicLogTracker tracker(
-      {.stall_after = config.stall_after, .slowdown_ratio = config.slowdown_ratio});
-  service::BasicFailureDiagnoser diagnoser;
+  service::Engines engines = OrFail(service::MakeEngines(config.engines, config, *history));
   SystemClock clock;
-  service::Companion companion(
-      {backend, *history, *service_store, *advisor, tracker, diagnoser, clock}, config);
+  service::Companion companion({backend, *history, *service_store, *engines.advisor,
+                                *engines.tracker, *engines.diagnoser, clock},
+                               config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
 
   // Signals are taken by a sigwait below; block them before any thread starts.
@@ -119,7 +119,8 @@ void RunServe(const ServeFlags& f) {
             << FormatDuration(config.poll_interval) << ", submit policy "
             << service::SubmitPolicyName(config.submit_policy)
             << (config.dry_run ? ", DRY RUN" : "")
-            << (token.empty() ? ", no API token: state changes disabled" : "") << ")\n";
+            << (token.empty() ? ", no API token: state changes disabled" : "") << ")\n"
+            << "schedmate serve: engines " << engines.description << "\n";
   std::thread loop([&] { companion.Run(); });
   int sig = 0;
   sigwait(&signals, &sig);
@@ -162,6 +163,9 @@ void RegisterServeCommands(CLI::App& app) {
                 "Record every action with its reason but execute none");
   cmd->add_option("--submit-policy", flags->submit_policy,
                   "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)");
+  cmd->add_option("--engines", flags->engines,
+                  "auto, components (advisor/tracker/failure) or basic (overrides service.engines)")
+      ->check(CLI::IsMember({"auto", "components", "basic"}));
   cmd->add_option("--ticks", flags->ticks,
                   "Run this many passes without the API, print a summary and exit")
       ->check(CLI::Range(1, 1000000));

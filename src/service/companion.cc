@@ -45,6 +45,7 @@ store::StoredJob StoredFromContext(const JobContext& c) {
   s.job.nodes = c.nodes;
   s.job.submit = c.submit;
   if (c.time_limit_min) s.job.time_limit = Duration::Minutes(*c.time_limit_min);
+  s.fingerprint = c.fingerprint;
   s.source = "slurm";
   return s;
 }
@@ -151,6 +152,8 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   if (!existing.ok() || !existing->has_value() || (*existing)->job.submit != j.submit) {
     (void)deps_.history.PutJob(StoredFromContext(t.context));
     t.prediction.reset();  // a reused job id is a new job
+  } else {
+    t.context.fingerprint = (*existing)->fingerprint;
   }
   if (t.prediction || !live) return;
   if (auto script = deps_.backend.BatchScript(j.id); script.ok())
@@ -163,6 +166,10 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   if (!prediction.ok()) return;
   prediction->made_at = now;
   t.prediction = *prediction;
+  if (!prediction->fingerprint.empty()) {
+    t.context.fingerprint = prediction->fingerprint;
+    (void)deps_.history.PutJob(StoredFromContext(t.context));
+  }
   store::StoredPrediction sp;
   sp.job_id = j.id;
   sp.made_at = now;
@@ -342,6 +349,7 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   fj.exit_signal = f.exit_signal;
   fj.nodes = f.node_names;
   fj.ran = f.end - f.start;
+  fj.restarts = t != nullptr ? t->job.restarts : 0;
   Diagnosis d;
   if (auto diag = deps_.diagnoser.Diagnose(fj, log_text); diag.ok()) {
     d = std::move(*diag);
@@ -543,6 +551,7 @@ Status Companion::Tick() {
 }
 
 void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took) {
+  last_tick_ = took;
   auto view = std::make_shared<ServiceView>();
   view->updated_at = now;
   view->ticks = ticks_;
@@ -615,6 +624,7 @@ Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   a.outcome = "planned";
   a = RunAction(a, [&] { return deps_.backend.ResumeNode(node); });
   drained_this_session_.erase(node);
+  Publish(deps_.clock.Now(), slurm_ok_, last_error_, last_tick_);  // the action shows at once
   if (a.outcome == "failed") return Status::FailedPrecondition(a.detail);
   return Status::Ok();
 }

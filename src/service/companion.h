@@ -160,6 +160,7 @@ class Companion {
   int64_t ticks_ = 0;
   bool slurm_ok_ = false;
   std::string last_error_;
+  Duration last_tick_;
 
   mutable std::mutex view_mu_;
   std::shared_ptr<const ServiceView> view_;

@@ -30,6 +30,7 @@ struct JobContext {
   std::string script;                     // batch script text ("" when unavailable)
   std::string work_dir;
   SimTime submit;
+  std::string fingerprint;  // the advisor's workload key from Predict ("" = none)
 };
 
 struct Prediction {
@@ -39,6 +40,7 @@ struct Prediction {
   std::string explanation;  // for people
   std::string engine;       // which engine made it
   SimTime made_at;
+  std::string fingerprint;  // workload key the advisor wants back in Observe ("" = none)
 };
 
 class JobAdvisor {
@@ -98,6 +100,7 @@ struct FailedJob {
   int32_t exit_signal = 0;
   std::vector<std::string> nodes;
   Duration ran;
+  int32_t restarts = 0;  // requeues of this job so far
 };
 
 struct Diagnosis {

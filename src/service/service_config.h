@@ -21,7 +21,8 @@ struct ServiceConfig {
   std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
   std::string database;                         // "" = <data_dir>/schedmate.db
   Duration poll_interval = Duration::Seconds(2);
-  bool dry_run = false;  // record actions, never execute them
+  bool dry_run = false;          // record actions, never execute them
+  std::string engines = "auto";  // auto | components | basic (see engines.h)
   // slurm:
   std::string jobcomp_path;  // JobCompLoc with jobcomp/filetxt; "" = none
   bool use_sacct = false;

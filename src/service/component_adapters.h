@@ -1,0 +1,80 @@
+#pragma once
+// Adapters from the project's semantic components to the service's ports. Built only when the
+// advisor/, tracker/ and failure/ libraries are part of the build (SCHEDMATE_HAVE_COMPONENTS).
+//
+// AdvisorJobAdvisor: metadata from the batch script (and the job's submit directory, when it
+//   exists) by BuiltinMetadataExtractor, a fingerprint of it, and HistoryEstimator's tiered
+//   nearest-history estimate with its explanation. Seeded from the HistoryStore; learns online.
+// TrackerLogTracker: per job, tails the log incrementally into a tracker::MetricTracker (lines
+//   stamped with the wall clock, follow mode) and a SignalAnalyzer for progress, ETA, stall and
+//   slowdown; the line classifier and extractor are shared by all jobs.
+// FailureHandlerDiagnoser: failure::FailureHandler over the built-in signatures (root cause by
+//   bisection, infra/app classification) and PlanRecovery for the plan; a NODE_FAIL run with a
+//   silent log is infrastructure by Slurm's word.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "service/ports.h"
+#include "service/service_config.h"
+#include "store/history_store.h"
+
+namespace schedmate::advisor {
+class HistoryEstimator;
+class BuiltinMetadataExtractor;
+}  // namespace schedmate::advisor
+namespace schedmate::tracker {
+class BuiltinLineClassifier;
+class BuiltinMetricExtractor;
+}  // namespace schedmate::tracker
+namespace schedmate::failure {
+class SignatureSet;
+class FailureHandler;
+}  // namespace schedmate::failure
+
+namespace schedmate::service {
+
+class AdvisorJobAdvisor final : public JobAdvisor {
+ public:
+  static Result<std::unique_ptr<AdvisorJobAdvisor>> Create(store::HistoryStore& history);
+  ~AdvisorJobAdvisor() override;
+  Result<Prediction> Predict(const JobContext& job, SimTime now) override;
+  void Observe(const JobContext& job, Duration actual, JobState state) override;
+
+ private:
+  AdvisorJobAdvisor();
+  std::unique_ptr<advisor::HistoryEstimator> estimator_;
+  std::unique_ptr<advisor::BuiltinMetadataExtractor> extractor_;
+};
+
+class TrackerLogTracker final : public LogTracker {
+ public:
+  TrackerLogTracker(Duration stall_after, size_t max_read_bytes = size_t{1} << 20);
+  ~TrackerLogTracker() override;
+  Result<LogMetrics> Observe(const std::string& key, const std::string& path, SimTime now) override;
+  void Forget(const std::string& key) override;
+  size_t Tracked() const override { return state_.size(); }
+
+ private:
+  struct State;
+  Duration stall_after_;
+  size_t max_read_bytes_;
+  std::unique_ptr<tracker::BuiltinLineClassifier> classifier_;
+  std::unique_ptr<tracker::BuiltinMetricExtractor> extractor_;
+  std::map<std::string, std::unique_ptr<State>> state_;
+};
+
+class FailureHandlerDiagnoser final : public FailureDiagnoser {
+ public:
+  static Result<std::unique_ptr<FailureHandlerDiagnoser>> Create();
+  ~FailureHandlerDiagnoser() override;
+  Result<Diagnosis> Diagnose(const FailedJob& job, std::string_view log) override;
+
+ private:
+  FailureHandlerDiagnoser();
+  std::unique_ptr<failure::SignatureSet> signatures_;
+  std::unique_ptr<failure::FailureHandler> handler_;
+};
+
+}  // namespace schedmate::service

@@ -1,0 +1,36 @@
+#pragma once
+// The engines behind the service's ports, chosen once at start-up:
+//   "components"  advisor/ HistoryEstimator + BuiltinMetadataExtractor, tracker/ MetricTracker +
+//                 SignalAnalyzer, failure/ FailureHandler + PlanRecovery (the project's full
+//                 engines; needs those components in the build)
+//   "basic"       the small built-ins of basic_engines.h
+//   "auto"        components when built, else basic
+// Adapters convert between the components' types and the ports' (ports.h).
+
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "service/ports.h"
+#include "service/service_config.h"
+#include "store/history_store.h"
+
+namespace schedmate::service {
+
+struct Engines {
+  std::unique_ptr<JobAdvisor> advisor;
+  std::unique_ptr<LogTracker> tracker;
+  std::unique_ptr<FailureDiagnoser> diagnoser;
+  std::string
+      description;  // "advisor=history-estimator tracker=metric-tracker failure=failure-handler"
+};
+
+// `history` seeds the advisor (finished jobs); it must outlive the engines only during the call.
+// kInvalidArgument for an unknown choice; kUnimplemented for "components" in a build without them.
+Result<Engines> MakeEngines(const std::string& choice, const ServiceConfig& config,
+                            store::HistoryStore& history);
+
+// True when this build has the advisor/, tracker/ and failure/ components.
+bool HaveComponentEngines();
+
+}  // namespace schedmate::service
