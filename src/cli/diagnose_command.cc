@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_util.h"
 #include "core/strings.h"
 #include "failure/diagnosis_json.h"
 #include "failure/example_store.h"
@@ -18,6 +19,10 @@
 #include "failure/log_view.h"
 #include "failure/recovery_planner.h"
 #include "failure/signature_set.h"
+#ifdef SCHEDMATE_HAVE_LLM
+#include "failure/llm_failure_classifier.h"
+#include "llm/llm_setup.h"
+#endif
 
 namespace schedmate::cli {
 
@@ -40,6 +45,8 @@ struct DiagnoseArgs {
   std::string learn;
   std::string label;
   std::string category;
+  EngineFlags engine;
+  bool llm_judge = false;
 };
 
 // The examples path: --examples, else $SCHEDMATE_FAILURE_EXAMPLES, else
@@ -221,9 +228,23 @@ void RunDiagnose(const DiagnoseArgs& args) {
   if (!log.ok()) Fail(log.status());
   FailureHandlerOptions options;
   options.locator.context_lines = args.context;
-  FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
-  auto diagnosis = handler.Diagnose(*log);
+  // --engine llm|auto: the LLM classifies the located window (cli/engine_util.h).
+  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(args.engine);
+  Result<Diagnosis> diagnosis = Status::Unavailable("not diagnosed");
+#ifdef SCHEDMATE_HAVE_LLM
+  if (engine->use_llm()) {
+    diagnosis = DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
+                                examples.size() > 0 ? &examples : nullptr, options, *log,
+                                args.llm_judge);
+    if (!diagnosis.ok()) engine->Fallback(diagnosis.status(), "diagnose");
+  }
+#endif
+  if (!engine->use_llm()) {
+    FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
+    diagnosis = handler.Diagnose(*log);
+  }
   if (!diagnosis.ok()) Fail(diagnosis.status().WithContext(args.file));
+  diagnosis->engine = engine->engine();
   RecoveryPlan plan = PlanRecovery(*diagnosis, job, policy);
   if (args.json) {
     nlohmann::json j = DiagnosisToJson(*diagnosis);
@@ -266,6 +287,10 @@ void RegisterDiagnoseCommand(CLI::App& app) {
                   "Learn from this resolved failure log: append its example to the examples file");
   cmd->add_option("--label", args->label, "With --learn: infrastructure or application");
   cmd->add_option("--category", args->category, "With --learn: a category name (optional)");
+  AddEngineFlags(cmd, args->engine);
+  cmd->add_flag("--llm-judge", args->llm_judge,
+                "With the LLM engine, also let the LLM judge lines during the root-cause search "
+                "(more model calls; large chunks still use the built-in rules)");
   cmd->callback([args] { RunDiagnose(*args); });
 }
 
