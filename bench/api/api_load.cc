@@ -64,6 +64,7 @@ LoadResult Fire(int port, const std::vector<std::string>& paths, int rate, int s
     workers.emplace_back([&] {
       httplib::Client client("127.0.0.1", port);
       client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);
       client.set_read_timeout(5);
       std::vector<double> local;
       int64_t errors = 0;
@@ -140,7 +141,7 @@ int main(int argc, char** argv) {
   seconds = std::clamp(seconds, 1, 60);
   if (!self) {
     if (port <= 0) return fmt::print(stderr, "api_load: --port or --self\n"), 2;
-    Report(Fire(port, {path.empty() ? "/v1/jobs" : path}, rate, seconds, 16), rate);
+    Report(Fire(port, {path.empty() ? "/v1/jobs" : path}, rate, seconds, 8), rate);
     return 0;
   }
 
@@ -185,7 +186,7 @@ int main(int argc, char** argv) {
   service::ServiceConfig config;
   config.data_dir = dir;
   config.metrics_interval = Duration::Seconds(10);
-  config.threads = 8;
+  config.threads = 32;
   auto eng = service::MakeEngines(engines, config, *history);
   if (!eng.ok()) return fmt::print(stderr, "api_load: {}\n", eng.status().ToString()), 1;
   slurm::SlurmBackend backend(fake, {});
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
       "/healthz", "/v1/jobs/1000", "/v1/nodes",   "/v1/start-estimates?x=1",
       "/metrics", "/v1/jobs/1500", "/v1/actions", "/v1/failures"};
   if (!path.empty()) paths = {path};
-  LoadResult r = Fire(server.port(), paths, rate, seconds, 16);
+  LoadResult r = Fire(server.port(), paths, rate, seconds, 8);
   stop = true;
   ticker.join();
   fmt::print("mix: {}\n", fmt::join(paths, " "));

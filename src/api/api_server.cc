@@ -112,7 +112,10 @@ Status ApiServer::Start(const std::string& listen, int port) {
   auto timeout = std::chrono::microseconds(cfg.request_timeout.micros());
   server_->set_read_timeout(timeout);
   server_->set_write_timeout(timeout);
-  server_->set_keep_alive_timeout(5);
+  // An idle keep-alive connection holds a worker thread: keep such waits short and bounded.
+  server_->set_keep_alive_timeout(1);
+  server_->set_keep_alive_max_count(1000);
+  server_->set_tcp_nodelay(true);  // small JSON answers: no Nagle/delayed-ACK 40 ms stalls
   int threads = cfg.threads;
   server_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));

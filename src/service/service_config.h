@@ -34,7 +34,7 @@ struct ServiceConfig {
   std::string token_file;  // or read from this file (first line)
   int64_t max_body_bytes = 1 << 20;
   Duration request_timeout = Duration::Seconds(5);
-  int threads = 8;
+  int threads = 32;  // HTTP workers; each open keep-alive connection holds one
   // submit: (what job_submit.lua applies)
   SubmitPolicy submit_policy = SubmitPolicy::kNote;
   double limit_margin = 1.5;  // limit = margin x the estimate's high end
