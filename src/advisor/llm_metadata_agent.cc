@@ -21,10 +21,17 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Fields whose values are numbers (strings only when the job computes them at run time).
-const std::set<std::string, std::less<>> kNumericFields = {
-    "params",        "per_device_batch_size", "global_batch_size", "gradient_accumulation",
-    "sequence_length", "image_size",          "epochs",            "max_steps",
-    "learning_rate", "num_gpus",              "num_nodes"};
+const std::set<std::string, std::less<>> kNumericFields = {"params",
+                                                           "per_device_batch_size",
+                                                           "global_batch_size",
+                                                           "gradient_accumulation",
+                                                           "sequence_length",
+                                                           "image_size",
+                                                           "epochs",
+                                                           "max_steps",
+                                                           "learning_rate",
+                                                           "num_gpus",
+                                                           "num_nodes"};
 
 bool HasProvenance(const std::string& source) {
   // "file:line" or "derived: ..."; "default: ..." is a library default, not evidence.
@@ -249,16 +256,15 @@ std::vector<llm::AgentTool> LlmMetadataAgent::Tools(const std::string& root) {
                         {"max_depth", {{"type", "integer"}, {"minimum", 1}}}}},
                       {"additionalProperties", false}}},
        [this, root](const json& a) { return FileTree(root, a); }});
-  tools.push_back(
-      {llm::ToolSpec{"file_read",
-                     "Read a text file of the job directory, with line numbers.",
-                     {{"type", "object"},
-                      {"properties",
-                       {{"path", {{"type", "string"}}},
-                        {"start_line", {{"type", "integer"}, {"minimum", 1}}}}},
-                      {"required", {"path"}},
-                      {"additionalProperties", false}}},
-       [this, root](const json& a) { return FileRead(root, a); }});
+  tools.push_back({llm::ToolSpec{"file_read",
+                                 "Read a text file of the job directory, with line numbers.",
+                                 {{"type", "object"},
+                                  {"properties",
+                                   {{"path", {{"type", "string"}}},
+                                    {"start_line", {{"type", "integer"}, {"minimum", 1}}}}},
+                                  {"required", {"path"}},
+                                  {"additionalProperties", false}}},
+                   [this, root](const json& a) { return FileRead(root, a); }});
   return tools;
 }
 
@@ -304,8 +310,8 @@ Result<JobMetadata> LlmMetadataAgent::Extract(const JobSource& source, const Job
     }
   }
   if (stats_.refused_paths > 0) {
-    merged.notes.push_back(
-        fmt::format("llm agent: {} path(s) outside the job directory refused", stats_.refused_paths));
+    merged.notes.push_back(fmt::format("llm agent: {} path(s) outside the job directory refused",
+                                       stats_.refused_paths));
   }
   return merged;
 }

@@ -41,10 +41,10 @@ struct LlmAgentOptions {
   llm::AgentLimits limits{/*max_steps=*/8, /*max_tool_bytes=*/16 * 1024,
                           /*max_total_tool_bytes=*/96 * 1024, /*max_repeats=*/2};
   llm::AgentProtocol protocol = llm::AgentProtocol::kNativeTools;
-  size_t max_tree_entries = 300;           // file_tree lists at most this many entries
-  int max_tree_depth = 4;                  // and descends at most this deep
-  size_t max_read_bytes = 256 * 1024;      // file_read refuses larger files beyond this prefix
-  size_t max_read_lines = 400;             // lines per file_read call
+  size_t max_tree_entries = 300;       // file_tree lists at most this many entries
+  int max_tree_depth = 4;              // and descends at most this deep
+  size_t max_read_bytes = 256 * 1024;  // file_read refuses larger files beyond this prefix
+  size_t max_read_lines = 400;         // lines per file_read call
   MergePreference prefer = MergePreference::kBuiltin;
 };
 
@@ -52,7 +52,7 @@ struct LlmAgentOptions {
 struct LlmAgentStats {
   int steps = 0;
   int tool_calls = 0;
-  int refused_paths = 0;  // tool calls asking for paths outside the job directory
+  int refused_paths = 0;                // tool calls asking for paths outside the job directory
   std::vector<std::string> files_read;  // relative paths the model read
   int64_t tokens = 0;
 };

@@ -7,8 +7,7 @@
 namespace schedmate::advisor {
 
 ServerTextEmbedder::ServerTextEmbedder(llm::Embedder& inner, size_t expected_dimension)
-    : inner_(inner),
-      dimension_(expected_dimension != 0 ? expected_dimension : inner.Dimension()) {}
+    : inner_(inner), dimension_(expected_dimension != 0 ? expected_dimension : inner.Dimension()) {}
 
 size_t ServerTextEmbedder::Dimension() const { return dimension_.load(); }
 
@@ -30,8 +29,8 @@ Result<std::vector<text::Embedding>> ServerTextEmbedder::Embed(
       expected = dimension_.load();
     }
     if (v.size() != expected) {
-      return Status::DataLoss(fmt::format("embedding dimension mismatch: expected {}, got {}",
-                                          expected, v.size()));
+      return Status::DataLoss(
+          fmt::format("embedding dimension mismatch: expected {}, got {}", expected, v.size()));
     }
     double norm = 0;
     for (float x : v) {

@@ -58,7 +58,9 @@ class EngineContext {
 
  private:
   EngineContext() = default;
-  std::unique_ptr<llm::LlmSetup> setup_;
+  // shared_ptr: its deleter is bound where the setup is created, so a build without the llm
+  // component never needs the complete type.
+  std::shared_ptr<llm::LlmSetup> setup_;
   bool use_llm_ = false;
   std::string engine_ = "builtin";
   int fallbacks_ = 0;

@@ -102,10 +102,11 @@ Result<Classification> LlmFailureClassifier::Classify(const FailureReport& repor
   jo.seed = 1;
   calls_.fetch_add(1);
   SM_ASSIGN_OR_RETURN(
-      json a, llm::CompleteJson(chat_,
-                                {llm::ChatMessage::System(std::string(prompts::FailureClassifySystem())),
-                                 llm::ChatMessage::User("Failure report:\n" + body)},
-                                FailureAnswerSchema(), jo));
+      json a,
+      llm::CompleteJson(chat_,
+                        {llm::ChatMessage::System(std::string(prompts::FailureClassifySystem())),
+                         llm::ChatMessage::User("Failure report:\n" + body)},
+                        FailureAnswerSchema(), jo));
   Classification c;
   c.label = ParseFailureLabel(a["label"].get<std::string>()).value_or(FailureLabel::kUnknown);
   c.category = ToLower(Trim(a["category"].get<std::string>()));
@@ -173,27 +174,27 @@ Result<std::vector<LineRole>> LlmLineJudge::ScoreLines(const LogChunk& chunk) {
   if (lines.empty()) return std::vector<LineRole>{};
   json roles_enum = json::array();
   for (std::string_view r : kRoleNames) roles_enum.push_back(r);
-  const json schema = {
-      {"type", "object"},
-      {"properties",
-       {{"roles",
-         {{"type", "array"},
-          {"minItems", lines.size()},
-          {"maxItems", lines.size()},
-          {"items", {{"type", "string"}, {"enum", roles_enum}}}}}}},
-      {"required", {"roles"}}};
+  const json schema = {{"type", "object"},
+                       {"properties",
+                        {{"roles",
+                          {{"type", "array"},
+                           {"minItems", lines.size()},
+                           {"maxItems", lines.size()},
+                           {"items", {{"type", "string"}, {"enum", roles_enum}}}}}}},
+                       {"required", {"roles"}}};
   llm::JsonCallOptions jo;
   jo.schema_name = "line_roles";
   jo.max_tokens = static_cast<int>(std::min<size_t>(8192, 64 + 12 * lines.size()));
   jo.seed = 1;
   ++calls_;
   SM_ASSIGN_OR_RETURN(
-      json a, llm::CompleteJson(
-                  chat_,
-                  {llm::ChatMessage::System(std::string(prompts::FailureLineJudgeSystem())),
-                   llm::ChatMessage::User(fmt::format("Give the role of each of these {} lines:\n{}",
-                                                      lines.size(), lines.dump()))},
-                  schema, jo));
+      json a,
+      llm::CompleteJson(
+          chat_,
+          {llm::ChatMessage::System(std::string(prompts::FailureLineJudgeSystem())),
+           llm::ChatMessage::User(fmt::format("Give the role of each of these {} lines:\n{}",
+                                              lines.size(), lines.dump()))},
+          schema, jo));
   std::vector<LineRole> out;
   for (const json& r : a["roles"]) out.push_back(*ParseLineRole(r.get<std::string>()));
   return out;

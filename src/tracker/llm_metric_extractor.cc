@@ -60,35 +60,32 @@ ProgressRecord ToRecord(const ProgressRecord& base, const json& e) {
   return r;
 }
 
-bool IsUsable(const ProgressRecord& r) {
-  return r.v.step || r.v.epoch || r.v.has_metric;
-}
+bool IsUsable(const ProgressRecord& r) { return r.v.step || r.v.epoch || r.v.has_metric; }
 
 }  // namespace
 
 const json& LlmMetricAnswerSchema() {
-  static const json schema = {
-      {"type", "object"},
-      {"properties",
-       {{"records",
-         {{"type", "array"},
-          {"items",
-           {{"type", "object"},
-            {"properties",
-             {{"line_no", {{"type", "integer"}}},
-              {"training", {{"type", "boolean"}}},
-              {"step", Nullable("integer")},
-              {"total_steps", Nullable("integer")},
-              {"epoch", Nullable("number")},
-              {"total_epochs", Nullable("integer")},
-              {"loss", Nullable("number")},
-              {"lr", Nullable("number")},
-              {"step_time_s", Nullable("number")},
-              {"throughput", Nullable("number")},
-              {"throughput_unit", Nullable("string")},
-              {"eta_s", Nullable("number")}}},
-            {"required", {"line_no", "training"}}}}}}}},
-      {"required", {"records"}}};
+  static const json schema = {{"type", "object"},
+                              {"properties",
+                               {{"records",
+                                 {{"type", "array"},
+                                  {"items",
+                                   {{"type", "object"},
+                                    {"properties",
+                                     {{"line_no", {{"type", "integer"}}},
+                                      {"training", {{"type", "boolean"}}},
+                                      {"step", Nullable("integer")},
+                                      {"total_steps", Nullable("integer")},
+                                      {"epoch", Nullable("number")},
+                                      {"total_epochs", Nullable("integer")},
+                                      {"loss", Nullable("number")},
+                                      {"lr", Nullable("number")},
+                                      {"step_time_s", Nullable("number")},
+                                      {"throughput", Nullable("number")},
+                                      {"throughput_unit", Nullable("string")},
+                                      {"eta_s", Nullable("number")}}},
+                                    {"required", {"line_no", "training"}}}}}}}},
+                              {"required", {"records"}}};
   return schema;
 }
 
@@ -145,9 +142,9 @@ Result<LlmMetricResult> LlmMetricExtractor::FindLatest(std::span<const ProgressR
       return result;
     }
   }
-  return Status::DataLoss(fmt::format(
-      "no training record in the model's answers; {} lines in {} requests", result.lines_sent,
-      result.requests));
+  return Status::DataLoss(
+      fmt::format("no training record in the model's answers; {} lines in {} requests",
+                  result.lines_sent, result.requests));
 }
 
 Result<LlmScanOutcome> ScanLogWithLlm(llm::ChatClient& chat, const std::string& path,

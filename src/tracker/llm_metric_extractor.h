@@ -29,11 +29,11 @@
 namespace schedmate::tracker {
 
 struct LlmMetricOptions {
-  size_t batch_lines = 16;       // lines per request
-  int max_requests = 6;          // then give up (kDataLoss: no training record found)
-  size_t max_line_bytes = 600;   // each line is cut to this many bytes
-  size_t max_candidates = 512;   // newest candidate records kept from the built-in pass
-  int max_tokens = 2048;         // per answer
+  size_t batch_lines = 16;      // lines per request
+  int max_requests = 6;         // then give up (kDataLoss: no training record found)
+  size_t max_line_bytes = 600;  // each line is cut to this many bytes
+  size_t max_candidates = 512;  // newest candidate records kept from the built-in pass
+  int max_tokens = 2048;        // per answer
 };
 
 struct LlmMetricResult {

@@ -18,8 +18,7 @@ using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
 
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
-                                             const std::string& args) {
+schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
   // env: every -u option before the first assignment.
   std::string env =
       "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "

@@ -47,18 +47,18 @@ class AgentTest : public ::testing::Test {
     ASSERT_OK(server_.Start());
     job_ = dir_.path() + "/job";
     std::filesystem::create_directories(job_ + "/configs");
-    ASSERT_OK(WriteStringToFile(job_ + "/train.sh",
-                                "#!/bin/bash\n#SBATCH --gres=gpu:4\n"
-                                "torchrun --nproc_per_node=4 train.py --batch-size 32 --epochs 10\n"));
-    ASSERT_OK(WriteStringToFile(
-        job_ + "/train.py",
-        "import argparse\nimport torch\n"
-        "p = argparse.ArgumentParser()\n"
-        "p.add_argument('--batch-size', type=int, default=8)\n"
-        "p.add_argument('--epochs', type=int, default=1)\n"
-        "p.add_argument('--lr', type=float, default=0.1)\n"
-        "args = p.parse_args()\n"
-        "data = load_corpus('my-private-corpus')\n"));
+    ASSERT_OK(
+        WriteStringToFile(job_ + "/train.sh",
+                          "#!/bin/bash\n#SBATCH --gres=gpu:4\n"
+                          "torchrun --nproc_per_node=4 train.py --batch-size 32 --epochs 10\n"));
+    ASSERT_OK(WriteStringToFile(job_ + "/train.py",
+                                "import argparse\nimport torch\n"
+                                "p = argparse.ArgumentParser()\n"
+                                "p.add_argument('--batch-size', type=int, default=8)\n"
+                                "p.add_argument('--epochs', type=int, default=1)\n"
+                                "p.add_argument('--lr', type=float, default=0.1)\n"
+                                "args = p.parse_args()\n"
+                                "data = load_corpus('my-private-corpus')\n"));
     ASSERT_OK(WriteStringToFile(job_ + "/configs/extra.yaml", "warmup: 5\n"));
     ASSERT_OK(WriteStringToFile(dir_.path() + "/secret.txt", "TOP-SECRET-TOKEN\n"));
     auto b = BuiltinMetadataExtractor().Extract({.path = job_ + "/train.sh", .root = job_});
@@ -91,9 +91,9 @@ TEST_F(AgentTest, TreeThenReadThenAnswerMergesWithBuiltinWinningConflicts) {
 
   server_.EnqueueChat(ScriptedReply::ToolCalls({{"c1", "file_tree", "{}"}}));
   server_.EnqueueChat(ScriptedReply::ToolCalls({{"c2", "file_read", R"({"path":"train.py"})"}}));
-  server_.EnqueueChat(ScriptedReply::Text(
-      Answer({{"per_device_batch_size", 64}, {"dataset", "my-private-corpus"},
-              {"framework", "pytorch"}})));
+  server_.EnqueueChat(ScriptedReply::Text(Answer({{"per_device_batch_size", 64},
+                                                  {"dataset", "my-private-corpus"},
+                                                  {"framework", "pytorch"}})));
   auto setup = MakeSetup(server_.base_url());
   LlmMetadataAgent agent(setup->chat());
   auto merged = agent.Extract(Source(), builtin_);
@@ -105,7 +105,8 @@ TEST_F(AgentTest, TreeThenReadThenAnswerMergesWithBuiltinWinningConflicts) {
   EXPECT_EQ(merged->values.at("dataset"), "my-private-corpus");  // the LLM fills the gap
   EXPECT_EQ(merged->sources.at("dataset"), "llm");
   bool noted = false;
-  for (const auto& n : merged->notes) noted |= n.find("llm disagrees on per_device_batch_size") == 0;
+  for (const auto& n : merged->notes)
+    noted |= n.find("llm disagrees on per_device_batch_size") == 0;
   EXPECT_TRUE(noted);
   EXPECT_EQ(agent.stats().steps, 3);
   EXPECT_EQ(agent.stats().tool_calls, 2);
@@ -143,10 +144,11 @@ TEST_F(AgentTest, PreferLlmLetsTheModelWin) {
 
 TEST_F(AgentTest, PathTraversalIsRefused) {
   std::filesystem::create_symlink(dir_.path() + "/secret.txt", job_ + "/link.txt");
-  server_.EnqueueChat(ScriptedReply::ToolCalls({{"a", "file_read", R"({"path":"../secret.txt"})"},
-                                                {"b", "file_read", R"({"path":"/etc/passwd"})"},
-                                                {"c", "file_read", R"({"path":"link.txt"})"},
-                                                {"d", "file_tree", R"({"path":"configs/../.."})"}}));
+  server_.EnqueueChat(
+      ScriptedReply::ToolCalls({{"a", "file_read", R"({"path":"../secret.txt"})"},
+                                {"b", "file_read", R"({"path":"/etc/passwd"})"},
+                                {"c", "file_read", R"({"path":"link.txt"})"},
+                                {"d", "file_tree", R"({"path":"configs/../.."})"}}));
   server_.EnqueueChat(ScriptedReply::Text(Answer({})));
   auto setup = MakeSetup(server_.base_url());
   LlmMetadataAgent agent(setup->chat());
@@ -161,9 +163,9 @@ TEST_F(AgentTest, PathTraversalIsRefused) {
     const std::string c = m["content"];
     EXPECT_EQ(c.find("TOP-SECRET"), std::string::npos);
     EXPECT_EQ(c.find("root:"), std::string::npos);
-    refused += c.rfind("error: ", 0) == 0 &&
-               (c.find("outside the job directory") != std::string::npos ||
-                c.find("is absolute") != std::string::npos);
+    refused +=
+        c.rfind("error: ", 0) == 0 && (c.find("outside the job directory") != std::string::npos ||
+                                       c.find("is absolute") != std::string::npos);
   }
   EXPECT_EQ(refused, 4);
 }
@@ -216,7 +218,8 @@ TEST_F(AgentTest, MalformedAndSchemaViolatingAnswersAreRejected) {
   // Cut-off JSON, then (after the correction turn) a schema violation, for every step.
   int n = 0;
   server_.SetChatHandler([&n](const json&) {
-    return ScriptedReply::Text(++n % 2 == 1 ? "{\"framework\": \"pytorch\"" : R"({"framework": 3})");
+    return ScriptedReply::Text(++n % 2 == 1 ? "{\"framework\": \"pytorch\""
+                                            : R"({"framework": 3})");
   });
   auto setup = MakeSetup(server_.base_url());
   LlmMetadataAgent agent(setup->chat());
@@ -238,16 +241,14 @@ TEST_F(AgentTest, ServerErrorsAreRetriedThenFallBack) {
 }
 
 TEST_F(AgentTest, TimeoutFallsBack) {
-  server_.SetChatHandler([](const json&) {
-    return ScriptedReply::Text("{}").WithDelay(Duration::Seconds(3));
-  });
+  server_.SetChatHandler(
+      [](const json&) { return ScriptedReply::Text("{}").WithDelay(Duration::Seconds(3)); });
   auto setup = MakeSetup(server_.base_url(), Duration::Millis(300));
   LlmMetadataAgent agent(setup->chat());
   auto r = agent.Extract(Source(), builtin_);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(llm::FallbackReason(r.status()).rfind("builtin (llm unavailable: timeout after", 0),
-            0u)
+  EXPECT_EQ(llm::FallbackReason(r.status()).rfind("builtin (llm unavailable: timeout after", 0), 0u)
       << llm::FallbackReason(r.status());
 }
 

@@ -16,8 +16,7 @@ using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
 
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
-                                             const std::string& args) {
+schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
   return schedmate::testing::RunShell(
       "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
       "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_LLM_BASE_URL=" +
@@ -45,12 +44,12 @@ class DiagnoseLlmCliTest : public ::testing::Test {
 };
 
 TEST_F(DiagnoseLlmCliTest, LlmClassifiesTheLocatedWindow) {
-  server_.EnqueueChat(ScriptedReply::Text(json{{"label", "application"},
-                                               {"category", "scripted_category"},
-                                               {"confidence", 0.9},
-                                               {"root_cause_line", 103},
-                                               {"evidence", {{{"line_no", 103}}}}}
-                                              .dump()));
+  server_.EnqueueChat(ScriptedReply::Text(json{
+      {"label", "application"},
+      {"category", "scripted_category"},
+      {"confidence", 0.9},
+      {"root_cause_line", 103},
+      {"evidence", {{{"line_no", 103}}}}}.dump()));
   auto r = RunWithLlm(server_.base_url(),
                       "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -62,8 +61,8 @@ TEST_F(DiagnoseLlmCliTest, LlmClassifiesTheLocatedWindow) {
 }
 
 TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
-  auto builtin = RunWithLlm(server_.base_url(),
-                            "diagnose " + ShellQuote(path_) + " --json --no-examples");
+  auto builtin =
+      RunWithLlm(server_.base_url(), "diagnose " + ShellQuote(path_) + " --json --no-examples");
   ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
   json jb = json::parse(builtin.out);
   EXPECT_EQ(jb["engine"], "builtin");

@@ -47,10 +47,10 @@ std::string FailedLog() {
   for (int i = 1; i <= 200; ++i) log += "step " + std::to_string(i) + " loss 1.23\n";
   log +=
       "NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129\n"  // 201
-      "Traceback (most recent call last):\n"                                              // 202
-      "  File \"train.py\", line 10, in <module>\n"                                      // 203
-      "RuntimeError: NCCL communicator was aborted on rank 3.\n"                          // 204
-      "ERROR: torchrun: worker failed with exit code 1\n";                                // 205
+      "Traceback (most recent call last):\n"                                                // 202
+      "  File \"train.py\", line 10, in <module>\n"                                         // 203
+      "RuntimeError: NCCL communicator was aborted on rank 3.\n"                            // 204
+      "ERROR: torchrun: worker failed with exit code 1\n";                                  // 205
   return log;
 }
 
@@ -62,22 +62,22 @@ TEST(LlmFailureClassifierTest, SchemaAnswerOverTheLocatedWindow) {
     // The window the model sees: numbered lines with the root marked.
     EXPECT_NE(user.find(": NCCL WARN NET/IB"), std::string::npos);
     EXPECT_NE(user.find("ROOT "), std::string::npos);
-    return ScriptedReply::Text(json{{"label", "infrastructure"},
-                                    {"category", "NCCL_Network"},
-                                    {"confidence", 0.86},
-                                    {"root_cause_line", 201},
-                                    {"evidence",
-                                     {{{"line_no", 201}, {"text", "ignored: read from the log"}},
-                                      {{"line_no", 204}},
-                                      {{"line_no", 9999}}}}}
-                                   .dump());
+    return ScriptedReply::Text(json{
+        {"label", "infrastructure"},
+        {"category", "NCCL_Network"},
+        {"confidence", 0.86},
+        {"root_cause_line", 201},
+        {"evidence",
+         {{{"line_no", 201}, {"text", "ignored: read from the log"}},
+          {{"line_no", 204}},
+          {{"line_no", 9999}}}}}.dump());
   });
   auto setup = MakeSetup(server.base_url());
   LogView log = LogView::FromString(FailedLog());
   int calls = 0;
   FailureHandlerOptions ho;
-  auto d = DiagnoseWithLlm(setup->chat(), "scripted-model", Sigs(), nullptr, ho, log, false, {},
-                           &calls);
+  auto d =
+      DiagnoseWithLlm(setup->chat(), "scripted-model", Sigs(), nullptr, ho, log, false, {}, &calls);
   ASSERT_OK(d);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(d->label, FailureLabel::kInfrastructure);
@@ -142,10 +142,9 @@ TEST(LlmFailureClassifierTest, FailuresReachTheCallerWithAReason) {
 ScriptedReply JudgeAnswer(const json& req) {
   const std::string user = req["messages"][1]["content"];
   if (StartsWith(user, "Does this chunk")) {
-    const bool any = user.find("Error") != std::string::npos ||
-                     user.find("Traceback") != std::string::npos ||
-                     user.find("NCCL WARN") != std::string::npos ||
-                     user.find("ERROR") != std::string::npos;
+    const bool any =
+        user.find("Error") != std::string::npos || user.find("Traceback") != std::string::npos ||
+        user.find("NCCL WARN") != std::string::npos || user.find("ERROR") != std::string::npos;
     return ScriptedReply::Text(json{{"contains_failure", any}}.dump());
   }
   json lines = json::parse(user.substr(user.find('\n') + 1));

@@ -16,8 +16,7 @@ using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
 
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url,
-                                             const std::string& args) {
+schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
   return schedmate::testing::RunShell(
       "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
       "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_LLM_BASE_URL=" +
@@ -57,8 +56,8 @@ TEST_F(LogsLlmCliTest, LlmReadsTheNewestProgressLinesInOneBatch) {
     }
     return ScriptedReply::Text(json{{"records", records}}.dump());
   });
-  auto r = RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) +
-                                              " --json --engine llm");
+  auto r =
+      RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "llm (scripted-model)");
@@ -69,8 +68,8 @@ TEST_F(LogsLlmCliTest, LlmReadsTheNewestProgressLinesInOneBatch) {
 
 TEST_F(LogsLlmCliTest, DeadPortAndServerErrorsFallBack) {
   for (int i = 0; i < 3; ++i) server_.EnqueueChat(ScriptedReply::Error(500, "boom"));
-  auto e = RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) +
-                                              " --json --engine llm");
+  auto e =
+      RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) + " --json --engine llm");
   ASSERT_EQ(e.exit_code, 0) << e.err;
   json je = json::parse(e.out);
   EXPECT_EQ(je["engine"], "builtin (llm unavailable: HTTP 500)");

@@ -197,8 +197,7 @@ TEST(ScanLogWithLlmTest, BuiltinPassFeedsTheModelAndKeepsSignals) {
   EXPECT_DOUBLE_EQ(*out->scan.latest->v.loss, 0.5);  // the model's value, not the log's 1.7
   // Only built-in progress lines were sent: never the "done" line.
   for (const auto& r : server.requests()) {
-    EXPECT_EQ(r.json["messages"][1]["content"].get<std::string>().find("done"),
-              std::string::npos);
+    EXPECT_EQ(r.json["messages"][1]["content"].get<std::string>().find("done"), std::string::npos);
   }
 
   // A dead server: the built-in result stays, the error is reported.
