@@ -256,7 +256,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
     if (stale && step.kind != PlannedAction::Kind::kNotifyUser) {
       a.outcome = "skipped";
       a.detail =
-          f.end < watch_since_
+          f.end + Duration::Seconds(2) < watch_since_
               ? "run ended before schedmate started watching this cluster; not acting on it"
               : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
                             FormatDuration(now - f.end));
@@ -375,7 +375,9 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   if (auto id = deps_.store.AddFailure(rec); id.ok()) rec.id = *id;
   RememberFailure(rec);
   // 3. Act within policy.
-  ExecutePlan(f, d, now, /*stale=*/now - f.end > kStaleFailure || f.end < watch_since_);
+  ExecutePlan(f, d, now,
+              /*stale=*/now - f.end > kStaleFailure ||
+                  f.end + Duration::Seconds(2) < watch_since_);  // Slurm times are whole seconds
 }
 
 void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
