@@ -30,6 +30,9 @@
 #include "trace/cluster_config.h"
 #include "trace/estimates.h"
 #include "trace/trace_reader.h"
+#ifdef SCHEDMATE_HAVE_ADVISOR
+#include "advisor/history_estimator.h"
+#endif
 
 namespace schedmate::cli {
 namespace {
@@ -282,13 +285,23 @@ void Run(const SimulateArgs& a) {
 
   bool any_estimate = false;
   for (const auto& j : table.jobs) any_estimate = any_estimate || j.estimate.has_value();
-  const std::string estimator_name =
+  // Default estimator: --estimator when given; for the schedmate policy the advisor's learned
+  // online estimator when this build has it; otherwise the file column when present, else
+  // user-mean.
+  const std::string base_estimator =
       !a.estimator.empty() ? a.estimator : (any_estimate ? "file" : "user-mean");
+  auto estimator_for = [&](const std::string& policy_name) {
+    if (a.estimator.empty() && policy_name == "schedmate" && estimators.Contains("advisor")) {
+      return std::string("advisor");
+    }
+    return base_estimator;
+  };
+  const std::string& estimator_name = base_estimator;
 
   // --- runs -----------------------------------------------------------------------------------
   std::vector<PolicyRun> runs;
   for (const auto& name : names) {
-    auto est = estimators.Create(estimator_name);
+    auto est = estimators.Create(estimator_for(name));
     if (!est.ok()) Fail(est.status());
     std::unique_ptr<DurationEstimator> estimator = std::move(est).value();
     policy::PolicyConfig pc;
@@ -340,6 +353,7 @@ void Run(const SimulateArgs& a) {
       const auto& s = r.summary;
       nlohmann::json p;
       p["policy"] = s.policy;
+      p["estimator"] = estimator_for(s.policy);
       p["jobs"] = s.jobs;
       p["rejected"] = s.rejected;
       p["unfinished"] = s.unfinished;
@@ -377,6 +391,22 @@ void Run(const SimulateArgs& a) {
 
 void RegisterSimulateCommand(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
+#ifdef SCHEDMATE_HAVE_ADVISOR
+  if (!policy::DefaultEstimatorRegistry().Contains("advisor")) {
+    Status st = policy::DefaultEstimatorRegistry().Register(
+        "advisor",
+        "online: the advisor's history estimator (similar past jobs of the user and workload, "
+        "with fallbacks; learns as jobs finish)",
+        []() -> Result<std::unique_ptr<DurationEstimator>> {
+          // For ordering jobs the median of the evidence is the right point estimate; the
+          // advisor's default (a lower quantile) is tuned for the within-100% error metric.
+          advisor::HistoryEstimatorOptions o;
+          o.quantile = 0.5;
+          return std::unique_ptr<DurationEstimator>(std::make_unique<advisor::HistoryEstimator>(o));
+        });
+    SM_CHECK(st.ok()) << st.ToString();
+  }
+#endif
   CLI::App* cmd = app.add_subcommand(
       "simulate",
       "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
@@ -389,8 +419,9 @@ void RegisterSimulateCommand(CLI::App& app) {
                   "job_id,priority CSV of per-job duration estimates (Lucid EBM/LightGBM; "
                   "negative values become 1000 s)");
   cmd->add_option("--estimator", args->estimator,
-                  "duration estimator for qssf/lucid/schedmate: file|oracle|user-mean|<registered> "
-                  "(default: file when estimates are present, else user-mean)");
+                  "duration estimator for qssf/lucid/schedmate: file|oracle|user-mean|advisor "
+                  "(default: advisor for the schedmate policy; otherwise file when estimates are "
+                  "present, else user-mean)");
   cmd->add_flag("--lucid-compat", args->lucid_compat,
                 "reproduce Lucid's simulator semantics (1 s steps, consolidate placement, 40/60 s "
                 "preemption cost, Lucid's tie rules)");
