@@ -9,7 +9,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCHEDMATE_BUILD_TESTS=OF
       -DSCHEDMATE_BUILD_BENCH=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target schedmate
 mkdir -p out
-trace=$(ls data/traces/*.csv | head -n 1)
-echo "== schedmate simulate on $trace"
-./build/src/cli/schedmate simulate --trace "$trace" --policy all --plot out/demo.svg "$@"
+trace=data/traces/philly_chronus_mix1_1h.csv
+echo "== schedmate simulate on $trace (every policy)"
+./build/src/cli/schedmate simulate --trace "$trace" \
+    --vc-config data/traces/philly_chronus_mix1_1h_vc_config.csv --policy all \
+    --plot out/demo.svg "$@"
 echo "== plot written to out/demo.svg"
