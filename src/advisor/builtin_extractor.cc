@@ -225,23 +225,43 @@ bool IsTruthy(const json& v) {
 // ---------------------------------------------------------------------------------------------
 // Reading files.
 
-bool IsUtf8Text(std::string_view s) {
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80             ? 0
+             : (c & 0xE0) == 0xC0 ? 1
+             : (c & 0xF0) == 0xE0 ? 2
+             : (c & 0xF8) == 0xF0 ? 3
+                                  : 9;
+  if (n == 9 || i + n >= s.size()) return 0;
+  for (size_t k = 1; k <= n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return n + 1;
+}
+
+// A file as text: nullopt for binary content (a NUL byte, or more than 1 in 20 bytes not valid
+// UTF-8); otherwise the text with each invalid byte replaced by U+FFFD (a Latin-1 comment in a
+// batch script must not hide the rest of the script). `replaced` counts the replacements.
+std::optional<std::string> DecodeText(std::string_view s, size_t& replaced) {
+  replaced = 0;
+  if (s.find('\0') != std::string_view::npos) return std::nullopt;
+  std::string out;
+  out.reserve(s.size());
   size_t i = 0;
   while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0) return false;
-    size_t n = c < 0x80             ? 0
-               : (c & 0xE0) == 0xC0 ? 1
-               : (c & 0xF0) == 0xE0 ? 2
-               : (c & 0xF8) == 0xF0 ? 3
-                                    : 9;
-    if (n == 9 || i + n >= s.size()) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++replaced;
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
     }
-    i += n + 1;
   }
-  return true;
+  if (replaced * 20 > s.size()) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -502,16 +522,22 @@ std::optional<std::string> Extraction::Read(const std::string& rel) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
   Result<std::string> r = ReadFileToString(p.string(), size_t{8} << 20);
-  if (!r.ok() || !IsUtf8Text(*r)) {
+  size_t replaced = 0;
+  std::optional<std::string> text;
+  if (r.ok()) text = DecodeText(*r, replaced);
+  if (!text) {
     skipped_.insert(rel);
     ++meta_.files_skipped;
-    meta_.notes.push_back(rel + ": skipped (" +
-                          (r.ok() ? "binary or not UTF-8" : r.status().message()) + ")");
+    meta_.notes.push_back(rel + ": skipped (" + (r.ok() ? "binary" : r.status().message()) + ")");
     return std::nullopt;
   }
+  if (replaced > 0) {
+    meta_.notes.push_back(rel + ": " + std::to_string(replaced) +
+                          " bytes that are not UTF-8 replaced by U+FFFD");
+  }
   meta_.files_read.push_back(rel);
-  text_cache_[rel] = *r;
-  return *r;
+  text_cache_[rel] = *text;
+  return *text;
 }
 
 std::optional<std::string> Extraction::Resolve(const std::string& cwd, const std::string& path,
@@ -2241,8 +2267,15 @@ bool LooksLikePythonConfig(const PyFacts& f) {
 
 }  // namespace
 
-Status Extraction::RunText(const std::string& text, const std::string& name) {
-  if (!IsUtf8Text(text)) return Status::InvalidArgument(name + ": script is binary or not UTF-8");
+Status Extraction::RunText(const std::string& raw, const std::string& name) {
+  size_t replaced = 0;
+  std::optional<std::string> decoded = DecodeText(raw, replaced);
+  if (!decoded) return Status::InvalidArgument(name + ": script is binary, not text");
+  if (replaced > 0) {
+    meta_.notes.push_back(name + ": " + std::to_string(replaced) +
+                          " bytes that are not UTF-8 replaced by U+FFFD");
+  }
+  const std::string& text = *decoded;
   text_cache_[name] = text;
   meta_.entry = name;
   meta_.files_read.push_back(name);
@@ -2261,8 +2294,8 @@ Status Extraction::RunFile(const std::string& entry) {
   if (!fs::exists(root_ / entry, ec)) return Status::NotFound(entry + ": no such file");
   auto text = Read(entry);
   if (!text) {
-    return Status::InvalidArgument(
-        entry + ": cannot read the job's entry (binary, not UTF-8, or too large)");
+    return Status::InvalidArgument(entry +
+                                   ": cannot read the job's entry (binary, or larger than 8 MiB)");
   }
   meta_.entry = entry;
   if (EndsWith(entry, ".py")) {

@@ -135,15 +135,20 @@ TEST(ExtractorTest, UnknownValuesStayNull) {
   for (std::string_view name : kMetadataFields) EXPECT_TRUE(f[std::string(name)].is_null()) << name;
 }
 
-TEST(ExtractorTest, NonUtf8FilesAreSkippedAndCounted) {
+TEST(ExtractorTest, NonUtf8BytesAreReplacedAndBinaryFilesSkippedAndCounted) {
   TempDir dir;
-  ASSERT_OK(WriteStringToFile(dir.File("run.sh"), "python train.py --epochs 3\n"));
-  // Latin-1 bytes: not UTF-8.
-  ASSERT_OK(WriteStringToFile(dir.File("train.py"), "# caf\xe9\nlr = 0.5\n"));
+  // A Latin-1 comment in the entry script: its bytes are replaced, the script is still read.
+  ASSERT_OK(WriteStringToFile(dir.File("run.sh"),
+                              "# lanc\xe9 par caf\xe9\npython train.py --epochs 3\n"));
+  // A binary helper (NUL bytes) the script mentions is skipped and counted.
+  ASSERT_OK(WriteStringToFile(dir.File("train.py"), std::string("lr = 0.5\0\0\x01\n", 13)));
   JobMetadata m = ExtractOrDie(dir.path(), "run.sh");
   EXPECT_EQ(m.files_skipped, 1);
   EXPECT_EQ(Val(m, "epochs"), json(3));
   EXPECT_TRUE(Val(m, "learning_rate").is_null());
+  bool noted = false;
+  for (const auto& n : m.notes) noted = noted || n.find("replaced by U+FFFD") != std::string::npos;
+  EXPECT_TRUE(noted);
   // A binary entry is an error that names the file.
   ASSERT_OK(WriteStringToFile(dir.File("bin.sh"), std::string("\x7f"
                                                               "ELF\0\0\x01",
