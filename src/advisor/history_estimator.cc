@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <optional>
 
 namespace schedmate::advisor {
 namespace {
@@ -37,12 +39,14 @@ std::string Why(const TierSpec& tier) {
 
 }  // namespace
 
-HistoryEstimator::HistoryEstimator(HistoryEstimatorOptions options)
+HistoryEstimator::HistoryEstimator(HistoryEstimatorOptions options,
+                                   const text::TextEmbedder* embedder)
     : options_(options),
       embedder_({.dimension = options.embedding_dimension}),
       index_({.dimension = options.embedding_dimension}) {
   options_.quantile = std::clamp(options_.quantile, 0.01, 1.0);
   if (options_.recent == 0) options_.recent = 1;
+  external_ = embedder;
 }
 
 HistoryEstimator::~HistoryEstimator() = default;
@@ -72,10 +76,72 @@ const HistoryEstimator::Group* HistoryEstimator::Find(const std::string& key) co
   return it == groups_.end() || it->second.empty() ? nullptr : &it->second;
 }
 
-std::vector<std::pair<uint32_t, float>> HistoryEstimator::SimilarFingerprints(
+Result<std::vector<std::pair<uint32_t, float>>> HistoryEstimator::ExternalSimilar(
     const std::string& workload) {
   std::vector<std::pair<uint32_t, float>> out;
+  auto cached = ext_cache_.find(workload);
+  if (cached != ext_cache_.end() && cached->second.first == fp_texts_.size()) {
+    return cached->second.second;
+  }
+  // Embed the fingerprints not yet in the external index plus the query, in one batch.
+  std::vector<uint32_t> pending_ids;
+  std::vector<std::string> texts;
+  for (size_t id = ext_indexed_; id < fp_texts_.size(); ++id) {
+    if (fp_texts_[id].empty()) continue;
+    pending_ids.push_back(static_cast<uint32_t>(id));
+    texts.push_back(fp_texts_[id]);
+  }
+  texts.push_back(workload);
+  std::optional<Result<std::vector<text::Embedding>>> answer;
+  try {
+    answer.emplace(external_->Embed(texts));
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, fmt::format("embedder threw: {}", e.what()));
+  } catch (...) {
+    return Status(StatusCode::kInternal, "embedder threw");
+  }
+  if (!answer->ok()) return answer->status();
+  const std::vector<text::Embedding>* vecs = &**answer;
+  if (vecs->size() != texts.size()) {
+    return Status(StatusCode::kDataLoss, fmt::format("embedder returned {} vectors for {} texts",
+                                                     vecs->size(), texts.size()));
+  }
+  const size_t dim = ext_index_ ? ext_index_->dimension() : vecs->front().size();
+  for (const text::Embedding& v : *vecs) {
+    if (v.size() != dim || dim == 0) {
+      return Status(
+          StatusCode::kDataLoss,
+          fmt::format("embedding dimension mismatch: expected {}, got {}", dim, v.size()));
+    }
+  }
+  if (!ext_index_) {
+    ext_index_ = std::make_unique<text::VectorIndex>(text::VectorIndexOptions{.dimension = dim});
+  }
+  for (size_t i = 0; i < pending_ids.size(); ++i) {
+    SM_RETURN_IF_ERROR(ext_index_->Add(pending_ids[i], (*vecs)[i]));
+  }
+  ext_indexed_ = fp_texts_.size();
+  if (ext_index_->size() == 0) return out;
+  SM_ASSIGN_OR_RETURN(auto found, ext_index_->Search(vecs->back(), options_.similar_k));
+  for (const text::Neighbour& n : found) {
+    if (n.similarity < options_.min_similarity) continue;
+    out.emplace_back(static_cast<uint32_t>(n.id), n.similarity);
+  }
+  if (ext_cache_.size() > 100000) ext_cache_.clear();  // bound memory
+  ext_cache_[workload] = {fp_texts_.size(), out};
+  return out;
+}
+
+std::vector<std::pair<uint32_t, float>> HistoryEstimator::SimilarFingerprints(
+    const std::string& workload, std::string* note) {
+  std::vector<std::pair<uint32_t, float>> out;
   if (workload.empty() || index_.size() == 0) return out;
+  if (external_ != nullptr) {
+    auto ext = ExternalSimilar(workload);
+    if (ext.ok()) return *std::move(ext);
+    *note = fmt::format("; similarity by the hashing embedder (external embedder failed: {})",
+                        ext.status().message());
+  }
   auto cached = similar_cache_.find(workload);
   if (cached != similar_cache_.end() && cached->second.first == fp_texts_.size()) {
     return cached->second.second;
@@ -143,10 +209,11 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   // keeping at most `recent` of them.
   std::vector<std::pair<uint32_t, float>> similar;
   bool similar_done = false;
+  std::string embed_note;  // non-empty when the external embedder failed
   auto try_similar = [&](const TierSpec& t, const std::string& prefix) {
     if (tier != nullptr) return;
     if (!similar_done) {
-      similar = SimilarFingerprints(fp.workload);
+      similar = SimilarFingerprints(fp.workload, &embed_note);
       similar_done = true;
     }
     for (const auto& [sid, sim] : similar) {
@@ -183,6 +250,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
         job.time_limit
             ? "cold start: no finished jobs yet; using the job's time limit"
             : fmt::format("cold start: no finished jobs yet; default {}", FormatDuration(d));
+    est.explanation += embed_note;
     return out;
   }
   out.tier = tier->name;
@@ -228,6 +296,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
       "{} ({}): {}, the {:.2f} quantile of {} finished job{} (range {} .. {}){}", tier->name,
       Why(*tier), FormatDuration(est.duration), options_.quantile, sorted.size(),
       sorted.size() == 1 ? "" : "s", FormatDuration(est.low), FormatDuration(est.high), cap_note);
+  est.explanation += embed_note;
   return out;
 }
 

@@ -28,6 +28,14 @@
 // The interval is [min, max] of the scaled evidence (widened by x2 on each side with one sample);
 // the confidence grows with the tier's strength and evidence count and shrinks with its spread.
 //
+// Embedder. The similar tiers use the estimator's own HashingEmbedder unless an external
+// text::TextEmbedder (e.g. ServerTextEmbedder) is passed to the constructor. The external embedder
+// is NOT owned: it must outlive the estimator. Fingerprint texts are embedded with it lazily, in
+// one batch per estimate, into a second index whose dimension is fixed by the first answer. When
+// the external embedder fails (error, wrong vector count or dimension, exception) the estimate
+// falls back to the hashing embedder's index (always maintained) and its explanation says so;
+// the failed texts are retried at the next estimate. Estimate never throws.
+//
 // Determinism: evidence lists are kept in observe order; ties in similarity break by fingerprint
 // id (first seen first). Thread-safety: none (one thread, or external locking).
 
@@ -77,7 +85,10 @@ struct DetailedEstimate {
 
 class HistoryEstimator final : public DurationEstimator {
  public:
-  explicit HistoryEstimator(HistoryEstimatorOptions options = {});
+  // `embedder`: optional external embedder for the similar tiers (non-owning, may be null = the
+  // built-in hashing embedder; must outlive this estimator).
+  explicit HistoryEstimator(HistoryEstimatorOptions options = {},
+                            const text::TextEmbedder* embedder = nullptr);
   ~HistoryEstimator() override;
 
   std::string_view Name() const override { return "advisor"; }
@@ -104,7 +115,10 @@ class HistoryEstimator final : public DurationEstimator {
   uint32_t FingerprintId(const std::string& workload, bool create);
   void Push(const std::string& key, uint32_t entry);
   const Group* Find(const std::string& key) const;
-  std::vector<std::pair<uint32_t, float>> SimilarFingerprints(const std::string& workload);
+  // Sets *note when the external embedder failed and the hashing index was used instead.
+  std::vector<std::pair<uint32_t, float>> SimilarFingerprints(const std::string& workload,
+                                                              std::string* note);
+  Result<std::vector<std::pair<uint32_t, float>>> ExternalSimilar(const std::string& workload);
 
   HistoryEstimatorOptions options_;
   std::vector<Entry> entries_;
@@ -118,6 +132,13 @@ class HistoryEstimator final : public DurationEstimator {
   // fingerprints have been added since.
   std::unordered_map<std::string, std::pair<size_t, std::vector<std::pair<uint32_t, float>>>>
       similar_cache_;
+  // External embedder (not owned), its index (created on the first answer) and how many
+  // fingerprint ids (in id order) have been considered for it; results cached like similar_cache_.
+  const text::TextEmbedder* external_ = nullptr;
+  std::unique_ptr<text::VectorIndex> ext_index_;
+  size_t ext_indexed_ = 0;
+  std::unordered_map<std::string, std::pair<size_t, std::vector<std::pair<uint32_t, float>>>>
+      ext_cache_;
 };
 
 }  // namespace schedmate::advisor
