@@ -233,9 +233,9 @@ void RunDiagnose(const DiagnoseArgs& args) {
   Result<Diagnosis> diagnosis = Status::Unavailable("not diagnosed");
 #ifdef SCHEDMATE_HAVE_LLM
   if (engine->use_llm()) {
-    diagnosis = DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
-                                examples.size() > 0 ? &examples : nullptr, options, *log,
-                                args.llm_judge);
+    diagnosis =
+        DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
+                        examples.size() > 0 ? &examples : nullptr, options, *log, args.llm_judge);
     if (!diagnosis.ok()) engine->Fallback(diagnosis.status(), "diagnose");
   }
 #endif

@@ -334,8 +334,7 @@ void RunMetrics(const MetricsOptions& o) {
       ++emitted;
     };
   }
-  std::unique_ptr<EngineContext> engine =
-      EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
+  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
   Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
 #ifdef SCHEDMATE_HAVE_LLM
   if (engine->use_llm()) {  // built-in filter, then the LLM reads the newest progress lines

@@ -33,7 +33,7 @@ struct Voidify {
 
 }  // namespace schedmate::internal
 
-#define SM_CHECK(cond)                 \
-  (cond) ? (void)0                     \
+#define SM_CHECK(cond)                        \
+  (cond) ? (void)0                            \
          : ::schedmate::internal::Voidify() & \
                ::schedmate::internal::CheckFailure(__FILE__, __LINE__, #cond)

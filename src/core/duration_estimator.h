@@ -13,10 +13,10 @@
 namespace schedmate {
 
 struct DurationEstimate {
-  Duration duration;          // point estimate of the run time
-  Duration low, high;         // an interval around it
-  double confidence = 0;      // 0..1
-  std::string explanation;    // which evidence it leaned on, for people
+  Duration duration;        // point estimate of the run time
+  Duration low, high;       // an interval around it
+  double confidence = 0;    // 0..1
+  std::string explanation;  // which evidence it leaned on, for people
 };
 
 class DurationEstimator {

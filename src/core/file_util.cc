@@ -21,7 +21,8 @@ Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) 
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
     if (out.size() + n > max_bytes) {
       std::fclose(f);
-      return Status::ResourceExhausted(path + ": larger than " + std::to_string(max_bytes) + " bytes");
+      return Status::ResourceExhausted(path + ": larger than " + std::to_string(max_bytes) +
+                                       " bytes");
     }
     out.append(buf, n);
   }
@@ -35,7 +36,8 @@ Status WriteStringToFile(const std::string& path, std::string_view data) {
   std::error_code st_ec;
   auto st = std::filesystem::status(path, st_ec);
   if (!st_ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    if (std::filesystem::is_directory(st)) return Status::InvalidArgument(path + ": is a directory");
+    if (std::filesystem::is_directory(st))
+      return Status::InvalidArgument(path + ": is a directory");
     // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe): write into it; never replace it.
     std::ofstream out(path, std::ios::binary);
     if (!out) return Status::InvalidArgument(path + ": cannot open for writing");

@@ -26,8 +26,14 @@ class GpuAmount {
   constexpr auto operator<=>(const GpuAmount&) const = default;
   constexpr GpuAmount operator+(GpuAmount o) const { return GpuAmount(milli_ + o.milli_); }
   constexpr GpuAmount operator-(GpuAmount o) const { return GpuAmount(milli_ - o.milli_); }
-  constexpr GpuAmount& operator+=(GpuAmount o) { milli_ += o.milli_; return *this; }
-  constexpr GpuAmount& operator-=(GpuAmount o) { milli_ -= o.milli_; return *this; }
+  constexpr GpuAmount& operator+=(GpuAmount o) {
+    milli_ += o.milli_;
+    return *this;
+  }
+  constexpr GpuAmount& operator-=(GpuAmount o) {
+    milli_ -= o.milli_;
+    return *this;
+  }
   constexpr GpuAmount operator*(int64_t k) const { return GpuAmount(milli_ * k); }
 
   // "4", "0.5".

@@ -16,14 +16,22 @@ std::string Lower(std::string_view s) {
 
 std::string_view JobStateName(JobState s) {
   switch (s) {
-    case JobState::kUnknown: return "UNKNOWN";
-    case JobState::kCompleted: return "COMPLETED";
-    case JobState::kFailed: return "FAILED";
-    case JobState::kCancelled: return "CANCELLED";
-    case JobState::kTimeout: return "TIMEOUT";
-    case JobState::kNodeFail: return "NODE_FAIL";
-    case JobState::kPreempted: return "PREEMPTED";
-    case JobState::kOutOfMemory: return "OUT_OF_MEMORY";
+    case JobState::kUnknown:
+      return "UNKNOWN";
+    case JobState::kCompleted:
+      return "COMPLETED";
+    case JobState::kFailed:
+      return "FAILED";
+    case JobState::kCancelled:
+      return "CANCELLED";
+    case JobState::kTimeout:
+      return "TIMEOUT";
+    case JobState::kNodeFail:
+      return "NODE_FAIL";
+    case JobState::kPreempted:
+      return "PREEMPTED";
+    case JobState::kOutOfMemory:
+      return "OUT_OF_MEMORY";
   }
   return "UNKNOWN";
 }
@@ -44,21 +52,30 @@ JobState ParseJobState(std::string_view text) {
 
 std::string_view TraceFormatName(TraceFormat f) {
   switch (f) {
-    case TraceFormat::kAuto: return "auto";
-    case TraceFormat::kLucid: return "lucid";
-    case TraceFormat::kGpw: return "gpw";
-    case TraceFormat::kChronus: return "chronus";
-    case TraceFormat::kGavel: return "gavel";
-    case TraceFormat::kPollux: return "pollux";
-    case TraceFormat::kOpenb: return "openb";
-    case TraceFormat::kSwf: return "swf";
+    case TraceFormat::kAuto:
+      return "auto";
+    case TraceFormat::kLucid:
+      return "lucid";
+    case TraceFormat::kGpw:
+      return "gpw";
+    case TraceFormat::kChronus:
+      return "chronus";
+    case TraceFormat::kGavel:
+      return "gavel";
+    case TraceFormat::kPollux:
+      return "pollux";
+    case TraceFormat::kOpenb:
+      return "openb";
+    case TraceFormat::kSwf:
+      return "swf";
   }
   return "auto";
 }
 
 std::optional<TraceFormat> ParseTraceFormat(std::string_view name) {
-  for (auto f : {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
-                 TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf}) {
+  for (auto f :
+       {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
+        TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf}) {
     if (Lower(name) == TraceFormatName(f)) return f;
   }
   return std::nullopt;

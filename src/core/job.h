@@ -23,29 +23,29 @@ enum class JobState : uint8_t {
   kPreempted,
   kOutOfMemory,
 };
-std::string_view JobStateName(JobState s);       // "COMPLETED", ...
-JobState ParseJobState(std::string_view text);   // case-insensitive; "Pass" -> kCompleted, ...
+std::string_view JobStateName(JobState s);      // "COMPLETED", ...
+JobState ParseJobState(std::string_view text);  // case-insensitive; "Pass" -> kCompleted, ...
 
 // One job as read from a trace or a scheduler. Times are relative to the trace's own origin.
 struct JobRecord {
-  std::string id;               // the source's job id, verbatim
-  std::string user;             // "" when unknown
-  std::string vc;               // virtual cluster / partition; "" = the single default cluster
-  std::string name;             // job name or command, "" when unknown
-  GpuAmount gpus;               // total GPUs requested (fractional for shared-GPU traces)
-  int32_t cpus = 0;             // total CPUs requested, 0 when unknown
-  int32_t nodes = 0;            // nodes requested, 0 when unknown (derive from gpus)
-  SimTime submit;               // submission time
-  Duration duration;            // actual run time when running alone (the trace's runtime)
-  std::optional<Duration> time_limit;   // requested wall-clock limit, if the trace has one
-  std::optional<Duration> estimate;     // a per-job duration estimate supplied with the trace
+  std::string id;     // the source's job id, verbatim
+  std::string user;   // "" when unknown
+  std::string vc;     // virtual cluster / partition; "" = the single default cluster
+  std::string name;   // job name or command, "" when unknown
+  GpuAmount gpus;     // total GPUs requested (fractional for shared-GPU traces)
+  int32_t cpus = 0;   // total CPUs requested, 0 when unknown
+  int32_t nodes = 0;  // nodes requested, 0 when unknown (derive from gpus)
+  SimTime submit;     // submission time
+  Duration duration;  // actual run time when running alone (the trace's runtime)
+  std::optional<Duration> time_limit;  // requested wall-clock limit, if the trace has one
+  std::optional<Duration> estimate;    // a per-job duration estimate supplied with the trace
   JobState state = JobState::kUnknown;
   // Workload description, where the trace has one (Venus: Lucid's labels; Gavel/Pollux: job type).
-  std::string model;            // e.g. "ResNet18"
-  std::string dataset;          // e.g. "CIFAR-10"
-  int32_t batch_size = 0;       // 0 when unknown
-  int8_t amp = -1;              // mixed precision: 1 yes, 0 no, -1 unknown
-  int64_t iterations = 0;       // total steps/iterations, 0 when unknown
+  std::string model;       // e.g. "ResNet18"
+  std::string dataset;     // e.g. "CIFAR-10"
+  int32_t batch_size = 0;  // 0 when unknown
+  int8_t amp = -1;         // mixed precision: 1 yes, 0 no, -1 unknown
+  int64_t iterations = 0;  // total steps/iterations, 0 when unknown
   // Lucid profile columns (Venus): throughput alone and GPU utilisation; 0 when unknown.
   double speed = 0;
   double gpu_util = 0;
@@ -59,11 +59,11 @@ std::optional<TraceFormat> ParseTraceFormat(std::string_view name);
 
 // All jobs of one trace, in file order (the order ties on submit time keep).
 struct JobTable {
-  std::string source;                 // path it was read from
+  std::string source;  // path it was read from
   TraceFormat format = TraceFormat::kAuto;
   std::vector<JobRecord> jobs;
-  int64_t rows_read = 0;              // data rows seen
-  int64_t rows_skipped = 0;           // malformed rows skipped (only in skip-and-count mode)
+  int64_t rows_read = 0;                  // data rows seen
+  int64_t rows_skipped = 0;               // malformed rows skipped (only in skip-and-count mode)
   std::vector<std::string> skip_reasons;  // first few "file:line: reason" of skipped rows
 };
 

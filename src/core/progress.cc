@@ -16,7 +16,10 @@ int64_t NowUs() {
 }  // namespace
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
-    : label_(std::move(label)), total_(total > 0 ? total : 1), enabled_(enabled), start_us_(NowUs()) {}
+    : label_(std::move(label)),
+      total_(total > 0 ? total : 1),
+      enabled_(enabled),
+      start_us_(NowUs()) {}
 
 ProgressBar::~ProgressBar() {
   if (enabled_ && !finished_ && last_draw_us_ != 0) std::fputc('\n', stderr);

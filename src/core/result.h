@@ -16,15 +16,15 @@ class [[nodiscard]] Result {
   static_assert(!std::is_same_v<T, Status>, "Result<Status> makes no sense");
 
  public:
-  Result(const T& value) : v_(value) {}                          // NOLINT: implicit by design
-  Result(T&& value) : v_(std::move(value)) {}                     // NOLINT
-  Result(Status status) : v_(std::move(status)) {                 // NOLINT
+  Result(const T& value) : v_(value) {}            // NOLINT: implicit by design
+  Result(T&& value) : v_(std::move(value)) {}      // NOLINT
+  Result(Status status) : v_(std::move(status)) {  // NOLINT
     SM_CHECK(!std::get<Status>(v_).ok()) << "Result constructed from an OK status";
   }
   template <typename U>
-    requires(std::is_convertible_v<U &&, T> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status>)
-  Result(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT
+  requires(std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status>) Result(U&& value)
+      : v_(T(std::forward<U>(value))) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {

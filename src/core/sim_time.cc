@@ -5,8 +5,12 @@
 
 namespace schedmate {
 
-Duration Duration::FromSecondsF(double s) { return Duration(static_cast<int64_t>(std::llround(s * 1e6))); }
-SimTime SimTime::FromSecondsF(double s) { return SimTime(static_cast<int64_t>(std::llround(s * 1e6))); }
+Duration Duration::FromSecondsF(double s) {
+  return Duration(static_cast<int64_t>(std::llround(s * 1e6)));
+}
+SimTime SimTime::FromSecondsF(double s) {
+  return SimTime(static_cast<int64_t>(std::llround(s * 1e6)));
+}
 
 std::string FormatDuration(Duration d) {
   if (d.is_infinite()) return "inf";

@@ -31,8 +31,14 @@ class Duration {
   constexpr auto operator<=>(const Duration&) const = default;
   constexpr Duration operator+(Duration o) const { return Duration(us_ + o.us_); }
   constexpr Duration operator-(Duration o) const { return Duration(us_ - o.us_); }
-  constexpr Duration& operator+=(Duration o) { us_ += o.us_; return *this; }
-  constexpr Duration& operator-=(Duration o) { us_ -= o.us_; return *this; }
+  constexpr Duration& operator+=(Duration o) {
+    us_ += o.us_;
+    return *this;
+  }
+  constexpr Duration& operator-=(Duration o) {
+    us_ -= o.us_;
+    return *this;
+  }
   constexpr Duration operator*(int64_t k) const { return Duration(us_ * k); }
   constexpr Duration operator/(int64_t k) const { return Duration(us_ / k); }
   constexpr Duration operator-() const { return Duration(-us_); }
@@ -59,7 +65,10 @@ class SimTime {
   constexpr SimTime operator+(Duration d) const { return SimTime(us_ + d.micros()); }
   constexpr SimTime operator-(Duration d) const { return SimTime(us_ - d.micros()); }
   constexpr Duration operator-(SimTime o) const { return Duration::Micros(us_ - o.us_); }
-  constexpr SimTime& operator+=(Duration d) { us_ += d.micros(); return *this; }
+  constexpr SimTime& operator+=(Duration d) {
+    us_ += d.micros();
+    return *this;
+  }
 
  private:
   constexpr explicit SimTime(int64_t us) : us_(us) {}

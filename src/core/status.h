@@ -10,18 +10,18 @@ namespace schedmate {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // bad input (trace row, config, flag): the user fixes it
-  kNotFound,           // a file, job or key that does not exist
-  kAlreadyExists,      // duplicate registration or id
-  kFailedPrecondition, // the system is not in a state to do this
-  kOutOfRange,         // a value beyond the valid range
-  kUnavailable,        // LLM, Slurm, network: a retry may help
-  kDeadlineExceeded,   // timed out: a retry may help
-  kResourceExhausted,  // budget or quota used up
-  kDataLoss,           // corrupt or unreadable data (log, store)
-  kCancelled,          // stopped on request
-  kUnimplemented,      // a feature this build does not offer
-  kInternal,           // our bug
+  kInvalidArgument,     // bad input (trace row, config, flag): the user fixes it
+  kNotFound,            // a file, job or key that does not exist
+  kAlreadyExists,       // duplicate registration or id
+  kFailedPrecondition,  // the system is not in a state to do this
+  kOutOfRange,          // a value beyond the valid range
+  kUnavailable,         // LLM, Slurm, network: a retry may help
+  kDeadlineExceeded,    // timed out: a retry may help
+  kResourceExhausted,   // budget or quota used up
+  kDataLoss,            // corrupt or unreadable data (log, store)
+  kCancelled,           // stopped on request
+  kUnimplemented,       // a feature this build does not offer
+  kInternal,            // our bug
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -32,7 +32,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) {
@@ -74,8 +76,8 @@ class [[nodiscard]] Status {
 
 }  // namespace schedmate
 
-#define SM_RETURN_IF_ERROR(expr)                       \
-  do {                                                 \
-    ::schedmate::Status sm_status_ = (expr);           \
-    if (!sm_status_.ok()) return sm_status_;           \
+#define SM_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::schedmate::Status sm_status_ = (expr); \
+    if (!sm_status_.ok()) return sm_status_; \
   } while (0)

@@ -42,7 +42,8 @@ bool EndsWith(std::string_view s, std::string_view p) {
 bool IContains(std::string_view h, std::string_view n) {
   if (n.empty()) return true;
   auto it = std::search(h.begin(), h.end(), n.begin(), n.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
   });
   return it != h.end();
 }

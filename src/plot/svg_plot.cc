@@ -20,11 +20,20 @@ std::string Esc(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -39,9 +48,12 @@ std::string Num(double v) {
 std::string TickLabel(double v) {
   char buf[32];
   double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.1e", v);
-  else if (a >= 100 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.3g", v);
+  if (a != 0 && (a >= 1e6 || a < 1e-3))
+    std::snprintf(buf, sizeof buf, "%.1e", v);
+  else if (a >= 100 || v == std::floor(v))
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
@@ -49,7 +61,8 @@ struct Axis {
   double lo = 0, hi = 1;
   bool log = false;
   double Map(double v) const {  // to [0, 1]
-    double a = log ? std::log10(v) : v, l = log ? std::log10(lo) : lo, h = log ? std::log10(hi) : hi;
+    double a = log ? std::log10(v) : v, l = log ? std::log10(lo) : lo,
+           h = log ? std::log10(hi) : hi;
     return h > l ? (a - l) / (h - l) : 0.5;
   }
   std::vector<double> Ticks() const {
@@ -67,7 +80,10 @@ struct Axis {
     double raw = span / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = mag;
     for (double m : {1.0, 2.0, 5.0, 10.0}) {
-      if (m * mag >= raw) { step = m * mag; break; }
+      if (m * mag >= raw) {
+        step = m * mag;
+        break;
+      }
     }
     for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
     return t;
@@ -84,20 +100,35 @@ void RenderChart(const Chart& c, double ox, double oy, double w, double h, std::
   for (const auto& s : c.series) {
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!Usable(s.x[i], c.log_x) || !Usable(s.y[i], c.log_y)) continue;
-      xlo = std::min(xlo, s.x[i]); xhi = std::max(xhi, s.x[i]);
-      ylo = std::min(ylo, s.y[i]); yhi = std::max(yhi, s.y[i]);
+      xlo = std::min(xlo, s.x[i]);
+      xhi = std::max(xhi, s.x[i]);
+      ylo = std::min(ylo, s.y[i]);
+      yhi = std::max(yhi, s.y[i]);
     }
   }
-  if (!std::isfinite(xlo)) { xlo = c.log_x ? 1 : 0; xhi = xlo + 1; ylo = c.log_y ? 1 : 0; yhi = ylo + 1; }
+  if (!std::isfinite(xlo)) {
+    xlo = c.log_x ? 1 : 0;
+    xhi = xlo + 1;
+    ylo = c.log_y ? 1 : 0;
+    yhi = ylo + 1;
+  }
   if (!c.log_y && ylo > 0 && ylo < 0.5 * yhi) ylo = 0;
-  if (xhi == xlo) { xhi = xlo + (c.log_x ? xlo : 1); }
-  if (yhi == ylo) { yhi = ylo + (c.log_y ? ylo : 1); }
-  ax.lo = xlo; ax.hi = xhi; ay.lo = ylo; ay.hi = yhi;
+  if (xhi == xlo) {
+    xhi = xlo + (c.log_x ? xlo : 1);
+  }
+  if (yhi == ylo) {
+    yhi = ylo + (c.log_y ? ylo : 1);
+  }
+  ax.lo = xlo;
+  ax.hi = xhi;
+  ay.lo = ylo;
+  ay.hi = yhi;
   auto X = [&](double v) { return ox + ml + ax.Map(v) * pw; };
   auto Y = [&](double v) { return oy + mt + (1 - ay.Map(v)) * ph; };
 
   out += "<text x=\"" + Num(ox + ml + pw / 2) + "\" y=\"" + Num(oy + 18) +
-         "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + Esc(c.title) + "</text>\n";
+         "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + Esc(c.title) +
+         "</text>\n";
   out += "<rect x=\"" + Num(ox + ml) + "\" y=\"" + Num(oy + mt) + "\" width=\"" + Num(pw) +
          "\" height=\"" + Num(ph) + "\" fill=\"none\" stroke=\"#333\"/>\n";
   for (double t : ax.Ticks()) {
@@ -155,7 +186,8 @@ void RenderChart(const Chart& c, double ox, double oy, double w, double h, std::
 
 std::string RenderSvg(const Figure& f) {
   int cols = std::max(1, f.columns);
-  int rows = static_cast<int>((f.charts.size() + static_cast<size_t>(cols) - 1) / static_cast<size_t>(cols));
+  int rows = static_cast<int>((f.charts.size() + static_cast<size_t>(cols) - 1) /
+                              static_cast<size_t>(cols));
   rows = std::max(rows, 1);
   double top = f.title.empty() ? 0 : 30;
   double W = static_cast<double>(cols * f.chart_width), H = top + rows * f.chart_height;
@@ -164,8 +196,10 @@ std::string RenderSvg(const Figure& f) {
          "\" viewBox=\"0 0 " + Num(W) + " " + Num(H) + "\" font-family=\"sans-serif\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!f.title.empty()) {
-    out += "<text x=\"" + Num(W / 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" "
-           "font-weight=\"bold\">" + Esc(f.title) + "</text>\n";
+    out += "<text x=\"" + Num(W / 2) +
+           "\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" "
+           "font-weight=\"bold\">" +
+           Esc(f.title) + "</text>\n";
   }
   for (size_t i = 0; i < f.charts.size(); ++i) {
     double ox = static_cast<double>((static_cast<int>(i) % cols) * f.chart_width);
@@ -187,7 +221,8 @@ Status WriteFigure(const Figure& figure, const std::string& path) {
     return Status::InvalidArgument(path + ": PNG path must not contain a quote character");
   }
   if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0) {
-    return Status::Unavailable(path + ": PNG output needs rsvg-convert (apt-get install librsvg2-bin); "
+    return Status::Unavailable(path +
+                               ": PNG output needs rsvg-convert (apt-get install librsvg2-bin); "
                                "use a .svg file instead");
   }
   std::string tmp = path + ".tmp.svg";

@@ -6,7 +6,8 @@ namespace schedmate {
 namespace {
 
 TEST(GpuAmountTest, FractionsAddExactly) {
-  GpuAmount a = GpuAmount::FromDouble(0.5) + GpuAmount::FromDouble(0.25) + GpuAmount::FromDouble(0.25);
+  GpuAmount a =
+      GpuAmount::FromDouble(0.5) + GpuAmount::FromDouble(0.25) + GpuAmount::FromDouble(0.25);
   EXPECT_EQ(a, GpuAmount::Whole(1));
   EXPECT_TRUE(a.is_whole());
   EXPECT_EQ(GpuAmount::FromDouble(0.1) * 10, GpuAmount::Whole(1));

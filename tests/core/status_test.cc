@@ -1,5 +1,6 @@
-#include "core/result.h"
 #include "core/status.h"
+
+#include "core/result.h"
 #include "testing/test_util.h"
 
 namespace schedmate {
@@ -78,10 +79,11 @@ TEST(FileUtilTest, WritesIntoAFifoInsteadOfReplacingIt) {
   std::string fifo = tmp.File("pipe");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   // A reader on the other end so the open for writing does not block.
-  std::string cmd = "cat " + testing::ShellQuote(fifo) + " > " + testing::ShellQuote(tmp.File("got")) + " &";
+  std::string cmd =
+      "cat " + testing::ShellQuote(fifo) + " > " + testing::ShellQuote(tmp.File("got")) + " &";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   ASSERT_OK(WriteStringToFile(fifo, "through the pipe"));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));  // still a FIFO, not a regular file
 }

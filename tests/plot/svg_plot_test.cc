@@ -19,9 +19,12 @@ TEST(SvgPlotTest, CdfSeriesIsMonotoneAndEndsAtOne) {
 
 TEST(SvgPlotTest, RendersDeterministicSvgWithLegendAndTitle) {
   Figure f{.title = "JCT <CDF>"};
-  f.charts.push_back(Chart{.title = "fifo vs sjf", .x_label = "JCT (s)", .y_label = "share",
-                           .log_x = true,
-                           .series = {CdfSeries("fifo", {10, 100, 1000}), CdfSeries("sjf", {5, 50})}});
+  f.charts.push_back(
+      Chart{.title = "fifo vs sjf",
+            .x_label = "JCT (s)",
+            .y_label = "share",
+            .log_x = true,
+            .series = {CdfSeries("fifo", {10, 100, 1000}), CdfSeries("sjf", {5, 50})}});
   std::string a = RenderSvg(f), b = RenderSvg(f);
   EXPECT_EQ(a, b);
   EXPECT_NE(a.find("<svg"), std::string::npos);
@@ -34,7 +37,8 @@ TEST(SvgPlotTest, RendersDeterministicSvgWithLegendAndTitle) {
 TEST(SvgPlotTest, SkipsNonFiniteAndEmptyChartsWithoutCrashing) {
   Figure f;
   f.charts.push_back(Chart{.title = "empty"});
-  f.charts.push_back(Chart{.title = "bad values", .log_y = true,
+  f.charts.push_back(Chart{.title = "bad values",
+                           .log_y = true,
                            .series = {Series{.name = "loss", .x = {1, 2, 3}, .y = {NAN, -1, 2}}}});
   std::string svg = RenderSvg(f);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
