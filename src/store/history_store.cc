@@ -1,6 +1,9 @@
 #include "store/history_store.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace schedmate::store {
@@ -26,6 +29,32 @@ const Migration kHistoryMigrations[] = {
      "CREATE INDEX history_predictions_job ON history_predictions(job_id, id);"},
     {2, "CREATE INDEX history_jobs_user ON history_jobs(user, finish_us);"},
 };
+
+const Migration kEmbeddingMigrations[] = {
+    {1,
+     "CREATE TABLE history_embeddings ("
+     " job_id TEXT PRIMARY KEY, embedder TEXT NOT NULL, dimension INTEGER NOT NULL,"
+     " vector BLOB NOT NULL);"
+     "CREATE TABLE history_embedder ("
+     " id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, dimension INTEGER NOT NULL);"},
+};
+
+Status CheckLength(const EmbedderIdentity& id, const StoredEmbedding& e) {
+  if (id.dimension == 0) return Status::InvalidArgument("embeddings: embedder dimension 0");
+  if (e.vector.size() != id.dimension) {
+    return Status::InvalidArgument(
+        fmt::format("embeddings: job {}: vector has {} components, embedder {} has dimension {}",
+                    e.job_id, e.vector.size(), id.name, id.dimension));
+  }
+  return Status::Ok();
+}
+
+Status MismatchError(const EmbedderIdentity& want, const EmbedderIdentity& have) {
+  return Status::FailedPrecondition(fmt::format(
+      "embeddings: stored vectors come from embedder {} (dimension {}), not {} (dimension {}); "
+      "run `schedmate history reindex`",
+      have.name, have.dimension, want.name, want.dimension));
+}
 
 constexpr const char* kJobColumns =
     "job_id, user, vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
@@ -77,7 +106,10 @@ Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Attach(SqliteDb&
   return store;
 }
 
-Status SqliteHistoryStore::Init() { return db_->Migrate("history", Migrations()); }
+Status SqliteHistoryStore::Init() {
+  SM_RETURN_IF_ERROR(db_->Migrate("history", Migrations()));
+  return db_->Migrate("embeddings", kEmbeddingMigrations);
+}
 
 Status SqliteHistoryStore::PutOne(const StoredJob& s) {
   if (s.job.id.empty()) return Status::InvalidArgument("history store: job with an empty id");
@@ -209,6 +241,104 @@ std::string DefaultHistoryPath() {
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr && *home != '\0' ? home : ".") +
          "/.local/share/schedmate/history.db";
+}
+
+}  // namespace schedmate::store
+
+namespace schedmate::store {
+
+Result<std::optional<EmbedderIdentity>> SqliteHistoryStore::StoredEmbedder() {
+  SM_ASSIGN_OR_RETURN(Statement st,
+                      db_->Prepare("SELECT name, dimension FROM history_embedder WHERE id = 1"));
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<EmbedderIdentity>();
+  return std::optional<EmbedderIdentity>(
+      EmbedderIdentity{st.ColumnText(0), static_cast<size_t>(st.ColumnInt(1))});
+}
+
+Status SqliteHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
+                                             std::span<const StoredEmbedding> embeddings) {
+  if (identity.dimension == 0) return Status::InvalidArgument("embeddings: embedder dimension 0");
+  for (const StoredEmbedding& e : embeddings) SM_RETURN_IF_ERROR(CheckLength(identity, e));
+  SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
+  SM_RETURN_IF_ERROR(db_->Exec("DELETE FROM history_embeddings; DELETE FROM history_embedder;"));
+  SM_ASSIGN_OR_RETURN(Statement id_st,
+                      db_->Prepare("INSERT INTO history_embedder(id, name, dimension) "
+                                   "VALUES (1, ?1, ?2)"));
+  id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
+  SM_RETURN_IF_ERROR(id_st.Run());
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
+                                                 "job_id, embedder, dimension, vector) "
+                                                 "VALUES (?1, ?2, ?3, ?4)"));
+  for (const StoredEmbedding& e : embeddings) {
+    st.BindText(1, e.job_id)
+        .BindText(2, identity.name)
+        .BindInt(3, static_cast<int64_t>(identity.dimension))
+        .BindBlob(4, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.vector.data()),
+                                              e.vector.size() * sizeof(float)));
+    SM_RETURN_IF_ERROR(st.Run());
+  }
+  return tx->Commit();
+}
+
+Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
+                                        const StoredEmbedding& embedding) {
+  SM_RETURN_IF_ERROR(CheckLength(identity, embedding));
+  SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
+  SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
+  if (have && !(*have == identity)) return MismatchError(identity, *have);
+  if (!have) {
+    SM_ASSIGN_OR_RETURN(Statement id_st,
+                        db_->Prepare("INSERT INTO history_embedder(id, name, dimension) "
+                                     "VALUES (1, ?1, ?2)"));
+    id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
+    SM_RETURN_IF_ERROR(id_st.Run());
+  }
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
+                                                 "job_id, embedder, dimension, vector) "
+                                                 "VALUES (?1, ?2, ?3, ?4)"));
+  st.BindText(1, embedding.job_id)
+      .BindText(2, identity.name)
+      .BindInt(3, static_cast<int64_t>(identity.dimension))
+      .BindBlob(4,
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(embedding.vector.data()),
+                                         embedding.vector.size() * sizeof(float)));
+  SM_RETURN_IF_ERROR(st.Run());
+  return tx->Commit();
+}
+
+Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
+    const EmbedderIdentity& identity, const std::string& job_id) {
+  SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
+  if (have && !(*have == identity)) return MismatchError(identity, *have);
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT embedder, dimension, vector FROM "
+                                                 "history_embeddings WHERE job_id = ?1"));
+  st.BindText(1, job_id);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<std::vector<float>>();
+  EmbedderIdentity row_id{st.ColumnText(0), static_cast<size_t>(st.ColumnInt(1))};
+  if (!(row_id == identity)) return MismatchError(identity, row_id);
+  std::string bytes = st.ColumnText(2);
+  if (bytes.size() != identity.dimension * sizeof(float)) {
+    return Status(StatusCode::kDataLoss,
+                  fmt::format("embeddings: job {}: stored vector has {} bytes, want {}", job_id,
+                              bytes.size(), identity.dimension * sizeof(float)));
+  }
+  std::vector<float> v(identity.dimension);
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return std::optional<std::vector<float>>(std::move(v));
+}
+
+Result<int64_t> SqliteHistoryStore::CountEmbeddings() {
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_embeddings"));
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt(0) : int64_t{0};
+}
+
+Status SqliteHistoryStore::ClearEmbeddings() {
+  SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
+  SM_RETURN_IF_ERROR(db_->Exec("DELETE FROM history_embeddings; DELETE FROM history_embedder;"));
+  return tx->Commit();
 }
 
 }  // namespace schedmate::store

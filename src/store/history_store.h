@@ -72,6 +72,19 @@ class HistoryStore {
   virtual Result<int64_t> CountJobs() = 0;
 };
 
+// A job's stored text embedding (float32 components).
+struct StoredEmbedding {
+  std::string job_id;
+  std::vector<float> vector;
+};
+
+// Which embedder produced the stored vectors; vectors of another identity are not comparable.
+struct EmbedderIdentity {
+  std::string name;  // e.g. "hashing" or "server:<model>"
+  size_t dimension = 0;
+  bool operator==(const EmbedderIdentity&) const = default;
+};
+
 class SqliteHistoryStore final : public HistoryStore {
  public:
   // Opens (creating) the file and applies the "history" migrations.
@@ -92,6 +105,24 @@ class SqliteHistoryStore final : public HistoryStore {
   Status PutPrediction(const StoredPrediction& prediction) override;
   Result<std::vector<StoredPrediction>> ListPredictions(const std::string& job_id) override;
   Result<int64_t> CountJobs() override;
+
+  // Embeddings (module "embeddings": one vector per job plus the embedder identity that made
+  // them; vectors are stored as native-endian float32 BLOBs).
+  // The recorded identity; nullopt when none is stored.
+  Result<std::optional<EmbedderIdentity>> StoredEmbedder();
+  // Replaces ALL stored vectors and the identity in one transaction. kInvalidArgument (store
+  // unchanged) when a vector's length differs from identity.dimension or the dimension is 0.
+  Status ReplaceEmbeddings(const EmbedderIdentity& identity,
+                           std::span<const StoredEmbedding> embeddings);
+  // Adds or replaces one vector. kFailedPrecondition when `identity` differs from the recorded
+  // one (recorded when none is); kInvalidArgument on a wrong length.
+  Status PutEmbedding(const EmbedderIdentity& identity, const StoredEmbedding& embedding);
+  // kFailedPrecondition when `identity` differs from the recorded one; nullopt when absent.
+  Result<std::optional<std::vector<float>>> GetEmbedding(const EmbedderIdentity& identity,
+                                                         const std::string& job_id);
+  Result<int64_t> CountEmbeddings();
+  // Removes every vector and the identity.
+  Status ClearEmbeddings();
 
   // The history module's migrations (exposed for tests and tooling).
   static std::span<const Migration> Migrations();

@@ -1,0 +1,70 @@
+// SqliteHistoryStore's embeddings module: round trip, identity mismatch, atomic replace.
+#include <gtest/gtest.h>
+
+#include "store/history_store.h"
+#include "testing/test_util.h"
+
+namespace schedmate::store {
+namespace {
+
+TEST(EmbeddingsStoreTest, RoundTripAndCount) {
+  auto store = SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(store.status());
+  const EmbedderIdentity id{"hashing", 3};
+  auto none = (*store)->StoredEmbedder();
+  ASSERT_OK(none.status());
+  EXPECT_FALSE(none->has_value());
+  const StoredEmbedding a{"j1", {0.5f, -0.25f, 1e-7f}}, b{"j2", {1, 0, 0}};
+  ASSERT_OK((*store)->ReplaceEmbeddings(id, std::vector<StoredEmbedding>{a, b}));
+  auto got = (*store)->GetEmbedding(id, "j1");
+  ASSERT_OK(got.status());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, a.vector);
+  auto missing = (*store)->GetEmbedding(id, "nope");
+  ASSERT_OK(missing.status());
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_OK((*store)->PutEmbedding(id, {"j3", {0, 1, 0}}));
+  EXPECT_EQ(*(*store)->CountEmbeddings(), 3);
+  auto who = (*store)->StoredEmbedder();
+  ASSERT_OK(who.status());
+  ASSERT_TRUE(who->has_value());
+  EXPECT_EQ(**who, id);
+  ASSERT_OK((*store)->ClearEmbeddings());
+  EXPECT_EQ(*(*store)->CountEmbeddings(), 0);
+  EXPECT_FALSE((*store)->StoredEmbedder()->has_value());
+}
+
+TEST(EmbeddingsStoreTest, IdentityMismatchIsDetected) {
+  auto store = SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(store.status());
+  ASSERT_OK((*store)->PutEmbedding({"hashing", 2}, {"j1", {1, 0}}));
+  Status put = (*store)->PutEmbedding({"server:bge", 2}, {"j2", {0, 1}});
+  EXPECT_EQ(put.code(), StatusCode::kFailedPrecondition);
+  auto get = (*store)->GetEmbedding({"hashing", 4}, "j1");
+  EXPECT_EQ(get.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(get.status().message().find("reindex"), std::string::npos);
+  // Wrong length for the stated identity.
+  EXPECT_EQ((*store)->PutEmbedding({"hashing", 2}, {"j3", {1, 0, 0}}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(*(*store)->CountEmbeddings(), 1);
+}
+
+TEST(EmbeddingsStoreTest, FailedReplaceKeepsOldVectors) {
+  auto store = SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(store.status());
+  const EmbedderIdentity old_id{"hashing", 2};
+  ASSERT_OK((*store)->ReplaceEmbeddings(
+      old_id, std::vector<StoredEmbedding>{{"j1", {1, 0}}, {"j2", {0, 1}}}));
+  // The second vector has the wrong length: nothing may change.
+  Status s = (*store)->ReplaceEmbeddings(
+      {"server:bge", 3}, std::vector<StoredEmbedding>{{"j1", {1, 0, 0}}, {"j2", {0, 1}}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*(*store)->CountEmbeddings(), 2);
+  EXPECT_EQ(**(*store)->StoredEmbedder(), old_id);
+  auto v = (*store)->GetEmbedding(old_id, "j2");
+  ASSERT_OK(v.status());
+  EXPECT_EQ(**v, (std::vector<float>{0, 1}));
+}
+
+}  // namespace
+}  // namespace schedmate::store
