@@ -329,6 +329,34 @@ Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
   return std::optional<std::vector<float>>(std::move(v));
 }
 
+Result<std::vector<StoredEmbedding>> SqliteHistoryStore::ListEmbeddings(
+    const EmbedderIdentity& identity) {
+  std::vector<StoredEmbedding> out;
+  SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
+  if (!have) return out;
+  if (!(*have == identity)) return MismatchError(identity, *have);
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT job_id, embedder, dimension, vector FROM "
+                                                 "history_embeddings ORDER BY job_id"));
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    StoredEmbedding e;
+    e.job_id = st.ColumnText(0);
+    EmbedderIdentity row_id{st.ColumnText(1), static_cast<size_t>(st.ColumnInt(2))};
+    if (!(row_id == identity)) return MismatchError(identity, row_id);
+    std::string bytes = st.ColumnText(3);
+    if (bytes.size() != identity.dimension * sizeof(float)) {
+      return Status(StatusCode::kDataLoss,
+                    fmt::format("embeddings: job {}: stored vector has {} bytes, want {}", e.job_id,
+                                bytes.size(), identity.dimension * sizeof(float)));
+    }
+    e.vector.resize(identity.dimension);
+    std::memcpy(e.vector.data(), bytes.data(), bytes.size());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Result<int64_t> SqliteHistoryStore::CountEmbeddings() {
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_embeddings"));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());

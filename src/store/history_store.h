@@ -120,6 +120,9 @@ class SqliteHistoryStore final : public HistoryStore {
   // kFailedPrecondition when `identity` differs from the recorded one; nullopt when absent.
   Result<std::optional<std::vector<float>>> GetEmbedding(const EmbedderIdentity& identity,
                                                          const std::string& job_id);
+  // Every stored vector, in job_id order. kFailedPrecondition when `identity` differs from the
+  // recorded one; empty when none is recorded.
+  Result<std::vector<StoredEmbedding>> ListEmbeddings(const EmbedderIdentity& identity);
   Result<int64_t> CountEmbeddings();
   // Removes every vector and the identity.
   Status ClearEmbeddings();

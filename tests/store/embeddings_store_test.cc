@@ -34,6 +34,25 @@ TEST(EmbeddingsStoreTest, RoundTripAndCount) {
   EXPECT_FALSE((*store)->StoredEmbedder()->has_value());
 }
 
+TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInJobIdOrder) {
+  auto store = SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(store.status());
+  const EmbedderIdentity id{"server:bge", 2};
+  auto empty = (*store)->ListEmbeddings(id);
+  ASSERT_OK(empty.status());
+  EXPECT_TRUE(empty->empty());
+  ASSERT_OK((*store)->PutEmbedding(id, {"j2", {0, 1}}));
+  ASSERT_OK((*store)->PutEmbedding(id, {"j1", {1, 0}}));
+  auto all = (*store)->ListEmbeddings(id);
+  ASSERT_OK(all.status());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].job_id, "j1");
+  EXPECT_EQ((*all)[0].vector, (std::vector<float>{1, 0}));
+  EXPECT_EQ((*all)[1].job_id, "j2");
+  auto other = (*store)->ListEmbeddings({"server:e5", 2});
+  EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(EmbeddingsStoreTest, IdentityMismatchIsDetected) {
   auto store = SqliteHistoryStore::Open(":memory:");
   ASSERT_OK(store.status());
