@@ -1,12 +1,15 @@
 // schedmate advise / schedmate history: the advisor's command-line front end.
 //
-//   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record]
-//   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q]
+//   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record] [--embedder E]
+//   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q] [--embedder E]
 //   schedmate history import TRACE [--format F] [--store DB]
+//   schedmate history reindex [--store DB] [--llm-config F] [--batch N] [--clear] [--json]
 //
 // The default store is $SCHEDMATE_HOME/history.db, else ~/.local/share/schedmate/history.db.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +20,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_set>
 
 #include "advisor/builtin_extractor.h"
 #include "advisor/fingerprint.h"
@@ -24,8 +28,11 @@
 #include "advisor/replay.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/embedder_util.h"
 #include "cli/engine_util.h"
 #include "core/job.h"
+#include "core/progress.h"
+#include "fmt/format.h"
 #include "store/history_store.h"
 #include "trace/trace_reader.h"
 #ifdef SCHEDMATE_HAVE_LLM
@@ -53,6 +60,8 @@ struct ReplayArgs {
   std::string out;
   double quantile = advisor::HistoryEstimatorOptions{}.quantile;
   bool no_cap = false;
+  std::string embedder = "hashing";
+  std::string llm_config;
 };
 
 void RunReplay(const ReplayArgs& a) {
@@ -61,8 +70,10 @@ void RunReplay(const ReplayArgs& a) {
   advisor::HistoryEstimatorOptions opts;
   opts.quantile = a.quantile;
   opts.cap_by_user_latest = !a.no_cap;
-  advisor::HistoryEstimator estimator(opts);
+  auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
+  advisor::HistoryEstimator estimator(opts, embedder->estimator_embedder());
   std::vector<advisor::ReplayPrediction> preds = advisor::ReplayTrace(*table, estimator);
+  embedder->WarnIfFailed();
   std::string csv = "job_id,predicted_duration_s\n";
   std::map<std::string, int64_t> tiers;
   for (const auto& p : preds) {
@@ -77,6 +88,10 @@ void RunReplay(const ReplayArgs& a) {
   if (table->rows_skipped > 0) std::cerr << " (" << table->rows_skipped << " rows skipped)";
   std::cerr << "; evidence tiers:";
   for (const auto& [t, n] : tiers) std::cerr << " " << t << "=" << n;
+  std::cerr << "; embedder: " << embedder->Label();
+  if (const auto* c = embedder->cache()) {
+    std::cerr << " (" << c->requests() << " requests, " << c->sent() << " texts)";
+  }
   std::cerr << "\n";
 }
 
@@ -117,6 +132,7 @@ struct AdviseArgs {
   bool record = false;
   EngineFlags engine;
   std::string prefer = "builtin";
+  std::string embedder = "hashing";
 };
 
 // The job as the estimator sees it: resources and workload from the extracted metadata.
@@ -177,7 +193,9 @@ void RunAdvise(const AdviseArgs& a) {
     fp.work = static_cast<double>(job.iterations) * job.batch_size / job.gpus.as_double();
   }
   // History: the given store, or the default one when it exists (advise never creates it).
-  advisor::HistoryEstimator estimator;
+  auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.engine.llm_config, /*required=*/false);
+  advisor::HistoryEstimator estimator({}, embedder->estimator_embedder());
+  std::string embedder_note;
   std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   std::error_code ec;
   int64_t history_jobs = 0;
@@ -188,14 +206,16 @@ void RunAdvise(const AdviseArgs& a) {
     history = std::move(*st);
     auto jobs = history->ListJobs({});
     if (!jobs.ok()) Fail(jobs.status());
+    embedder_note = embedder->Preload(*history, *jobs);
     for (const store::StoredJob& s : *jobs) {
       advisor::JobFingerprint f = advisor::FingerprintOf(s.job);
-      if (!s.fingerprint.empty()) f.workload = s.fingerprint;
+      f.workload = WorkloadTextOf(s);
       estimator.ObserveWithFingerprint(s.job, *s.finish, f);
       ++history_jobs;
     }
   }
   advisor::DetailedEstimate d = estimator.EstimateDetailed(job, fp);
+  embedder->WarnIfFailed();
   if (a.record && history != nullptr) {
     // Remember the advised job (unfinished) and the prediction with its evidence.
     store::StoredJob sj;
@@ -220,6 +240,15 @@ void RunAdvise(const AdviseArgs& a) {
     p.neighbours_json = ev.dump();
     if (s.ok()) s = history->PutPrediction(p);
     if (!s.ok()) Fail(s);
+    // Its server vector too, when the store's vectors are this embedder's.
+    if (const auto* c = embedder->cache(); c != nullptr && c->failure().ok()) {
+      auto stored = history->StoredEmbedder();
+      const std::vector<float>* v = c->Find(fp.workload);
+      if (stored.ok() && stored->has_value() && **stored == embedder->identity() && v != nullptr) {
+        Status e = history->PutEmbedding(**stored, {sj.job.id, *v});
+        if (!e.ok()) Fail(e);
+      }
+    }
   }
   nlohmann::json neighbours = nlohmann::json::array();
   for (const auto& n : d.neighbours) {
@@ -246,12 +275,15 @@ void RunAdvise(const AdviseArgs& a) {
   out["files_skipped"] = meta->files_skipped;
   out["notes"] = meta->notes;
   out["engine"] = engine->engine();
+  out["embedder"] = embedder->Label();
+  if (!embedder_note.empty()) out["embedder_note"] = embedder_note;
   if (a.json) {
     PrintJson(out);
     return;
   }
   std::cout << "job: " << meta->entry << "\n";
   if (engine->engine() != "builtin") std::cout << "engine: " << engine->engine() << "\n";
+  if (embedder->Label() != "hashing") std::cout << "embedder: " << embedder->Label() << "\n";
   for (std::string_view f : advisor::kMetadataFields) {
     auto it = meta->values.find(std::string(f));
     if (it == meta->values.end()) continue;
@@ -267,6 +299,102 @@ void RunAdvise(const AdviseArgs& a) {
             << "\n";
   for (const std::string& n : meta->notes) std::cout << "note: " << n << "\n";
   if (meta->files_skipped > 0) std::cout << "skipped files: " << meta->files_skipped << "\n";
+  if (!embedder_note.empty()) std::cout << "note: " << embedder_note << "\n";
+}
+
+struct ReindexArgs {
+  std::string store;
+  std::string llm_config;
+  size_t batch = 64;
+  bool clear = false;
+  bool json = false;
+};
+
+// Embeds every finished job's workload text with the configured embedding server and replaces
+// the store's vectors in one transaction; any failure leaves the store as it was.
+void RunReindex(const ReindexArgs& a) {
+  const std::string path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    Fail(Status::NotFound("no history store at " + path +
+                          " (seed one with `schedmate history import TRACE`)"));
+  }
+  auto st = store::SqliteHistoryStore::Open(path);
+  if (!st.ok()) Fail(st.status());
+  store::SqliteHistoryStore& history = **st;
+  nlohmann::json out = {{"store", path}};
+  if (a.clear) {
+    auto n = history.CountEmbeddings();
+    if (!n.ok()) Fail(n.status());
+    Status s = history.ClearEmbeddings();
+    if (!s.ok()) Fail(s);
+    out["cleared"] = *n;
+    if (a.json) {
+      PrintJson(out);
+    } else {
+      std::cout << "removed " << *n << " stored vectors from " << path << "\n";
+    }
+    return;
+  }
+  auto embedder = SimilarityEmbedder::Resolve("server", a.llm_config, /*required=*/true);
+  advisor::StoredVectorEmbedder& cache = *embedder->cache();
+  auto jobs = history.ListJobs({});
+  if (!jobs.ok()) Fail(jobs.status());
+  // Distinct texts in job order: each is sent once.
+  std::vector<std::string> texts;
+  std::unordered_set<std::string> seen;
+  for (const store::StoredJob& j : *jobs) {
+    std::string t = WorkloadTextOf(j);
+    if (!t.empty() && seen.insert(t).second) texts.push_back(std::move(t));
+  }
+  if (texts.empty()) {
+    Fail(Status::FailedPrecondition(path + ": no finished job with a workload text to embed"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ProgressBar bar("embedding", static_cast<int64_t>(texts.size()),
+                  ProgressBar::StderrIsInteractive());
+  const size_t batch = std::max<size_t>(a.batch, 1);
+  for (size_t i = 0; i < texts.size(); i += batch) {
+    std::span<const std::string> part(texts.data() + i, std::min(batch, texts.size() - i));
+    auto got = cache.Embed(part);
+    if (!got.ok()) {
+      Fail(Status(got.status().code(),
+                  fmt::format("history reindex: embedding failed after {} of {} texts: {}; the "
+                              "store is unchanged",
+                              i, texts.size(), got.status().message())));
+    }
+    bar.Update(static_cast<int64_t>(i + part.size()));
+  }
+  bar.Finish();
+  const store::EmbedderIdentity id = embedder->identity();
+  std::vector<store::StoredEmbedding> rows;
+  rows.reserve(jobs->size());
+  for (const store::StoredJob& j : *jobs) {
+    const std::vector<float>* v = cache.Find(WorkloadTextOf(j));
+    if (v != nullptr) rows.push_back({j.job.id, *v});
+  }
+  auto before = history.StoredEmbedder();
+  Status s = history.ReplaceEmbeddings(id, rows);
+  if (!s.ok()) Fail(s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out["embedder"] = id.name;
+  out["dimension"] = id.dimension;
+  out["jobs"] = jobs->size();
+  out["vectors"] = rows.size();
+  out["texts"] = texts.size();
+  out["requests"] = cache.requests();
+  out["seconds"] = seconds;
+  if (before.ok() && before->has_value()) out["replaced"] = (*before)->name;
+  if (a.json) {
+    PrintJson(out);
+    return;
+  }
+  std::cout << fmt::format(
+      "reindexed {}: {} vectors for {} jobs ({} distinct workload texts) with {} (dimension {}) "
+      "in {} requests, {:.2f} s\n",
+      path, rows.size(), jobs->size(), texts.size(), id.name, id.dimension, cache.requests(),
+      seconds);
 }
 
 }  // namespace
@@ -286,12 +414,14 @@ void RegisterAdviseCommands(CLI::App& app) {
   ad->add_flag("--record", advise->record,
                "Store the job and this prediction (with its evidence) in the history store");
   AddEngineFlags(ad, advise->engine);
+  AddEmbedderFlag(ad, advise->embedder);
   ad->add_option("--prefer", advise->prefer,
                  "With the LLM engine, whose value wins on conflict: builtin (default; values "
                  "with file:line provenance) or llm");
   ad->callback([advise] { RunAdvise(*advise); });
 
-  CLI::App* history = app.add_subcommand("history", "Job history: replay a trace, seed the store");
+  CLI::App* history = app.add_subcommand(
+      "history", "Job history: replay a trace, seed the store, re-embed it with a server");
   history->require_subcommand(1);
 
   auto replay = std::make_shared<ReplayArgs>();
@@ -305,6 +435,10 @@ void RegisterAdviseCommands(CLI::App& app) {
       ->check(CLI::Range(0.01, 1.0));
   rp->add_flag("--no-cap", replay->no_cap,
                "Do not cap estimates at the user's most recently finished job");
+  AddEmbedderFlag(rp, replay->embedder);
+  rp->add_option("--llm-config", replay->llm_config,
+                 "LLM configuration YAML for --embedder server (default $SCHEDMATE_LLM_CONFIG, "
+                 "else the SCHEDMATE_EMBED_* environment)");
   rp->callback([replay] { RunReplay(*replay); });
 
   auto import = std::make_shared<ImportArgs>();
@@ -315,6 +449,24 @@ void RegisterAdviseCommands(CLI::App& app) {
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
   im->callback([import] { RunImport(*import); });
+
+  auto reindex = std::make_shared<ReindexArgs>();
+  CLI::App* ri = history->add_subcommand(
+      "reindex",
+      "Embed every finished job's workload with the configured embedding server and store the "
+      "vectors (replacing those of any other embedder, all or nothing)");
+  ri->add_option("--store", reindex->store,
+                 "History database (default $SCHEDMATE_HOME/history.db or "
+                 "~/.local/share/schedmate/history.db)");
+  ri->add_option("--llm-config", reindex->llm_config,
+                 "LLM configuration YAML with an embeddings: endpoint (default "
+                 "$SCHEDMATE_LLM_CONFIG, else SCHEDMATE_EMBED_BASE_URL + SCHEDMATE_EMBED_MODEL)");
+  ri->add_option("--batch", reindex->batch, "Texts per /v1/embeddings request (default 64)")
+      ->check(CLI::Range(1, 4096));
+  ri->add_flag("--clear", reindex->clear,
+               "Remove the stored vectors instead (the hashing embedder needs none)");
+  ri->add_flag("--json", reindex->json, "Print the summary as JSON");
+  ri->callback([reindex] { RunReindex(*reindex); });
 }
 
 }  // namespace schedmate::cli

@@ -7,6 +7,7 @@
 
 #include "advisor/job_metadata.h"
 #include "core/file_util.h"
+#include "testing/llm/llm_cli_env.h"
 #include "testing/llm/scripted_chat_server.h"
 #include "testing/test_util.h"
 
@@ -14,22 +15,10 @@ namespace schedmate {
 namespace {
 
 using nlohmann::json;
+using schedmate::testing::RunSchedmateWithLlm;
 using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
-
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
-  // env: every -u option before the first assignment.
-  std::string env =
-      "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
-      "-u SCHEDMATE_EMBED_BASE_URL -u SCHEDMATE_EMBED_MODEL ";
-  env += base_url.empty() ? "-u SCHEDMATE_LLM_BASE_URL -u SCHEDMATE_LLM_MODEL "
-                          : "SCHEDMATE_LLM_BASE_URL=" + ShellQuote(base_url) +
-                                " SCHEDMATE_LLM_MODEL=scripted-model ";
-  env += "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_HOME=/nonexistent-schedmate-home ";
-  return schedmate::testing::RunShell(env + ShellQuote(schedmate::testing::SchedmateBinary()) +
-                                      " " + args);
-}
 
 class AdviseLlmCliTest : public ::testing::Test {
  protected:
@@ -57,7 +46,8 @@ class AdviseLlmCliTest : public ::testing::Test {
 TEST_F(AdviseLlmCliTest, LlmEngineFillsGapsAndSaysSo) {
   server_.EnqueueChat(ScriptedReply::ToolCalls({{"c1", "file_read", R"({"path":"train.py"})"}}));
   server_.EnqueueChat(ScriptedReply::Text(Answer({{"dataset", "wikitext-103"}, {"epochs", 99}})));
-  auto r = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json --engine llm");
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "advise " + ShellQuote(job_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "llm (scripted-model)");
@@ -70,7 +60,7 @@ TEST_F(AdviseLlmCliTest, LlmEngineFillsGapsAndSaysSo) {
 TEST_F(AdviseLlmCliTest, DeadPortFallsBackWithTheReason) {
   const std::string url = server_.base_url();
   server_.Stop();
-  auto r = RunWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine llm");
+  auto r = RunSchedmateWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");
@@ -78,26 +68,27 @@ TEST_F(AdviseLlmCliTest, DeadPortFallsBackWithTheReason) {
   EXPECT_NE(r.err.find("schedmate: warning: advise: the LLM failed (connection refused"),
             std::string::npos)
       << r.err;
-  auto a = RunWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine auto");
+  auto a = RunSchedmateWithLlm(url, "advise " + ShellQuote(job_) + " --json --engine auto");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(json::parse(a.out)["engine"], "builtin (llm unavailable: connection refused)");
 }
 
 TEST_F(AdviseLlmCliTest, MalformedAnswerAndNoConfiguration) {
   server_.SetChatHandler([](const json&) { return ScriptedReply::Text("not json at all {"); });
-  auto r = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json --engine llm");
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "advise " + ShellQuote(job_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["engine"].get<std::string>().rfind(
                 "builtin (llm answer rejected: malformed JSON from model", 0),
             0u)
       << r.out;
-  auto none = RunWithLlm("", "advise " + ShellQuote(job_) + " --json --engine auto");
+  auto none = RunSchedmateWithLlm("", "advise " + ShellQuote(job_) + " --json --engine auto");
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(json::parse(none.out)["engine"], "builtin");
-  auto def = RunWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json");
+  auto def = RunSchedmateWithLlm(server_.base_url(), "advise " + ShellQuote(job_) + " --json");
   ASSERT_EQ(def.exit_code, 0) << def.err;
   EXPECT_EQ(json::parse(def.out)["engine"], "builtin");  // builtin is the default
-  auto bad = RunWithLlm("", "advise " + ShellQuote(job_) + " --engine gpt");
+  auto bad = RunSchedmateWithLlm("", "advise " + ShellQuote(job_) + " --engine gpt");
   EXPECT_EQ(bad.exit_code, 2);
 }
 

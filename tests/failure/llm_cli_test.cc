@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "testing/llm/llm_cli_env.h"
 #include "testing/llm/scripted_chat_server.h"
 #include "testing/test_util.h"
 
@@ -12,17 +13,10 @@ namespace schedmate {
 namespace {
 
 using nlohmann::json;
+using schedmate::testing::RunSchedmateWithLlm;
 using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
-
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
-  return schedmate::testing::RunShell(
-      "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
-      "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_LLM_BASE_URL=" +
-      ShellQuote(base_url) + " SCHEDMATE_LLM_MODEL=scripted-model " +
-      ShellQuote(schedmate::testing::SchedmateBinary()) + " " + args);
-}
 
 class DiagnoseLlmCliTest : public ::testing::Test {
  protected:
@@ -50,8 +44,8 @@ TEST_F(DiagnoseLlmCliTest, LlmClassifiesTheLocatedWindow) {
       {"confidence", 0.9},
       {"root_cause_line", 103},
       {"evidence", {{{"line_no", 103}}}}}.dump()));
-  auto r = RunWithLlm(server_.base_url(),
-                      "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  auto r = RunSchedmateWithLlm(
+      server_.base_url(), "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "llm (scripted-model)");
@@ -61,15 +55,15 @@ TEST_F(DiagnoseLlmCliTest, LlmClassifiesTheLocatedWindow) {
 }
 
 TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
-  auto builtin =
-      RunWithLlm(server_.base_url(), "diagnose " + ShellQuote(path_) + " --json --no-examples");
+  auto builtin = RunSchedmateWithLlm(server_.base_url(),
+                                     "diagnose " + ShellQuote(path_) + " --json --no-examples");
   ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
   json jb = json::parse(builtin.out);
   EXPECT_EQ(jb["engine"], "builtin");
 
   server_.EnqueueChat(ScriptedReply::Raw(200, "{\"choices\": [oops"));  // malformed body
-  auto m = RunWithLlm(server_.base_url(),
-                      "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  auto m = RunSchedmateWithLlm(
+      server_.base_url(), "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   json jm = json::parse(m.out);
   EXPECT_EQ(jm["engine"].get<std::string>().rfind("builtin (llm ", 0), 0u) << jm["engine"];
@@ -78,7 +72,8 @@ TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
 
   const std::string url = server_.base_url();
   server_.Stop();
-  auto r = RunWithLlm(url, "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
+  auto r = RunSchedmateWithLlm(
+      url, "diagnose " + ShellQuote(path_) + " --json --no-examples --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");

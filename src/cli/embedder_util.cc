@@ -1,0 +1,136 @@
+#include "cli/embedder_util.h"
+
+#include <iostream>
+
+#include "advisor/fingerprint.h"
+#include "cli/cli_util.h"
+#include "fmt/format.h"
+
+#ifdef SCHEDMATE_HAVE_LLM
+#include "advisor/server_embedder.h"
+#include "llm/llm_setup.h"
+#include "llm/llm_status.h"
+#endif
+
+namespace schedmate::cli {
+
+std::string WorkloadTextOf(const store::StoredJob& job) {
+  return job.fingerprint.empty() ? advisor::FingerprintOf(job.job).workload : job.fingerprint;
+}
+
+void AddEmbedderFlag(CLI::App* cmd, std::string& kind) {
+  cmd->add_option("--embedder", kind,
+                  "Embedder for similar workloads: hashing (default; built in, offline) or server "
+                  "(/v1/embeddings from --llm-config or SCHEDMATE_EMBED_BASE_URL + "
+                  "SCHEDMATE_EMBED_MODEL; falls back to hashing on any failure)")
+      ->check(CLI::IsMember({"hashing", "server"}, CLI::ignore_case));
+}
+
+SimilarityEmbedder::~SimilarityEmbedder() = default;
+
+std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::string& kind,
+                                                                const std::string& llm_config,
+                                                                bool required) {
+  std::unique_ptr<SimilarityEmbedder> e(new SimilarityEmbedder());
+  if (kind != "server") return e;
+#ifdef SCHEDMATE_HAVE_LLM
+  auto setup =
+      llm::LoadLlmSetup(llm_config.empty() ? std::nullopt : std::optional<std::string>(llm_config));
+  if (!setup.ok()) Fail(setup.status());
+  if (!(*setup)->embeddings_configured()) {
+    e->unavailable_ =
+        (*setup)->config().backend == "none"
+            ? "disabled (backend: none)"
+            : "not configured; set SCHEDMATE_EMBED_BASE_URL and SCHEDMATE_EMBED_MODEL or "
+              "embeddings: in --llm-config";
+  } else {
+    e->model_ = (*setup)->config().embeddings.model;
+    const size_t dim = (*setup)->config().embedding_dimension;
+    e->server_ = std::make_unique<advisor::ServerTextEmbedder>((*setup)->embedder(), dim);
+    e->cache_ = std::make_unique<advisor::StoredVectorEmbedder>(
+        *e->server_, advisor::StoredVectorEmbedderOptions{.expected_dimension = dim});
+    e->setup_ = std::shared_ptr<llm::LlmSetup>(std::move(setup).value());
+  }
+#else
+  (void)llm_config;
+  e->unavailable_ = "llm support not built";
+#endif
+  if (!e->unavailable_.empty()) {
+    if (required) Fail(Status::FailedPrecondition("server embeddings: " + e->unavailable_));
+    std::cerr << "schedmate: warning: --embedder server: " << e->unavailable_
+              << "; using the hashing embedder\n";
+  }
+  return e;
+}
+
+const text::TextEmbedder* SimilarityEmbedder::estimator_embedder() const { return cache_.get(); }
+
+store::EmbedderIdentity SimilarityEmbedder::identity() const {
+  return {"server:" + model_, cache_ != nullptr ? cache_->Dimension() : 0};
+}
+
+std::string SimilarityEmbedder::Preload(store::SqliteHistoryStore& store,
+                                        const std::vector<store::StoredJob>& jobs) {
+  if (cache_ == nullptr) return "";
+  auto stored = store.StoredEmbedder();
+  if (!stored.ok()) Fail(stored.status());
+  if (!stored->has_value()) {
+    return "no stored vectors: the history is embedded now (run `schedmate history reindex "
+           "--embedder server` once to store them)";
+  }
+  const store::EmbedderIdentity& have = **stored;
+  if (have.name != identity().name) {
+    return fmt::format(
+        "stored vectors come from {}, not {}: the history is embedded now (run `schedmate "
+        "history reindex --embedder server` to replace them)",
+        have.name, identity().name);
+  }
+  auto vectors = store.ListEmbeddings(have);
+  if (!vectors.ok()) Fail(vectors.status());
+  std::unordered_map<std::string, const store::StoredJob*> by_id;
+  for (const store::StoredJob& j : jobs) by_id.emplace(j.job.id, &j);
+  size_t loaded = 0;
+  for (store::StoredEmbedding& v : *vectors) {
+    auto it = by_id.find(v.job_id);
+    if (it == by_id.end()) continue;  // a vector of a job no longer listed
+    Status s = cache_->Preload(WorkloadTextOf(*it->second), std::move(v.vector));
+    if (!s.ok()) {
+      // The configured dimension disagrees with the stored vectors.
+      return fmt::format(
+          "stored vectors not used ({}); run `schedmate history reindex "
+          "--embedder server`",
+          s.message());
+    }
+    ++loaded;
+  }
+  if (loaded < jobs.size()) {
+    return fmt::format("{} of {} history jobs have stored vectors; the rest are embedded now",
+                       loaded, jobs.size());
+  }
+  return "";
+}
+
+std::string SimilarityEmbedder::Label() const {
+  if (!unavailable_.empty()) return "hashing (server embeddings unavailable: " + unavailable_ + ")";
+  if (cache_ == nullptr) return "hashing";
+  const Status& f = cache_->failure();
+  if (f.ok()) return "server (" + model_ + ")";
+#ifdef SCHEDMATE_HAVE_LLM
+  const std::string cause = llm::ShortCause(f);
+#else
+  const std::string cause = f.message();
+#endif
+  const bool rejected =
+      f.code() == StatusCode::kDataLoss || f.code() == StatusCode::kInvalidArgument;
+  return fmt::format("hashing (server embeddings {}: {})", rejected ? "rejected" : "unavailable",
+                     cause);
+}
+
+void SimilarityEmbedder::WarnIfFailed() {
+  if (warned_ || cache_ == nullptr || cache_->failure().ok()) return;
+  warned_ = true;
+  std::cerr << "schedmate: warning: server embeddings failed (" << cache_->failure().message()
+            << "); similar workloads were found with the hashing embedder\n";
+}
+
+}  // namespace schedmate::cli

@@ -1,0 +1,69 @@
+#pragma once
+// --embedder for the advisor's similar-workload lookup (advise, history replay, history reindex).
+//
+//   --embedder hashing   (default) the built-in hashed TF-IDF embedder: offline, deterministic.
+//   --embedder server    an OpenAI-compatible /v1/embeddings endpoint (BGE-m3 behind vLLM,
+//                        SGLang, llama-server, Ollama) from --llm-config or the
+//                        SCHEDMATE_EMBED_BASE_URL / SCHEDMATE_EMBED_MODEL environment.
+//
+// Server vectors go through advisor::StoredVectorEmbedder: vectors stored by `schedmate history
+// reindex` are served from the store, only new texts are sent, batched, the dimension is checked,
+// and a failing server is asked once per run. Whatever fails, the estimate still comes (from the
+// hashing embedder) and the "embedder" field says why:
+//   "hashing" | "server (bge-m3)" | "hashing (server embeddings unavailable: connection refused)"
+// A build without the llm component accepts `--embedder server` and answers with the hashing
+// embedder ("llm support not built").
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "advisor/stored_vector_embedder.h"
+#include "core/status.h"
+#include "store/history_store.h"
+#include "text/hashing_embedder.h"
+
+namespace schedmate::cli {
+
+// The fingerprint text the estimator embeds for a stored job (its recorded workload text, else
+// the one derived from its record).
+std::string WorkloadTextOf(const store::StoredJob& job);
+
+class SimilarityEmbedder {
+ public:
+  // `kind`: "hashing" or "server". With "server" and `required` (history reindex) a missing
+  // configuration or llm support is Fail()ed; otherwise it becomes the fallback label.
+  static std::unique_ptr<SimilarityEmbedder> Resolve(const std::string& kind,
+                                                     const std::string& llm_config, bool required);
+  ~SimilarityEmbedder();
+
+  // The embedder for HistoryEstimator (nullptr: its own hashing embedder).
+  const text::TextEmbedder* estimator_embedder() const;
+  // The batching, dimension-checking cache in front of the server (nullptr for hashing).
+  advisor::StoredVectorEmbedder* cache() const { return cache_.get(); }
+  // {"server:<model>", dimension}; the dimension is 0 until known.
+  store::EmbedderIdentity identity() const;
+  // Loads the store's vectors when they were made by this embedder and fit `jobs`; otherwise
+  // (none stored, another embedder) returns a note for the output and the history is embedded
+  // live. Fail()s on a corrupt store.
+  std::string Preload(store::SqliteHistoryStore& store, const std::vector<store::StoredJob>& jobs);
+  // The "embedder" field as things stand (after the run: includes a server failure).
+  std::string Label() const;
+  // On stderr once, when the server failed during the run.
+  void WarnIfFailed();
+
+ private:
+  SimilarityEmbedder() = default;
+  std::string model_;
+  std::string unavailable_;                     // non-empty: the server is not used at all (why)
+  std::shared_ptr<void> setup_;                 // llm::LlmSetup (type-erased: optional component)
+  std::unique_ptr<text::TextEmbedder> server_;  // advisor::ServerTextEmbedder
+  std::unique_ptr<advisor::StoredVectorEmbedder> cache_;
+  bool warned_ = false;
+};
+
+// Adds --embedder to `cmd`, bound to `kind`.
+void AddEmbedderFlag(CLI::App* cmd, std::string& kind);
+
+}  // namespace schedmate::cli
