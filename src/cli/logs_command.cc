@@ -13,6 +13,17 @@
 // --follow       tail -F the file (appends, truncation, rotation) and stream each new record as
 //                one JSON line (--json) or text line, until interrupted (SIGINT/SIGTERM).
 // --plot FILE    loss and throughput against step (.svg, or .png via rsvg-convert).
+// --filter builtin|embeddings
+//                stage 1 (which lines are training progress): the built-in classifier
+//                (default) or line-shape embeddings (tracker/embedding_filter.h): the log's
+//                templates are embedded (--filter-embedder server: the configured /v1/embeddings
+//                model; hashing: the built-in hashed features, no server) and labelled by their
+//                nearest exemplars (config/tracker_exemplars.txt, --exemplars FILE, and the
+//                shapes the built-in is sure about in the same log). Works with --engine builtin
+//                (veto of built-in progress decisions) and --engine llm (the filtered lines feed
+//                stage 2). JSON gains "filter": "builtin", "embeddings (MODEL)" or
+//                "builtin (embeddings unavailable: connection refused)" after a fallback, and
+//                with embeddings "filter_stats". Not with --follow.
 
 #include <atomic>
 #include <chrono>
@@ -27,7 +38,9 @@
 #include "cli/commands.h"
 #include "cli/engine_util.h"
 #include "core/clock.h"
+#include "core/file_util.h"
 #include "plot/svg_plot.h"
+#include "tracker/embedding_filter.h"
 #include "tracker/log_reader.h"
 #include "tracker/log_scan.h"
 #include "tracker/metric_tracker.h"
@@ -35,6 +48,7 @@
 #ifdef SCHEDMATE_HAVE_LLM
 #include "llm/llm_setup.h"
 #include "tracker/llm_metric_extractor.h"
+#include "tracker/server_template_embedder.h"
 #endif
 
 namespace schedmate::cli {
@@ -246,7 +260,72 @@ struct MetricsOptions {
   bool full_scan = false;
   bool no_line_count = false;
   EngineFlags engine;  // --engine/--llm-config: applies to the latest record (not --all/--follow)
+  std::string filter = "builtin";          // stage 1: builtin | embeddings
+  std::string filter_embedder = "server";  // embeddings from: server | hashing
+  std::string exemplars;                   // extra exemplar file
+  size_t filter_max_templates = 64;
+  size_t filter_batch = 64;
+  bool filter_explain = false;
+  bool filter_judge_confident = false;
 };
+
+// The embeddings filter's configuration for one run: an embedder, or the reason there is none.
+struct FilterSetup {
+  std::unique_ptr<tracker::TemplateEmbedder> embedder;
+  Status unavailable;  // not OK: no embedder (the built-in filter runs, with this reason)
+  std::string name;    // for the label when unavailable
+#ifdef SCHEDMATE_HAVE_LLM
+  std::unique_ptr<llm::LlmSetup> own_setup;  // when the engine context has none
+#endif
+};
+
+FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
+  FilterSetup f;
+  if (o.filter_embedder == "hashing") {
+    f.embedder = std::make_unique<tracker::HashedTemplateEmbedder>();
+    return f;
+  }
+#ifdef SCHEDMATE_HAVE_LLM
+  llm::LlmSetup* setup = engine.setup();
+  if (setup == nullptr) {
+    auto loaded = llm::LoadLlmSetup(o.engine.llm_config.empty()
+                                        ? std::nullopt
+                                        : std::optional<std::string>(o.engine.llm_config));
+    if (!loaded.ok()) Fail(loaded.status());
+    f.own_setup = std::move(loaded).value();
+    setup = f.own_setup.get();
+  }
+  if (!setup->embeddings_configured()) {
+    f.unavailable = Status::Unavailable(
+        setup->config().backend == "none"
+            ? "disabled (backend: none)"
+            : "not configured; set SCHEDMATE_EMBED_MODEL (and SCHEDMATE_EMBED_BASE_URL unless "
+              "it is the chat server) or embeddings: in --llm-config");
+    return f;
+  }
+  f.embedder = std::make_unique<tracker::ServerTemplateEmbedder>(
+      setup->embedder(), setup->config().embeddings.model, setup->config().embedding_dimension);
+#else
+  (void)engine;
+  f.unavailable = Status::Unavailable("llm support not built");
+#endif
+  return f;
+}
+
+nlohmann::json FilterStatsJson(const tracker::FilterReport& r) {
+  return {{"requests", r.requests},
+          {"texts_embedded", r.texts_embedded},
+          {"templates", r.templates},
+          {"templates_embedded", r.templates_embedded},
+          {"self_labels", r.self_labels},
+          {"decided_by_embeddings", r.decided},
+          {"labelled_progress", r.labelled_progress},
+          {"labelled_other", r.labelled_other},
+          {"unsure", r.unsure},
+          {"dimension", r.dimension},
+          {"vetoed_segments", r.vetoed_segments},
+          {"promoted_segments", r.promoted_segments}};
+}
 
 void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
   {
@@ -336,8 +415,78 @@ void RunMetrics(const MetricsOptions& o) {
   }
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
   Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
+  std::string filter_label = "builtin";
+  std::optional<tracker::FilterReport> filter_report;
+  nlohmann::json filter_templates = nlohmann::json::array();
+  if (o.filter == "embeddings") {
+    std::vector<tracker::Exemplar> exemplars = tracker::BuiltinExemplars();
+    if (!o.exemplars.empty()) {
+      auto text = ReadFileToString(o.exemplars);
+      if (!text.ok()) Fail(text.status());
+      auto extra = tracker::ParseExemplars(*text, o.exemplars);
+      if (!extra.ok()) Fail(extra.status());
+      exemplars.insert(exemplars.end(), extra->begin(), extra->end());
+    }
+    FilterSetup fs = MakeFilterEmbedder(o, *engine);
+    Status filter_status = fs.unavailable;
+    std::vector<ProgressRecord> candidates;
+    if (fs.embedder) {
+      tracker::FilteredScanOptions fo;
+      fo.scan = so;
+      fo.filter.max_templates = o.filter_max_templates;
+      fo.filter.batch = o.filter_batch;
+      fo.filter.judge_confident = o.filter_judge_confident;
+      fo.collect_candidates = engine->use_llm();
+      auto fr = tracker::ScanLogWithEmbeddingFilter(*fs.embedder, exemplars, o.file, fo, sink);
+      if (!fr.ok()) Fail(fr.status());
+      filter_status = fr->filter_status;
+      filter_label = tracker::FilterLabel(filter_status, fr->embedder_name);
+      filter_report = fr->report;
+      for (const tracker::TemplateStats& t : fr->templates) {
+        if (!o.filter_explain) break;
+        auto it = fr->labels.find(t.key);
+        nlohmann::json e = {{"template", t.family},
+                            {"shape", t.shape},
+                            {"lines", t.lines},
+                            {"builtin_progress_lines", t.progress_lines},
+                            {"last_line", t.last_line}};
+        if (it != fr->labels.end()) {
+          e["label"] = it->second.progress ? "progress" : "other";
+          e["by"] = it->second.decided_by_embeddings ? "embeddings" : "builtin (unsure)";
+          e["score_progress"] = it->second.score_progress;
+          e["score_other"] = it->second.score_other;
+          e["nearest"] = it->second.nearest;
+        } else {
+          e["label"] = nullptr;
+        }
+        filter_templates.push_back(std::move(e));
+      }
+      candidates = std::move(fr->candidates);
+      res = std::move(fr->scan);
+    } else {
+      filter_label = tracker::FilterLabel(filter_status, "");
+    }
+    if (!filter_status.ok()) {
+      std::cerr << "schedmate: warning: logs metrics: the embeddings filter failed ("
+                << filter_status.message() << "); using the built-in filter\n";
+    }
 #ifdef SCHEDMATE_HAVE_LLM
-  if (engine->use_llm()) {  // built-in filter, then the LLM reads the newest progress lines
+    if (engine->use_llm() && res.ok()) {
+      // Stage 2 over the lines the filter kept (the built-in filter's after a filter failure),
+      // newest first with early stop.
+      tracker::LlmMetricExtractor extractor(engine->setup()->chat());
+      auto lr = extractor.FindLatest(candidates);
+      if (lr.ok()) {
+        res->latest = std::move(lr->latest);
+      } else {
+        engine->Fallback(lr.status(), "logs metrics");
+      }
+    }
+#endif
+    // A failed filter leaves `res` unset under --engine llm: the built-in-filter path below runs.
+  }
+#ifdef SCHEDMATE_HAVE_LLM
+  if (engine->use_llm() && !res.ok()) {  // built-in filter, then the LLM reads the newest lines
     auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, sink);
     if (!lr.ok()) Fail(lr.status());
     if (!lr->llm_status.ok()) engine->Fallback(lr->llm_status, "logs metrics");
@@ -369,6 +518,9 @@ void RunMetrics(const MetricsOptions& o) {
     j["stats"] = StatsJson(r.stats);
     j["reverse_scan"] = r.reverse;
     j["engine"] = engine->engine();
+    j["filter"] = filter_label;
+    if (filter_report) j["filter_stats"] = FilterStatsJson(*filter_report);
+    if (o.filter_explain) j["filter_templates"] = filter_templates;
     PrintJson(j);
     return;
   }
@@ -377,6 +529,7 @@ void RunMetrics(const MetricsOptions& o) {
     std::cout << "no training progress found (" << r.stats.reader.lines << " lines)\n";
     return;
   }
+  if (o.filter != "builtin") std::cout << "(filter: " << filter_label << ") ";
   std::cout << "latest training progress\n  " << RecordText(*r.latest) << "\n  "
             << r.latest->segment.substr(0, 200) << "\n";
   const Signals& s = r.signals;
@@ -427,7 +580,42 @@ void RegisterLogsCommands(CLI::App& app) {
               "Counts of large files are checkpointed under $SCHEDMATE_CACHE_DIR (or "
               "~/.cache/schedmate) so later calls only count what was appended");
   AddEngineFlags(m, o->engine);
-  m->callback([o]() { RunMetrics(*o); });
+  m->add_option("--filter", o->filter,
+                "Stage 1, which lines are training progress: builtin (default: the built-in "
+                "classifier) or embeddings (the log's line shapes embedded and labelled by their "
+                "nearest exemplars; falls back to builtin on any failure and says so)")
+      ->check(CLI::IsMember({"builtin", "embeddings"}))
+      ->capture_default_str();
+  m->add_option("--filter-embedder", o->filter_embedder,
+                "Where --filter embeddings gets vectors: server (the configured /v1/embeddings "
+                "model: SCHEDMATE_EMBED_MODEL / embeddings: in --llm-config) or hashing (built-in "
+                "hashed features, no server)")
+      ->check(CLI::IsMember({"server", "hashing"}))
+      ->capture_default_str();
+  m->add_option("--exemplars", o->exemplars,
+                "Extra labelled exemplars for --filter embeddings ('progress|other LINE' per line, "
+                "the format of config/tracker_exemplars.txt)");
+  m->add_option("--filter-max-templates", o->filter_max_templates,
+                "--filter embeddings: at most this many line templates embedded per run")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  m->add_option("--filter-batch", o->filter_batch,
+                "--filter embeddings: texts per embedding request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  m->add_flag("--filter-judge-all", o->filter_judge_confident,
+              "--filter embeddings: also relabel the templates the built-in classifier is sure "
+              "about (by their neighbours, leaving themselves out); default: they keep the "
+              "built-in label and serve as exemplars");
+  m->add_flag("--filter-explain", o->filter_explain,
+              "--filter embeddings with --json: list every template with its label, scores and "
+              "nearest exemplar (\"filter_templates\")");
+  m->callback([o]() {
+    if (o->follow && o->filter != "builtin") {
+      FailUsage("--filter embeddings needs the whole log first; it does not apply to --follow");
+    }
+    RunMetrics(*o);
+  });
 }
 
 }  // namespace schedmate::cli

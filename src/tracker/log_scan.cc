@@ -95,9 +95,11 @@ uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string&
 ScanResult ScanText(std::string_view text, const ScanOptions& options,
                     const std::function<void(const ProgressRecord&)>& sink, int64_t first_line_no,
                     uint64_t base_offset) {
-  BuiltinLineClassifier classifier;
+  BuiltinLineClassifier own_classifier;
+  LineClassifier& classifier = options.classifier != nullptr ? *options.classifier : own_classifier;
   BuiltinMetricExtractor extractor;
   MetricTracker tracker(classifier, extractor, options.tracker);
+  if (options.segment_observer) tracker.SetSegmentObserver(options.segment_observer);
   SignalAnalyzer analyzer(options.signals);
   ScanResult result;
   tracker.SetSink([&](const ProgressRecord& r) {

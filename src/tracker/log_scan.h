@@ -25,6 +25,12 @@ struct ScanOptions {
   std::string line_index_dir;
   TrackerOptions tracker;
   SignalOptions signals;
+  // Not null: classifies instead of a fresh BuiltinLineClassifier per scan (it keeps its state
+  // across scans and reverse-scan windows; must outlive the scan).
+  LineClassifier* classifier = nullptr;
+  // Set: passed to MetricTracker::SetSegmentObserver (in reverse mode, line numbers are relative
+  // to the tail window).
+  MetricTracker::SegmentObserver segment_observer;
 };
 
 struct ScanResult {

@@ -247,6 +247,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   }
   const LineKind k = classifier_.Classify(ps_, vals_);
   ++stats_.by_class[static_cast<int>(k.cls)];
+  if (observer_) observer_(ps_, vals_, k, line_no, offset, physical);
   // Follow mode judges stalls on the wall clock; files use the printed timestamps.
   const double ts = wall_time_s >= 0 ? wall_time_s : ps_.timestamp_s;
   if (ts > last_timestamp_) last_timestamp_ = ts;

@@ -50,6 +50,12 @@ struct TrackerStats {
 class MetricTracker {
  public:
   using Sink = std::function<void(const ProgressRecord&)>;
+  // Sees every classified segment (after the rank prefix is stripped): the parse, the values,
+  // the classifier's decision, the line number (of the opening line for a multi-line JSON
+  // object), its offset and the physical line. For censuses and filters; must not call back.
+  using SegmentObserver =
+      std::function<void(const ParsedSegment&, const ExtractedValues&, const LineKind&,
+                         int64_t line_no, uint64_t offset, std::string_view physical)>;
 
   // `classifier` and `extractor` must outlive the tracker.
   MetricTracker(LineClassifier& classifier, MetricExtractor& extractor,
@@ -57,6 +63,7 @@ class MetricTracker {
 
   // Called with every training record, in line order (after the look-ahead window).
   void SetSink(Sink sink) { sink_ = std::move(sink); }
+  void SetSegmentObserver(SegmentObserver observer) { observer_ = std::move(observer); }
 
   // Feeds one physical line (raw bytes, without '\n'). `line_no` is 1-based; `wall_time_s` is
   // the time the line was seen (follow mode) or < 0. A line may be fed in several pieces with the
@@ -106,6 +113,7 @@ class MetricTracker {
   std::string scratch_;
   std::vector<std::string_view> segments_;
   Sink sink_;
+  SegmentObserver observer_;
 
   std::deque<Pending> pending_;
   std::deque<Satellite> satellites_;
