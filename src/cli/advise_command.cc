@@ -245,7 +245,7 @@ void RunAdvise(const AdviseArgs& a) {
       auto stored = history->StoredEmbedder();
       const std::vector<float>* v = c->Find(fp.workload);
       if (stored.ok() && stored->has_value() && **stored == embedder->identity() && v != nullptr) {
-        Status e = history->PutEmbedding(**stored, {sj.job.id, *v});
+        Status e = history->PutEmbedding(**stored, {fp.workload, *v});
         if (!e.ok()) Fail(e);
       }
     }
@@ -310,8 +310,9 @@ struct ReindexArgs {
   bool json = false;
 };
 
-// Embeds every finished job's workload text with the configured embedding server and replaces
-// the store's vectors in one transaction; any failure leaves the store as it was.
+// Embeds the distinct workload texts of the finished jobs with the configured embedding server
+// and replaces the store's vectors (keyed by text) in one transaction; any failure leaves the
+// store as it was.
 void RunReindex(const ReindexArgs& a) {
   const std::string path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   std::error_code ec;
@@ -368,11 +369,8 @@ void RunReindex(const ReindexArgs& a) {
   bar.Finish();
   const store::EmbedderIdentity id = embedder->identity();
   std::vector<store::StoredEmbedding> rows;
-  rows.reserve(jobs->size());
-  for (const store::StoredJob& j : *jobs) {
-    const std::vector<float>* v = cache.Find(WorkloadTextOf(j));
-    if (v != nullptr) rows.push_back({j.job.id, *v});
-  }
+  rows.reserve(texts.size());
+  for (const std::string& t : texts) rows.push_back({t, *cache.Find(t)});
   auto before = history.StoredEmbedder();
   Status s = history.ReplaceEmbeddings(id, rows);
   if (!s.ok()) Fail(s);
@@ -382,7 +380,6 @@ void RunReindex(const ReindexArgs& a) {
   out["dimension"] = id.dimension;
   out["jobs"] = jobs->size();
   out["vectors"] = rows.size();
-  out["texts"] = texts.size();
   out["requests"] = cache.requests();
   out["seconds"] = seconds;
   if (before.ok() && before->has_value()) out["replaced"] = (*before)->name;
@@ -391,10 +388,9 @@ void RunReindex(const ReindexArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "reindexed {}: {} vectors for {} jobs ({} distinct workload texts) with {} (dimension {}) "
-      "in {} requests, {:.2f} s\n",
-      path, rows.size(), jobs->size(), texts.size(), id.name, id.dimension, cache.requests(),
-      seconds);
+      "reindexed {}: {} vectors (one per distinct workload text) for {} jobs with {} "
+      "(dimension {}) in {} requests, {:.2f} s\n",
+      path, rows.size(), jobs->size(), id.name, id.dimension, cache.requests(), seconds);
 }
 
 }  // namespace
@@ -453,8 +449,8 @@ void RegisterAdviseCommands(CLI::App& app) {
   auto reindex = std::make_shared<ReindexArgs>();
   CLI::App* ri = history->add_subcommand(
       "reindex",
-      "Embed every finished job's workload with the configured embedding server and store the "
-      "vectors (replacing those of any other embedder, all or nothing)");
+      "Embed the history's workload texts with the configured embedding server and store the "
+      "vectors (one per distinct text; replaces those of any other embedder, all or nothing)");
   ri->add_option("--store", reindex->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");

@@ -1,6 +1,7 @@
 #include "cli/embedder_util.h"
 
 #include <iostream>
+#include <unordered_set>
 
 #include "advisor/fingerprint.h"
 #include "cli/cli_util.h"
@@ -87,25 +88,25 @@ std::string SimilarityEmbedder::Preload(store::SqliteHistoryStore& store,
   }
   auto vectors = store.ListEmbeddings(have);
   if (!vectors.ok()) Fail(vectors.status());
-  std::unordered_map<std::string, const store::StoredJob*> by_id;
-  for (const store::StoredJob& j : jobs) by_id.emplace(j.job.id, &j);
-  size_t loaded = 0;
   for (store::StoredEmbedding& v : *vectors) {
-    auto it = by_id.find(v.job_id);
-    if (it == by_id.end()) continue;  // a vector of a job no longer listed
-    Status s = cache_->Preload(WorkloadTextOf(*it->second), std::move(v.vector));
+    Status s = cache_->Preload(v.key, std::move(v.vector));
     if (!s.ok()) {
       // The configured dimension disagrees with the stored vectors.
-      return fmt::format(
-          "stored vectors not used ({}); run `schedmate history reindex "
-          "--embedder server`",
-          s.message());
+      return fmt::format("stored vectors not used ({}); run `schedmate history reindex`",
+                         s.message());
     }
-    ++loaded;
   }
-  if (loaded < jobs.size()) {
-    return fmt::format("{} of {} history jobs have stored vectors; the rest are embedded now",
-                       loaded, jobs.size());
+  size_t missing = 0;
+  std::unordered_set<std::string> texts;
+  for (const store::StoredJob& j : jobs) {
+    std::string t = WorkloadTextOf(j);
+    if (!t.empty() && cache_->Find(t) == nullptr && texts.insert(std::move(t)).second) ++missing;
+  }
+  if (missing > 0) {
+    return fmt::format(
+        "{} workload texts of the history have no stored vector and are embedded "
+        "now (run `schedmate history reindex` to store them)",
+        missing);
   }
   return "";
 }

@@ -44,9 +44,9 @@ class SimilarityEmbedder {
   advisor::StoredVectorEmbedder* cache() const { return cache_.get(); }
   // {"server:<model>", dimension}; the dimension is 0 until known.
   store::EmbedderIdentity identity() const;
-  // Loads the store's vectors when they were made by this embedder and fit `jobs`; otherwise
-  // (none stored, another embedder) returns a note for the output and the history is embedded
-  // live. Fail()s on a corrupt store.
+  // Loads the store's vectors (keyed by workload text) when they were made by this embedder;
+  // returns a note for the output when some or all of `jobs`' texts must be embedded now (none
+  // stored, another embedder, new jobs). Fail()s on a corrupt store.
   std::string Preload(store::SqliteHistoryStore& store, const std::vector<store::StoredJob>& jobs);
   // The "embedder" field as things stand (after the run: includes a server failure).
   std::string Label() const;

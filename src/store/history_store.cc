@@ -37,14 +37,16 @@ const Migration kEmbeddingMigrations[] = {
      " vector BLOB NOT NULL);"
      "CREATE TABLE history_embedder ("
      " id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, dimension INTEGER NOT NULL);"},
+    // Vectors are keyed by what they embed (the advisor: one per distinct workload text).
+    {2, "ALTER TABLE history_embeddings RENAME COLUMN job_id TO key;"},
 };
 
 Status CheckLength(const EmbedderIdentity& id, const StoredEmbedding& e) {
   if (id.dimension == 0) return Status::InvalidArgument("embeddings: embedder dimension 0");
   if (e.vector.size() != id.dimension) {
     return Status::InvalidArgument(
-        fmt::format("embeddings: job {}: vector has {} components, embedder {} has dimension {}",
-                    e.job_id, e.vector.size(), id.name, id.dimension));
+        fmt::format("embeddings: '{}': vector has {} components, embedder {} has dimension {}",
+                    e.key, e.vector.size(), id.name, id.dimension));
   }
   return Status::Ok();
 }
@@ -90,6 +92,9 @@ StoredJob ReadJob(const Statement& st) {
 }  // namespace
 
 std::span<const Migration> SqliteHistoryStore::Migrations() { return kHistoryMigrations; }
+std::span<const Migration> SqliteHistoryStore::EmbeddingMigrations() {
+  return kEmbeddingMigrations;
+}
 
 Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Open(const std::string& path,
                                                                      const SqliteOptions& options) {
@@ -268,10 +273,10 @@ Status SqliteHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
   id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
   SM_RETURN_IF_ERROR(id_st.Run());
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
-                                                 "job_id, embedder, dimension, vector) "
+                                                 "key, embedder, dimension, vector) "
                                                  "VALUES (?1, ?2, ?3, ?4)"));
   for (const StoredEmbedding& e : embeddings) {
-    st.BindText(1, e.job_id)
+    st.BindText(1, e.key)
         .BindText(2, identity.name)
         .BindInt(3, static_cast<int64_t>(identity.dimension))
         .BindBlob(4, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.vector.data()),
@@ -295,9 +300,9 @@ Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
     SM_RETURN_IF_ERROR(id_st.Run());
   }
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
-                                                 "job_id, embedder, dimension, vector) "
+                                                 "key, embedder, dimension, vector) "
                                                  "VALUES (?1, ?2, ?3, ?4)"));
-  st.BindText(1, embedding.job_id)
+  st.BindText(1, embedding.key)
       .BindText(2, identity.name)
       .BindInt(3, static_cast<int64_t>(identity.dimension))
       .BindBlob(4,
@@ -308,12 +313,12 @@ Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
 }
 
 Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
-    const EmbedderIdentity& identity, const std::string& job_id) {
+    const EmbedderIdentity& identity, const std::string& key) {
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
   if (have && !(*have == identity)) return MismatchError(identity, *have);
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT embedder, dimension, vector FROM "
-                                                 "history_embeddings WHERE job_id = ?1"));
-  st.BindText(1, job_id);
+                                                 "history_embeddings WHERE key = ?1"));
+  st.BindText(1, key);
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<std::vector<float>>();
   EmbedderIdentity row_id{st.ColumnText(0), static_cast<size_t>(st.ColumnInt(1))};
@@ -321,7 +326,7 @@ Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
   std::string bytes = st.ColumnText(2);
   if (bytes.size() != identity.dimension * sizeof(float)) {
     return Status(StatusCode::kDataLoss,
-                  fmt::format("embeddings: job {}: stored vector has {} bytes, want {}", job_id,
+                  fmt::format("embeddings: '{}': stored vector has {} bytes, want {}", key,
                               bytes.size(), identity.dimension * sizeof(float)));
   }
   std::vector<float> v(identity.dimension);
@@ -335,19 +340,19 @@ Result<std::vector<StoredEmbedding>> SqliteHistoryStore::ListEmbeddings(
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
   if (!have) return out;
   if (!(*have == identity)) return MismatchError(identity, *have);
-  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT job_id, embedder, dimension, vector FROM "
-                                                 "history_embeddings ORDER BY job_id"));
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT key, embedder, dimension, vector FROM "
+                                                 "history_embeddings ORDER BY key"));
   while (true) {
     SM_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
     StoredEmbedding e;
-    e.job_id = st.ColumnText(0);
+    e.key = st.ColumnText(0);
     EmbedderIdentity row_id{st.ColumnText(1), static_cast<size_t>(st.ColumnInt(2))};
     if (!(row_id == identity)) return MismatchError(identity, row_id);
     std::string bytes = st.ColumnText(3);
     if (bytes.size() != identity.dimension * sizeof(float)) {
       return Status(StatusCode::kDataLoss,
-                    fmt::format("embeddings: job {}: stored vector has {} bytes, want {}", e.job_id,
+                    fmt::format("embeddings: '{}': stored vector has {} bytes, want {}", e.key,
                                 bytes.size(), identity.dimension * sizeof(float)));
     }
     e.vector.resize(identity.dimension);

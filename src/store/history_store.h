@@ -72,9 +72,11 @@ class HistoryStore {
   virtual Result<int64_t> CountJobs() = 0;
 };
 
-// A job's stored text embedding (float32 components).
+// A stored text embedding (float32 components), keyed by what it embeds. The advisor keys them by
+// workload text: jobs of one workload share one vector, so the store grows with the number of
+// distinct workloads, not jobs.
 struct StoredEmbedding {
-  std::string job_id;
+  std::string key;
   std::vector<float> vector;
 };
 
@@ -106,7 +108,7 @@ class SqliteHistoryStore final : public HistoryStore {
   Result<std::vector<StoredPrediction>> ListPredictions(const std::string& job_id) override;
   Result<int64_t> CountJobs() override;
 
-  // Embeddings (module "embeddings": one vector per job plus the embedder identity that made
+  // Embeddings (module "embeddings": one vector per key plus the embedder identity that made
   // them; vectors are stored as native-endian float32 BLOBs).
   // The recorded identity; nullopt when none is stored.
   Result<std::optional<EmbedderIdentity>> StoredEmbedder();
@@ -119,16 +121,17 @@ class SqliteHistoryStore final : public HistoryStore {
   Status PutEmbedding(const EmbedderIdentity& identity, const StoredEmbedding& embedding);
   // kFailedPrecondition when `identity` differs from the recorded one; nullopt when absent.
   Result<std::optional<std::vector<float>>> GetEmbedding(const EmbedderIdentity& identity,
-                                                         const std::string& job_id);
-  // Every stored vector, in job_id order. kFailedPrecondition when `identity` differs from the
+                                                         const std::string& key);
+  // Every stored vector, in key order. kFailedPrecondition when `identity` differs from the
   // recorded one; empty when none is recorded.
   Result<std::vector<StoredEmbedding>> ListEmbeddings(const EmbedderIdentity& identity);
   Result<int64_t> CountEmbeddings();
   // Removes every vector and the identity.
   Status ClearEmbeddings();
 
-  // The history module's migrations (exposed for tests and tooling).
+  // The history and embeddings modules' migrations (exposed for tests and tooling).
   static std::span<const Migration> Migrations();
+  static std::span<const Migration> EmbeddingMigrations();
 
  private:
   SqliteHistoryStore(std::unique_ptr<SqliteDb> owned, SqliteDb& db)

@@ -62,15 +62,14 @@ class EmbedderCliTest : public ::testing::Test {
   std::string dead_url_ = "http://127.0.0.1:9";  // discard port: nothing listens
 };
 
-TEST_F(EmbedderCliTest, ReindexStoresOneVectorPerJobAndAdviseSendsOnlyTheQuery) {
+TEST_F(EmbedderCliTest, ReindexStoresOneVectorPerWorkloadAndAdviseSendsOnlyTheQuery) {
   auto r = Reindex(Env(), " --batch 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["embedder"], "server:scripted-embed");
   EXPECT_EQ(j["dimension"], 8);
   EXPECT_EQ(j["jobs"], 8);
-  EXPECT_EQ(j["vectors"], 8);
-  const size_t texts = j["texts"].get<size_t>();
+  const size_t texts = j["vectors"].get<size_t>();
   EXPECT_EQ(texts, 3u);                // ResNet18/CIFAR-10, ResNet50/ImageNet, BERT/SQuAD
   EXPECT_EQ(EmbeddedInputs(), texts);  // each text sent once
   EXPECT_EQ(server_.CountRequests("/v1/embeddings"), (texts + 1) / 2);  // --batch 2
@@ -80,10 +79,12 @@ TEST_F(EmbedderCliTest, ReindexStoresOneVectorPerJobAndAdviseSendsOnlyTheQuery) 
     ASSERT_NE(st, nullptr);
     const store::EmbedderIdentity id{"server:scripted-embed", 8};
     EXPECT_EQ(*st->StoredEmbedder(), std::optional<store::EmbedderIdentity>(id));
-    EXPECT_EQ(*st->CountEmbeddings(), 8);
-    // Jobs 1 and 2 share a workload: same vector.
-    EXPECT_EQ(**st->GetEmbedding(id, "1"), **st->GetEmbedding(id, "2"));
-    EXPECT_NE(**st->GetEmbedding(id, "1"), **st->GetEmbedding(id, "3"));
+    EXPECT_EQ(*st->CountEmbeddings(), 3);  // one per distinct workload text
+    auto all = st->ListEmbeddings(id);
+    ASSERT_OK(all.status());
+    for (const auto& e : *all) {
+      EXPECT_EQ(e.vector, ScriptedChatServer::DeterministicEmbedding(e.key, 8)) << e.key;
+    }
   }
   // advise reads the stored vectors: one request, one input (the query's workload).
   const size_t before = server_.CountRequests("/v1/embeddings");
@@ -95,12 +96,12 @@ TEST_F(EmbedderCliTest, ReindexStoresOneVectorPerJobAndAdviseSendsOnlyTheQuery) 
   EXPECT_EQ(server_.CountRequests("/v1/embeddings"), before + 1);
   EXPECT_EQ(EmbeddedInputs(), texts + 1);
   EXPECT_NE(aj["estimate"]["tier"], "cold-start");
-  // --record stores the advised job's vector beside the others.
+  // --record stores the advised workload's vector beside the others.
   auto rec = Advise(Env(), " --record");
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   auto st = OpenStore();
   ASSERT_NE(st, nullptr);
-  EXPECT_EQ(*st->CountEmbeddings(), 9);
+  EXPECT_EQ(*st->CountEmbeddings(), 4);
 }
 
 TEST_F(EmbedderCliTest, AdviseWithoutStoredVectorsEmbedsTheHistoryAndSaysSo) {
@@ -155,7 +156,7 @@ TEST_F(EmbedderCliTest, DeadServerLeavesTheStoreUnchanged) {
   {
     auto st = OpenStore();
     ASSERT_NE(st, nullptr);
-    EXPECT_EQ(*st->CountEmbeddings(), 8);
+    EXPECT_EQ(*st->CountEmbeddings(), 3);
     EXPECT_EQ((*st->StoredEmbedder())->name, "server:scripted-embed");
   }
   auto a = Advise(DeadEnv());
@@ -176,7 +177,7 @@ TEST_F(EmbedderCliTest, NotConfiguredAndClear) {
   ASSERT_EQ(Reindex(Env()).exit_code, 0);
   auto c = Reindex(LlmCliEnv{}, " --clear");
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_EQ(json::parse(c.out)["cleared"], 8);
+  EXPECT_EQ(json::parse(c.out)["cleared"], 3);
   auto st = OpenStore();
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(*st->CountEmbeddings(), 0);

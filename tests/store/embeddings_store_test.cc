@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "store/history_store.h"
+#include "store/sqlite_db.h"
 #include "testing/test_util.h"
 
 namespace schedmate::store {
@@ -34,7 +35,7 @@ TEST(EmbeddingsStoreTest, RoundTripAndCount) {
   EXPECT_FALSE((*store)->StoredEmbedder()->has_value());
 }
 
-TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInJobIdOrder) {
+TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInKeyOrder) {
   auto store = SqliteHistoryStore::Open(":memory:");
   ASSERT_OK(store.status());
   const EmbedderIdentity id{"server:bge", 2};
@@ -46,11 +47,37 @@ TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInJobIdOrder) {
   auto all = (*store)->ListEmbeddings(id);
   ASSERT_OK(all.status());
   ASSERT_EQ(all->size(), 2u);
-  EXPECT_EQ((*all)[0].job_id, "j1");
+  EXPECT_EQ((*all)[0].key, "j1");
   EXPECT_EQ((*all)[0].vector, (std::vector<float>{1, 0}));
-  EXPECT_EQ((*all)[1].job_id, "j2");
+  EXPECT_EQ((*all)[1].key, "j2");
   auto other = (*store)->ListEmbeddings({"server:e5", 2});
   EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(EmbeddingsStoreTest, VersionOneStoreKeepsItsVectorsUnderTheRenamedKey) {
+  testing::TempDir dir;
+  const std::string path = dir.File("old.db");
+  {
+    // A store written before vectors were keyed by text: schema version 1 only.
+    auto db = SqliteDb::Open(path);
+    ASSERT_OK(db.status());
+    ASSERT_OK((*db)->Migrate("embeddings", SqliteHistoryStore::EmbeddingMigrations().first(1)));
+    const float v[2] = {1, 0};
+    ASSERT_OK(
+        (*db)->Exec("INSERT INTO history_embedder(id, name, dimension) VALUES (1, 'hashing', 2)"));
+    auto st = (*db)->Prepare(
+        "INSERT INTO history_embeddings(job_id, embedder, dimension, vector) "
+        "VALUES ('j1', 'hashing', 2, ?1)");
+    ASSERT_OK(st.status());
+    st->BindBlob(1, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v), sizeof v));
+    ASSERT_OK(st->Run());
+  }
+  auto store = SqliteHistoryStore::Open(path);
+  ASSERT_OK(store.status());
+  auto got = (*store)->GetEmbedding({"hashing", 2}, "j1");
+  ASSERT_OK(got.status());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, (std::vector<float>{1, 0}));
 }
 
 TEST(EmbeddingsStoreTest, IdentityMismatchIsDetected) {
