@@ -58,6 +58,35 @@ Status MismatchError(const EmbedderIdentity& want, const EmbedderIdentity& have)
       have.name, have.dimension, want.name, want.dimension));
 }
 
+// Columns `first`.. of a row: embedder name, dimension, vector BLOB; checked against `identity`.
+Result<std::vector<float>> ReadVector(Statement& st, int first, const EmbedderIdentity& identity,
+                                      const std::string& key) {
+  EmbedderIdentity row_id{st.ColumnText(first), static_cast<size_t>(st.ColumnInt(first + 1))};
+  if (!(row_id == identity)) return MismatchError(identity, row_id);
+  std::string bytes = st.ColumnText(first + 2);
+  if (bytes.size() != identity.dimension * sizeof(float)) {
+    return Status(StatusCode::kDataLoss,
+                  fmt::format("embeddings: '{}': stored vector has {} bytes, want {}", key,
+                              bytes.size(), identity.dimension * sizeof(float)));
+  }
+  std::vector<float> v(identity.dimension);
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+constexpr const char* kInsertVector =
+    "INSERT OR REPLACE INTO history_embeddings(key, embedder, dimension, vector) "
+    "VALUES (?1, ?2, ?3, ?4)";
+
+Status InsertVector(Statement& st, const EmbedderIdentity& identity, const StoredEmbedding& e) {
+  st.BindText(1, e.key)
+      .BindText(2, identity.name)
+      .BindInt(3, static_cast<int64_t>(identity.dimension))
+      .BindBlob(4, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.vector.data()),
+                                            e.vector.size() * sizeof(float)));
+  return st.Run();
+}
+
 constexpr const char* kJobColumns =
     "job_id, user, vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
     " time_limit_us, state, model, dataset, batch_size, amp, iterations, fingerprint,"
@@ -272,17 +301,8 @@ Status SqliteHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
                                    "VALUES (1, ?1, ?2)"));
   id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
   SM_RETURN_IF_ERROR(id_st.Run());
-  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
-                                                 "key, embedder, dimension, vector) "
-                                                 "VALUES (?1, ?2, ?3, ?4)"));
-  for (const StoredEmbedding& e : embeddings) {
-    st.BindText(1, e.key)
-        .BindText(2, identity.name)
-        .BindInt(3, static_cast<int64_t>(identity.dimension))
-        .BindBlob(4, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.vector.data()),
-                                              e.vector.size() * sizeof(float)));
-    SM_RETURN_IF_ERROR(st.Run());
-  }
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(kInsertVector));
+  for (const StoredEmbedding& e : embeddings) SM_RETURN_IF_ERROR(InsertVector(st, identity, e));
   return tx->Commit();
 }
 
@@ -299,16 +319,8 @@ Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
     id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
     SM_RETURN_IF_ERROR(id_st.Run());
   }
-  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("INSERT OR REPLACE INTO history_embeddings("
-                                                 "key, embedder, dimension, vector) "
-                                                 "VALUES (?1, ?2, ?3, ?4)"));
-  st.BindText(1, embedding.key)
-      .BindText(2, identity.name)
-      .BindInt(3, static_cast<int64_t>(identity.dimension))
-      .BindBlob(4,
-                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(embedding.vector.data()),
-                                         embedding.vector.size() * sizeof(float)));
-  SM_RETURN_IF_ERROR(st.Run());
+  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(kInsertVector));
+  SM_RETURN_IF_ERROR(InsertVector(st, identity, embedding));
   return tx->Commit();
 }
 
@@ -321,16 +333,7 @@ Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
   st.BindText(1, key);
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<std::vector<float>>();
-  EmbedderIdentity row_id{st.ColumnText(0), static_cast<size_t>(st.ColumnInt(1))};
-  if (!(row_id == identity)) return MismatchError(identity, row_id);
-  std::string bytes = st.ColumnText(2);
-  if (bytes.size() != identity.dimension * sizeof(float)) {
-    return Status(StatusCode::kDataLoss,
-                  fmt::format("embeddings: '{}': stored vector has {} bytes, want {}", key,
-                              bytes.size(), identity.dimension * sizeof(float)));
-  }
-  std::vector<float> v(identity.dimension);
-  std::memcpy(v.data(), bytes.data(), bytes.size());
+  SM_ASSIGN_OR_RETURN(std::vector<float> v, ReadVector(st, 0, identity, key));
   return std::optional<std::vector<float>>(std::move(v));
 }
 
@@ -347,16 +350,7 @@ Result<std::vector<StoredEmbedding>> SqliteHistoryStore::ListEmbeddings(
     if (!row) break;
     StoredEmbedding e;
     e.key = st.ColumnText(0);
-    EmbedderIdentity row_id{st.ColumnText(1), static_cast<size_t>(st.ColumnInt(2))};
-    if (!(row_id == identity)) return MismatchError(identity, row_id);
-    std::string bytes = st.ColumnText(3);
-    if (bytes.size() != identity.dimension * sizeof(float)) {
-      return Status(StatusCode::kDataLoss,
-                    fmt::format("embeddings: '{}': stored vector has {} bytes, want {}", e.key,
-                                bytes.size(), identity.dimension * sizeof(float)));
-    }
-    e.vector.resize(identity.dimension);
-    std::memcpy(e.vector.data(), bytes.data(), bytes.size());
+    SM_ASSIGN_OR_RETURN(e.vector, ReadVector(st, 1, identity, e.key));
     out.push_back(std::move(e));
   }
   return out;
