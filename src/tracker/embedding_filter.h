@@ -35,7 +35,7 @@
 //   * a template labelled "other" vetoes built-in progress decisions on its lines (anchor, step
 //     header, metric-only, bar become plain info); context lines (epoch headers, summaries, eval
 //     markers) are untouched, so record assembly keeps working;
-//   * a template labelled "progress" whose lines the built-in did not take (and that carry
+//   * a template the vote labelled "progress" whose lines the built-in did not take (and that carry
 //     values, are not evaluation output and not errors) is PROMOTED: its lines become stage-2
 //     candidates for the LLM (built-in extraction cannot read values it did not recognise, so
 //     with --engine builtin the filter can only veto).
