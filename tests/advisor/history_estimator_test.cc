@@ -3,63 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "advisor/replay.h"
+#include "testing/job_builder.h"
 #include "testing/test_util.h"
 
 namespace schedmate::advisor {
 namespace {
 
-// A fluent builder for hand-made history.
-class JobBuilder {
- public:
-  JobBuilder& Id(std::string id) {
-    j_.id = std::move(id);
-    return *this;
-  }
-  JobBuilder& User(std::string u) {
-    j_.user = std::move(u);
-    return *this;
-  }
-  JobBuilder& Gpus(int64_t g) {
-    j_.gpus = GpuAmount::Whole(g);
-    return *this;
-  }
-  JobBuilder& Cpus(int32_t c) {
-    j_.cpus = c;
-    return *this;
-  }
-  JobBuilder& Model(std::string m) {
-    j_.model = std::move(m);
-    return *this;
-  }
-  JobBuilder& Dataset(std::string d) {
-    j_.dataset = std::move(d);
-    return *this;
-  }
-  JobBuilder& Batch(int32_t b) {
-    j_.batch_size = b;
-    return *this;
-  }
-  JobBuilder& Steps(int64_t s) {
-    j_.iterations = s;
-    return *this;
-  }
-  JobBuilder& SubmitAt(int64_t s) {
-    j_.submit = SimTime::FromSeconds(s);
-    return *this;
-  }
-  JobBuilder& Runtime(int64_t s) {
-    j_.duration = Duration::Seconds(s);
-    return *this;
-  }
-  JobBuilder& Limit(int64_t s) {
-    j_.time_limit = Duration::Seconds(s);
-    return *this;
-  }
-  JobRecord Build() const { return j_; }
-
- private:
-  JobRecord j_;
-};
+using testing::JobBuilder;
 
 JobBuilder Resnet(const std::string& id, const std::string& user, int64_t runtime) {
   return JobBuilder()
