@@ -526,10 +526,10 @@ void RunMetrics(const MetricsOptions& o) {
   }
   std::cout << o.file << ": ";
   if (!r.latest) {
-    std::cout << "no training progress found (" << r.stats.reader.lines << " lines)\n";
+    std::cout << "no training progress found (" << r.stats.reader.lines << " lines"
+              << (o.filter != "builtin" ? "; filter: " + filter_label : "") << ")\n";
     return;
   }
-  if (o.filter != "builtin") std::cout << "(filter: " << filter_label << ") ";
   std::cout << "latest training progress\n  " << RecordText(*r.latest) << "\n  "
             << r.latest->segment.substr(0, 200) << "\n";
   const Signals& s = r.signals;
@@ -542,6 +542,7 @@ void RunMetrics(const MetricsOptions& o) {
             << " loss_nan=" << (s.loss_nan ? "yes" : "no")
             << " loss_exploding=" << (s.loss_exploding ? "yes" : "no") << " restarts=" << s.restarts
             << " records=" << s.records << "\n";
+  if (o.filter != "builtin") std::cout << "  filter: " << filter_label << "\n";
 }
 
 }  // namespace
