@@ -6,20 +6,12 @@
 #include <filesystem>
 #include <thread>
 
+#include "builtin_signatures.h"
 #include "core/file_util.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
-
-const SignatureSet& Builtin() {
-  static const SignatureSet* set = [] {
-    auto r = SignatureSet::Builtin();
-    SM_CHECK(r.ok()) << r.status().ToString();
-    return new SignatureSet(std::move(r).value());
-  }();
-  return *set;
-}
 
 // A plug-in classifier standing in for an LLM: answers from a script.
 class ScriptedClassifier : public FailureClassifier {
@@ -42,7 +34,7 @@ TEST(FailureHandlerTest, PluggedClassifierDecidesAndItsErrorsPropagate) {
   c.category = "storage";
   c.confidence = 0.7;
   ScriptedClassifier scripted(c);
-  FailureHandler handler(Builtin(), nullptr, {}, nullptr, &scripted);
+  FailureHandler handler(BuiltinSignatures(), nullptr, {}, nullptr, &scripted);
   auto d = handler.Diagnose(LogView::FromString("ok\nValueError: odd value\n"));
   ASSERT_OK(d);
   EXPECT_EQ(scripted.seen_root, 2);
@@ -52,7 +44,7 @@ TEST(FailureHandlerTest, PluggedClassifierDecidesAndItsErrorsPropagate) {
   EXPECT_FALSE(d->hint.empty());  // category info still comes from the knowledge base
 
   ScriptedClassifier down(Status::Unavailable("llm offline"));
-  FailureHandler failing(Builtin(), nullptr, {}, nullptr, &down);
+  FailureHandler failing(BuiltinSignatures(), nullptr, {}, nullptr, &down);
   auto e = failing.Diagnose(LogView::FromString("ValueError: odd value\n"));
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
@@ -99,7 +91,7 @@ TEST(FailureHandlerTest, NewestCheckpointInJobDir) {
 }
 
 TEST(FailureHandlerTest, LearnMakesMaskedExamples) {
-  FailureHandler handler(Builtin(), nullptr);
+  FailureHandler handler(BuiltinSignatures(), nullptr);
   auto ex = handler.MakeExample(
       LogView::FromString("x\nRuntimeError: lease 0x7ffe lost on /mnt/fs/a for job 12\n"),
       FailureLabel::kInfrastructure, "site");

@@ -5,21 +5,13 @@
 #include <cmath>
 #include <string>
 
+#include "builtin_signatures.h"
 #include "failure/rule_line_judge.h"
 #include "failure/signature_set.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
-
-const SignatureSet& Builtin() {
-  static const SignatureSet* set = [] {
-    auto r = SignatureSet::Builtin();
-    SM_CHECK(r.ok()) << r.status().ToString();
-    return new SignatureSet(std::move(r).value());
-  }();
-  return *set;
-}
 
 // Forwards to a target judge and counts the questions and bytes it is asked.
 class CountingJudge : public LineJudge {
@@ -59,7 +51,7 @@ class UnavailableJudge : public LineJudge {
 };
 
 Location LocateText(const std::string& text, LocatorOptions options = {}) {
-  RuleLineJudge judge(Builtin());
+  RuleLineJudge judge(BuiltinSignatures());
   FirstErrorLocator locator(judge, options);
   auto loc = locator.Locate(LogView::FromString(text));
   SM_CHECK(loc.ok()) << loc.status().ToString();
@@ -174,7 +166,7 @@ std::string BigLog(int64_t healthy_lines, int64_t report_lines, int64_t* root_li
 TEST(FirstErrorLocatorTest, BisectionUsesLogarithmicallyManyCallsAndReadsTheTailOnly) {
   int64_t root = 0;
   std::string log = BigLog(400000, 20, &root);
-  RuleLineJudge rules(Builtin());
+  RuleLineJudge rules(BuiltinSignatures());
   CountingJudge judge(rules);
   FirstErrorLocator locator(judge);
   auto loc = locator.Locate(LogView::FromString(log));
@@ -194,7 +186,7 @@ TEST(FirstErrorLocatorTest, LongFailureReportsStillCostLogarithmicCalls) {
     SCOPED_TRACE(scale);
     int64_t root = 0;
     std::string log = BigLog(20000 * scale, 60000 * scale, &root);
-    RuleLineJudge rules(Builtin());
+    RuleLineJudge rules(BuiltinSignatures());
     CountingJudge judge(rules);
     FirstErrorLocator locator(judge);
     auto loc = locator.Locate(LogView::FromString(log));

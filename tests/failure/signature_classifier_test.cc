@@ -2,20 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "builtin_signatures.h"
 #include "failure/signature_set.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
-
-const SignatureSet& Builtin() {
-  static const SignatureSet* set = [] {
-    auto r = SignatureSet::Builtin();
-    SM_CHECK(r.ok()) << r.status().ToString();
-    return new SignatureSet(std::move(r).value());
-  }();
-  return *set;
-}
 
 LocatedLine Line(int64_t no, std::string text, LineRole role = LineRole::kOrigin) {
   return LocatedLine{LogLine{no, std::move(text)}, role, 0};
@@ -67,7 +59,7 @@ TEST(SignatureClassifierTest, Categories) {
       {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
        FailureLabel::kApplication, "config_error"},
   };
-  SignatureClassifier classifier(Builtin(), nullptr);
+  SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.line);
     Classification r = classifier.ClassifyLines(Line(1, c.line), {});
@@ -80,7 +72,7 @@ TEST(SignatureClassifierTest, Categories) {
 }
 
 TEST(SignatureClassifierTest, UnknownWhenAmbiguous) {
-  SignatureClassifier classifier(Builtin(), nullptr);
+  SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   for (const char* line :
        {"ERROR: job failed", "Segmentation fault (core dumped)",
         "RuntimeError: something unexpected happened",
@@ -93,7 +85,7 @@ TEST(SignatureClassifierTest, UnknownWhenAmbiguous) {
 }
 
 TEST(SignatureClassifierTest, CascadeNamesWhatTheRootHides) {
-  SignatureClassifier classifier(Builtin(), nullptr);
+  SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   std::vector<LocatedLine> followers{
       Line(10, "The actor died because its node has died. Node Id: abc")};
   Classification r = classifier.ClassifyLines(
@@ -107,7 +99,7 @@ TEST(SignatureClassifierTest, CascadeNamesWhatTheRootHides) {
 }
 
 TEST(SignatureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
-  SignatureClassifier classifier(Builtin(), nullptr);
+  SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   std::vector<LocatedLine> followers{
       Line(8,
            "[E x.cpp:1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
@@ -126,7 +118,7 @@ TEST(SignatureClassifierTest, LearnedExamplesOverrideGeneralRules) {
   ExampleStore store;
   store.Add({FailureLabel::kInfrastructure, "site_fs",
              MaskLogLine("RuntimeError: weka client lost lease on /mnt/weka/run3")});
-  SignatureClassifier classifier(Builtin(), &store);
+  SignatureClassifier classifier(BuiltinSignatures(), &store);
   Classification r = classifier.ClassifyLines(
       Line(7, "RuntimeError: weka client lost lease on /mnt/weka/run9"), {});
   EXPECT_EQ(r.label, FailureLabel::kInfrastructure);

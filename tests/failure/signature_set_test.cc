@@ -2,20 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "builtin_signatures.h"
 #include "core/file_util.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
-
-const SignatureSet& Builtin() {
-  static const SignatureSet* set = [] {
-    auto r = SignatureSet::Builtin();
-    SM_CHECK(r.ok()) << r.status().ToString();
-    return new SignatureSet(std::move(r).value());
-  }();
-  return *set;
-}
 
 std::string LabelledId(const SignatureSet& set, std::string_view line) {
   LineMatch m = set.MatchLine(line);
@@ -23,7 +15,7 @@ std::string LabelledId(const SignatureSet& set, std::string_view line) {
 }
 
 TEST(SignatureSetTest, BuiltinLoadsWithCategoriesForEveryLabelledSignature) {
-  const SignatureSet& set = Builtin();
+  const SignatureSet& set = BuiltinSignatures();
   EXPECT_GT(set.signatures().size(), 40u);
   for (const auto& sig : set.signatures()) {
     if (sig.label == FailureLabel::kUnknown) continue;
@@ -35,7 +27,7 @@ TEST(SignatureSetTest, BuiltinLoadsWithCategoriesForEveryLabelledSignature) {
 }
 
 TEST(SignatureSetTest, RolesFollowPriority) {
-  const SignatureSet& set = Builtin();
+  const SignatureSet& set = BuiltinSignatures();
   struct Case {
     const char* name;
     const char* line;
@@ -69,7 +61,7 @@ TEST(SignatureSetTest, RolesFollowPriority) {
 }
 
 TEST(SignatureSetTest, MostSpecificLabelledSignatureSpeaks) {
-  const SignatureSet& set = Builtin();
+  const SignatureSet& set = BuiltinSignatures();
   EXPECT_EQ(LabelledId(set, "RuntimeError: CUDA error: uncorrectable ECC error encountered"),
             "gpu_ecc");
   EXPECT_EQ(LabelledId(set, "RuntimeError: something odd happened"), "python_runtime_error");
@@ -79,7 +71,7 @@ TEST(SignatureSetTest, MostSpecificLabelledSignatureSpeaks) {
 }
 
 TEST(SignatureSetTest, PrefilterAgreesWithLines) {
-  const SignatureSet& set = Builtin();
+  const SignatureSet& set = BuiltinSignatures();
   EXPECT_FALSE(set.MayContainFailure("epoch 1 loss 0.3\nepoch 2 loss 0.2\n"));
   EXPECT_TRUE(set.MayContainFailure("epoch 1 loss 0.3\nOSError: [Errno 5] Input/output error\n"));
 }
