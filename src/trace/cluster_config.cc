@@ -20,14 +20,8 @@ Result<ClusterSpec> ParseVcConfig(std::string_view contents, std::string_view so
   }
   CsvCursor cursor(contents, ',');
   std::vector<std::string_view> f;
-  bool header = false;
-  while (cursor.Next(f)) {
-    if (!CsvCursor::IsBlank(f)) {
-      header = true;
-      break;
-    }
-  }
-  if (!header) return Status::InvalidArgument(fmt::format("{}:1: empty VC config", source));
+  if (!cursor.NextNonBlank(f))
+    return Status::InvalidArgument(fmt::format("{}:1: empty VC config", source));
   if (f.size() != 2) {
     return Status::InvalidArgument(
         fmt::format("{}:{}: expected a 2-column header (',num'), got {} fields", source,

@@ -17,6 +17,13 @@ bool CsvCursor::IsBlank(const std::vector<std::string_view>& fields) {
   return true;
 }
 
+bool CsvCursor::NextNonBlank(std::vector<std::string_view>& fields) {
+  while (Next(fields)) {
+    if (!IsBlank(fields)) return true;
+  }
+  return false;
+}
+
 bool CsvCursor::Next(std::vector<std::string_view>& fields) {
   fields.clear();
   error_.clear();

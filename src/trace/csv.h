@@ -24,6 +24,8 @@ class CsvCursor {
   // A blank line yields one empty field; callers decide whether to skip it (IsBlank()).
   // An unterminated quoted field runs to the end of input; error() then says so.
   bool Next(std::vector<std::string_view>& fields);
+  // Next() past blank lines: false when only blank lines (or nothing) remain.
+  bool NextNonBlank(std::vector<std::string_view>& fields);
 
   // 1-based line number where the last record returned by Next() starts.
   int64_t line() const { return record_line_; }

@@ -15,14 +15,8 @@ namespace schedmate::trace {
 Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view source) {
   CsvCursor cursor(contents, ',');
   std::vector<std::string_view> f;
-  bool header = false;
-  while (cursor.Next(f)) {
-    if (!CsvCursor::IsBlank(f)) {
-      header = true;
-      break;
-    }
-  }
-  if (!header) return Status::InvalidArgument(fmt::format("{}:1: empty estimates file", source));
+  if (!cursor.NextNonBlank(f))
+    return Status::InvalidArgument(fmt::format("{}:1: empty estimates file", source));
   internal::HeaderMap h(f);
   const int id_col = h.Find({"job_id"});
   const int val_col = h.Find({"priority", "estimate", "duration"});
