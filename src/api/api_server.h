@@ -10,9 +10,10 @@
 //   GET  /v1/jobs/{id}/log[?bytes]      tail of the job's own StdOut (validated, see log_access.h)
 //   GET  /v1/predictions                live jobs' predictions with explanations
 //   GET  /v1/history[?limit]            finished jobs from the history store
-//   GET  /v1/failures                   diagnosed failures (class, reason, evidence)
+//   GET  /v1/failures                   diagnosed failures (class, reason, evidence, checkpoint)
 //   GET  /v1/failures/{id}/log          the log copy captured before any requeue
-//   GET  /v1/actions                    every automated action with reason and outcome
+//   GET  /v1/actions                    every automated action with reason, outcome and detail
+//                                       (requeues: attempt, release_at, exclude_nodes, checkpoint)
 //   GET  /v1/nodes                      nodes with GPUs, state and drain reason
 //   GET  /v1/start-estimates            pending jobs: estimated start + Slurm's pending reason
 //   POST /v1/estimate                   submit-time estimate (what job_submit.lua calls): the

@@ -69,6 +69,8 @@ json ToJson(const service::JobView& v, bool detail) {
            {"end", Time(j.end)},
            {"time_limit_min", Opt(j.time_limit_min)},
            {"restarts", j.restarts},
+           {"eligible", Time(j.eligible)},
+           {"excluded_nodes", j.excluded_nodes},
            {"exit_code", j.exit_code},
            {"prediction", v.prediction ? ToJson(*v.prediction) : json(nullptr)},
            {"metrics", v.metrics ? ToJson(*v.metrics) : json(nullptr)},
@@ -110,13 +112,23 @@ json ToJson(const service::FailureRecord& f) {
               {"evidence_line", f.evidence_line},
               {"evidence", f.evidence},
               {"log_captured", !f.log_copy.empty()},
+              {"checkpoint", f.checkpoint.empty() ? json(nullptr) : json(f.checkpoint)},
               {"engine", f.engine}};
 }
 
 json ToJson(const service::ActionRecord& a) {
-  return json{{"id", a.id},           {"at", a.at.seconds()}, {"job_id", a.job_id},
-              {"node", a.node},       {"kind", a.kind},       {"reason", a.reason},
-              {"dry_run", a.dry_run}, {"outcome", a.outcome}, {"detail", a.detail}};
+  json out{{"id", a.id},           {"at", a.at.seconds()}, {"job_id", a.job_id},
+           {"node", a.node},       {"kind", a.kind},       {"reason", a.reason},
+           {"dry_run", a.dry_run}, {"outcome", a.outcome}, {"detail", a.detail}};
+  if (a.kind == "requeue") {
+    out["attempt"] = a.attempt;
+    out["release_at"] = Time(a.release_at);
+    out["exclude_nodes"] = a.exclude_nodes;
+  }
+  if (a.kind == "requeue" || a.kind == "notify") {
+    out["checkpoint"] = a.checkpoint.empty() ? json(nullptr) : json(a.checkpoint);
+  }
+  return out;
 }
 
 json ToJson(const service::MetricSample& m) {

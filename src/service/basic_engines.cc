@@ -29,8 +29,12 @@ std::string_view PlannedActionKindName(PlannedAction::Kind k) {
       return "drain";
     case PlannedAction::Kind::kRequeue:
       return "requeue";
+    case PlannedAction::Kind::kHold:
+      return "hold";
     case PlannedAction::Kind::kNotifyUser:
       return "notify";
+    case PlannedAction::Kind::kNotifyAdmin:
+      return "notify_admin";
   }
   return "notify";
 }
@@ -225,6 +229,33 @@ void BasicLogTracker::Forget(const std::string& key) { state_.erase(key); }
 
 // ---------------------------------------------------------------- BasicFailureDiagnoser
 
+namespace {
+
+// The path in the last line before `before` that reports saving a checkpoint ("saved checkpoint
+// to ckpt/step_1200.pt", "Saving model checkpoint: /ckpt/run3/"); nullopt when none.
+std::optional<std::string> FindCheckpointLine(const std::vector<std::string_view>& lines,
+                                              size_t before) {
+  static const re2::RE2 kSaved(
+      R"((?i)\b(sav(e|ed|ing)|wrote|writ(e|ing|ten))\b.*\b(checkpoint|ckpt))");
+  static const re2::RE2 kFailed(R"((?i)(fail|error|unable|cannot|could not))");
+  static const re2::RE2 kPath(
+      R"(([\w.~+-]*/[^\s'",;)\]]+|[\w.+-]+\.(?:pt|pth|ckpt|safetensors|bin)\b))");
+  for (size_t i = std::min(before, lines.size()); i-- > 0;) {
+    re2::StringPiece line(lines[i].data(), lines[i].size());
+    if (line.size() > 4096 || !re2::RE2::PartialMatch(line, kSaved) ||
+        re2::RE2::PartialMatch(line, kFailed)) {
+      continue;
+    }
+    std::string path, last;
+    while (re2::RE2::FindAndConsume(&line, kPath, &path)) last = path;
+    while (!last.empty() && (last.back() == '.' || last.back() == ':')) last.pop_back();
+    if (!last.empty() && last.find("://") == std::string::npos) return last;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 BasicFailureDiagnoser::BasicFailureDiagnoser() {
   auto add = [](std::vector<Rule>& rules, const char* re, FailureClass cls, const char* category,
                 const char* reason) {
@@ -284,12 +315,41 @@ Result<Diagnosis> BasicFailureDiagnoser::Diagnose(const FailedJob& job, std::str
       if (!d.evidence.empty() && d.evidence.find(n) != std::string::npos) d.node = n;
     }
     if (d.node.empty() && job.nodes.size() == 1) d.node = job.nodes.front();
-    if (!d.node.empty()) {
-      d.plan.push_back({PlannedAction::Kind::kDrainNode, d.node,
-                        fmt::format("{} in job {}", d.category, job.job_id)});
+    d.checkpoint = FindCheckpointLine(
+        lines, d.evidence_line > 0 ? static_cast<size_t>(d.evidence_line - 1) : lines.size());
+    PlannedAction drain;
+    drain.kind = PlannedAction::Kind::kDrainNode;
+    drain.node = d.node;
+    drain.reason = fmt::format("{} in job {}", d.category, job.job_id);
+    if (!d.node.empty()) d.plan.push_back(drain);
+    if (job.retries_used >= job.retry_budget) {
+      PlannedAction hold;
+      hold.kind = PlannedAction::Kind::kHold;
+      hold.reason = fmt::format(
+          "infrastructure failure ({}) after {} requeue(s) by schedmate; retry budget of {} used",
+          d.category, job.retries_used, job.retry_budget);
+      d.plan.push_back(hold);
+      PlannedAction admin;
+      admin.kind = PlannedAction::Kind::kNotifyAdmin;
+      admin.reason =
+          fmt::format("job {} failed repeatedly on infrastructure: {}", job.job_id, hold.reason);
+      admin.hint =
+          "check the nodes it ran on, then `scontrol release " + job.job_id + "` or cancel it";
+      d.plan.push_back(std::move(admin));
+      return d;
     }
-    d.plan.push_back({PlannedAction::Kind::kRequeue, "",
-                      fmt::format("infrastructure failure ({}), not the job's fault", d.category)});
+    PlannedAction requeue;
+    requeue.kind = PlannedAction::Kind::kRequeue;
+    requeue.attempt = job.retries_used + 1;
+    if (!d.node.empty()) requeue.exclude_nodes.push_back(d.node);
+    requeue.checkpoint = d.checkpoint;
+    requeue.reason = fmt::format("infrastructure failure ({}), not the job's fault", d.category);
+    d.plan.push_back(std::move(requeue));
+    PlannedAction user;
+    user.kind = PlannedAction::Kind::kNotifyUser;
+    user.reason = fmt::format("your job hit an infrastructure failure ({}) and was requeued; {}",
+                              d.category, d.reason);
+    d.plan.push_back(std::move(user));
     return d;
   }
   // Application: rules in priority order; within a rule the LAST match (a traceback ends with
@@ -316,7 +376,10 @@ Result<Diagnosis> BasicFailureDiagnoser::Diagnose(const FailedJob& job, std::str
       d.reason = fmt::format("exit code {} with no recognised error in the log", job.exit_code);
     }
   }
-  d.plan.push_back({PlannedAction::Kind::kNotifyUser, "", d.reason});
+  PlannedAction notify;
+  notify.kind = PlannedAction::Kind::kNotifyUser;
+  notify.reason = d.reason;
+  d.plan.push_back(std::move(notify));
   return d;
 }
 

@@ -11,9 +11,12 @@
 //   and "it/s", flags a stall when the step has not advanced for `stall_after`, and a slowdown
 //   when the recent seconds-per-step exceed `slowdown_ratio` times the early rate.
 // BasicFailureDiagnoser: the first infrastructure signature in the log (NVIDIA Xid, ECC, GPU off
-//   the bus, NCCL system errors) or a NODE_FAIL state -> infra, plan = drain the node + requeue;
-//   otherwise the most telling application error (Python exception line, segfault, CUDA OOM)
-//   -> app, plan = tell the user. Unknown when neither is found.
+//   the bus, NCCL system errors) or a NODE_FAIL state -> infra, plan = drain the node, then
+//   (within FailedJob::retry_budget) requeue avoiding that node from the last checkpoint the log
+//   says was saved + tell the user, or (budget used) hold + tell the operators; the requeue's
+//   delay is left to the service's backoff. Otherwise the most telling application error
+//   (Python exception line, segfault, CUDA OOM) -> app, plan = tell the user. Unknown when
+//   neither is found.
 
 #include <map>
 #include <memory>

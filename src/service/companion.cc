@@ -35,6 +35,27 @@ std::string ShortReason(std::string_view text) {
   return out;
 }
 
+std::string JoinNodes(const std::vector<std::string>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// "45s", "2m", "2m30s", "1h", "1h05m": how long a retry waits, for people.
+std::string ShortDelay(Duration d) {
+  int64_t s = (d.micros() + 999'999) / 1'000'000;
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600)
+    return s % 60 == 0 ? fmt::format("{}m", s / 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
+  int64_t m = (s % 3600) / 60;
+  return m == 0 ? fmt::format("{}h", s / 3600) : fmt::format("{}h{:02}m", s / 3600, m);
+}
+
+std::string WithHint(std::string reason, const std::string& hint) {
+  if (!hint.empty()) reason += "; next: " + hint;
+  return reason;
+}
+
 store::StoredJob StoredFromContext(const JobContext& c) {
   store::StoredJob s;
   s.job.id = c.job_id;
@@ -87,6 +108,8 @@ Status Companion::Load() {
     watch_since_ = deps_.clock.Now();
     SM_RETURN_IF_ERROR(deps_.store.SetValue(kWatchSinceKey, std::to_string(watch_since_.micros())));
   }
+  // Actions a killed process recorded but never finished are not retried: say so.
+  SM_RETURN_IF_ERROR(deps_.store.MarkInterruptedActions().status());
   SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
   SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
   for (const auto& f : recent_failures_) ++failures_by_class_[f.cls];
@@ -212,23 +235,79 @@ void Companion::TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>&
   }
 }
 
-ActionRecord Companion::RunAction(ActionRecord a, const std::function<Status()>& act) {
-  // Recorded first (planned), then executed: a crash in between loses the action, never repeats it.
+ActionRecord Companion::RunAction(ActionRecord a, const std::function<Result<std::string>()>& act) {
+  // Recorded first (planned, with what it would do), then executed: a crash in between loses
+  // the action (Load() marks it interrupted), never repeats it.
   auto id = deps_.store.AddAction(a);
   if (a.outcome == "planned") {
     if (config_.dry_run) {
       a.dry_run = true;
       a.outcome = "dry-run";
     } else {
-      Status s = act();
-      a.outcome = s.ok() ? "done" : "failed";
-      a.detail = s.ok() ? a.detail : s.message();
+      Result<std::string> done = act();
+      a.outcome = done.ok() ? "done" : "failed";
+      if (!done.ok()) {
+        a.detail = done.status().message();
+      } else if (!done->empty()) {
+        a.detail = *done;
+      }
     }
     if (id.ok()) (void)deps_.store.UpdateActionOutcome(*id, a.outcome, a.detail);
   }
   if (id.ok()) a.id = *id;
   RememberAction(a);
   return a;
+}
+
+Duration Companion::Backoff(int retries_done) const {
+  Duration d = config_.backoff_base;
+  for (int i = 0; i < retries_done && d < config_.backoff_cap; ++i) d = d * 2;
+  return std::min(d, config_.backoff_cap);
+}
+
+std::optional<std::string> Companion::NotActionable(const slurm::FinishedJob& f) {
+  auto shown = deps_.backend.ShowJob(f.id);
+  if (!shown.ok()) {
+    if (shown.status().code() == StatusCode::kNotFound) {
+      return "the job is gone from slurmctld (purged after MinJobAge); nothing to requeue or hold";
+    }
+    return std::nullopt;  // let the action itself try and report what Slurm says
+  }
+  const std::string& st = shown->state;
+  if (st == "RUNNING" || st == "COMPLETING" || st == "CONFIGURING" || st == "SUSPENDED" ||
+      (st == "COMPLETED" && shown->restarts > 0)) {
+    return fmt::format("the job is {} again (Slurm requeued it itself); not interrupting it",
+                       ToLower(st));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Companion::UsableExclusions(const slurm::FinishedJob& f,
+                                                     const std::vector<std::string>& wanted,
+                                                     std::string& note) const {
+  if (wanted.empty()) return {};
+  int need = std::max<int>(1, static_cast<int>(f.node_names.size()));
+  int left = 0;
+  for (const auto& n : nodes_) {
+    if (!f.partition.empty() && !n.partitions.empty() &&
+        std::find(n.partitions.begin(), n.partitions.end(), f.partition) == n.partitions.end()) {
+      continue;
+    }
+    if (!n.available() || drained_this_session_.count(n.name)) continue;
+    if (std::find(wanted.begin(), wanted.end(), n.name) != wanted.end()) continue;
+    ++left;
+  }
+  if (left < need) {
+    note = fmt::format(
+        "not excluding {}: that would leave {} usable node(s) in partition {} for a job that "
+        "needs {}",
+        JoinNodes(wanted), left, f.partition.empty() ? "(any)" : f.partition, need);
+    return {};
+  }
+  std::vector<std::string> out = wanted;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 void Companion::RememberAction(const ActionRecord& a) {
@@ -245,6 +324,43 @@ void Companion::RememberFailure(const FailureRecord& f) {
 
 void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,
                             bool stale) {
+  bool held = false;            // at most one hold per plan
+  std::string requeue_problem;  // set when a planned requeue did not happen (for the notice)
+  bool requeued = false;
+  auto hold = [&](ActionRecord a, const std::string& reason) {
+    a.kind = "hold";
+    a.reason = reason;
+    held = true;
+    if (a.outcome == "planned") {
+      if (d.cls != FailureClass::kInfra && !config_.hold_unknown) {
+        a.outcome = "skipped";
+        a.detail = "actions.hold_unknown is false: the operators are notified instead";
+      } else if (d.cls == FailureClass::kInfra && !config_.hold_after_budget) {
+        a.outcome = "skipped";
+        a.detail = "actions.hold_after_budget is false";
+      } else if (auto why = NotActionable(f)) {
+        a.outcome = "skipped";
+        a.detail = *why;
+      }
+    }
+    if (a.outcome == "planned") {
+      a.detail = fmt::format(
+          "would hold: requeue the job held (scontrol requeuehold {}); it waits until a person "
+          "runs `scontrol release {}`",
+          f.id, f.id);
+    }
+    std::string comment =
+        config_.annotate_comment ? ShortReason("schedmate: held: " + reason) : std::string();
+    RunAction(a, [&]() -> Result<std::string> {
+      SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.HoldForReview(f.id, comment));
+      std::string out = fmt::format(
+          "held{} (Reason=job_requeued_in_held_state): waits until a person runs `scontrol "
+          "release {}` or cancels it",
+          report.already_pending ? " the job Slurm had requeued itself" : "", f.id);
+      for (const auto& w : report.warnings) out += "; warning: " + w;
+      return out;
+    });
+  };
   for (const auto& step : d.plan) {
     ActionRecord a;
     a.at = now;
@@ -253,13 +369,16 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
     a.reason = step.reason;
     a.dry_run = config_.dry_run;
     a.outcome = "planned";
-    if (stale && step.kind != PlannedAction::Kind::kNotifyUser) {
+    bool notify = step.kind == PlannedAction::Kind::kNotifyUser ||
+                  step.kind == PlannedAction::Kind::kNotifyAdmin;
+    if (stale && !notify) {
       a.outcome = "skipped";
       a.detail =
           f.end + Duration::Seconds(2) < watch_since_
               ? "run ended before schedmate started watching this cluster; not acting on it"
               : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
                             FormatDuration(now - f.end));
+      if (step.kind == PlannedAction::Kind::kRequeue) requeue_problem = a.detail;
       RunAction(a, nullptr);
       continue;
     }
@@ -290,29 +409,113 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
           a.detail = fmt::format(
               "cap reached: {} node(s) drained by schedmate (actions.max_drained_nodes={})",
               drained, config_.max_drained_nodes);
+        } else {
+          a.detail = "would drain " + step.node;
         }
         std::string node = step.node, reason = a.reason;
-        a = RunAction(a, [&] { return deps_.backend.DrainNode(node, reason); });
+        a = RunAction(a, [&]() -> Result<std::string> {
+          SM_RETURN_IF_ERROR(deps_.backend.DrainNode(node, reason));
+          return "drained " + node;
+        });
         if (a.outcome == "done" || a.outcome == "dry-run") drained_this_session_.insert(node);
         break;
       }
       case PlannedAction::Kind::kRequeue: {
-        auto used = deps_.store.CountRequeues(f.id);
+        auto used_or = deps_.store.CountRequeues(f.id);
+        int used = used_or.ok() ? static_cast<int>(*used_or) : 0;
+        int budget = config_.retries_per_job;
         if (!config_.requeue_on_infra) {
           a.outcome = "skipped";
           a.detail = "actions.requeue_on_infra is false";
-        } else if (used.ok() && *used >= config_.retries_per_job) {
-          a.outcome = "skipped";
-          a.detail = fmt::format("retry budget used: {} requeue(s) (actions.retries_per_job={})",
-                                 *used, config_.retries_per_job);
+          requeue_problem = a.detail;
+          RunAction(a, nullptr);
+          break;
         }
-        std::string id = f.id;
-        RunAction(a, [&] { return deps_.backend.Requeue(id); });
+        if (used >= budget) {
+          std::string why = fmt::format(
+              "retry budget used: {} requeue(s) by schedmate (actions.retries_per_job={})", used,
+              budget);
+          requeue_problem = why;
+          if (config_.hold_after_budget && !held) {
+            hold(a, why + "; held for a person to look");
+          } else {
+            a.outcome = "skipped";
+            a.detail = why;
+            RunAction(a, nullptr);
+          }
+          break;
+        }
+        int attempt = used + 1;
+        Duration delay = step.delay ? std::max(*step.delay, Duration::Zero()) : Backoff(used);
+        std::string exclude_note;
+        std::vector<std::string> exclude;
+        if (config_.exclude_failed_nodes)
+          exclude = UsableExclusions(f, step.exclude_nodes, exclude_note);
+        a.attempt = attempt;
+        a.release_at = now + delay;
+        a.exclude_nodes = exclude;
+        a.checkpoint = step.checkpoint.value_or("");
+        std::string what =
+            fmt::format("attempt {}/{}, starts in {}", attempt, budget,
+                        delay <= Duration::Zero() ? "0s (at once)" : ShortDelay(delay));
+        if (!exclude.empty()) what += ", excluding " + JoinNodes(exclude);
+        if (!a.checkpoint.empty()) {
+          what += "; resume from " + a.checkpoint + " (the job's own command must pick it up)";
+        }
+        if (!exclude_note.empty()) what += "; " + exclude_note;
+        if (auto why = NotActionable(f)) {
+          a.outcome = "skipped";
+          a.detail = *why;
+          requeue_problem = *why;
+        } else {
+          a.detail = "would requeue, " + what;
+        }
+        slurm::RequeueOptions options;
+        options.delay = delay;
+        options.exclude_nodes = exclude;
+        if (config_.annotate_comment) {
+          options.comment = ShortReason(
+              fmt::format("schedmate: requeued after {} (attempt {}/{}){}",
+                          d.category.empty() ? "a failure" : d.category, attempt, budget,
+                          a.checkpoint.empty() ? "" : "; resume from " + a.checkpoint));
+        }
+        a = RunAction(a, [&]() -> Result<std::string> {
+          SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.Requeue(f.id, options));
+          std::string out = (report.already_pending ? "updated the job Slurm had requeued itself, "
+                                                    : "requeued, ") +
+                            what;
+          for (const auto& w : report.warnings) out += "; warning: " + w;
+          return out;
+        });
+        if (a.outcome == "done" || a.outcome == "dry-run") {
+          requeued = true;
+        } else if (requeue_problem.empty()) {
+          requeue_problem = a.detail;
+        }
         break;
       }
-      case PlannedAction::Kind::kNotifyUser:
+      case PlannedAction::Kind::kHold:
+        if (held) break;  // the budget already held it in this plan
+        hold(a, step.reason);
+        break;
+      case PlannedAction::Kind::kNotifyUser: {
+        a.reason = WithHint(step.reason, step.hint);
+        if (d.checkpoint && a.reason.find(*d.checkpoint) == std::string::npos) {
+          a.reason += "; resume from " + *d.checkpoint;
+        }
+        if (d.checkpoint) a.checkpoint = *d.checkpoint;
         a.outcome = "done";
-        a.detail = "recorded for the user (API /v1/failures)";
+        a.detail = "recorded for the user (API /v1/failures, /v1/actions)";
+        if (!requeue_problem.empty() && !requeued) {
+          a.detail += "; NOTE: the job was not requeued: " + requeue_problem;
+        }
+        RunAction(a, nullptr);
+        break;
+      }
+      case PlannedAction::Kind::kNotifyAdmin:
+        a.reason = WithHint(step.reason, step.hint);
+        a.outcome = "done";
+        a.detail = "recorded for the operators (API /v1/actions, schedmate_actions_total)";
         RunAction(a, nullptr);
         break;
     }
@@ -350,12 +553,16 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   fj.nodes = f.node_names;
   fj.ran = f.end - f.start;
   fj.restarts = t != nullptr ? t->job.restarts : 0;
+  fj.retries_used = static_cast<int32_t>(deps_.store.CountRequeues(f.id).value_or(0));
+  fj.retry_budget = config_.retries_per_job;
   Diagnosis d;
   if (auto diag = deps_.diagnoser.Diagnose(fj, log_text); diag.ok()) {
     d = std::move(*diag);
   } else {
     d.reason = "diagnosis failed: " + diag.status().message();
-    d.plan.push_back({PlannedAction::Kind::kNotifyUser, "", d.reason});
+    PlannedAction notify;
+    notify.reason = d.reason;
+    d.plan.push_back(std::move(notify));
   }
   if (!log_note.empty()) d.reason += " [log: " + log_note + "]";
   FailureRecord rec;
@@ -372,6 +579,9 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   rec.evidence = d.evidence;
   rec.log_copy = copy_path;
   rec.engine = d.engine;
+  rec.checkpoint = d.checkpoint.value_or("");
+  for (const auto& step : d.plan)
+    if (rec.checkpoint.empty() && step.checkpoint) rec.checkpoint = *step.checkpoint;
   if (auto id = deps_.store.AddFailure(rec); id.ok()) rec.id = *id;
   RememberFailure(rec);
   // 3. Act within policy.
@@ -433,7 +643,8 @@ void Companion::EstimateStarts(SimTime now) {
           {id, t.job.node_names, t.job.gpus_per_node, *t.job.start, predicted, limit});
     } else if (t.job.state == "PENDING") {
       pending.push_back({id, t.job.priority, t.job.submit, std::max(1, t.job.nodes),
-                         t.job.gpus_per_node, predicted, t.job.reason});
+                         t.job.gpus_per_node, predicted, t.job.reason, t.job.eligible,
+                         t.job.excluded_nodes});
     }
   }
   auto estimates = start_estimator_.Estimate(now, caps, running, std::move(pending));
@@ -624,7 +835,10 @@ Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   a.kind = "resume";
   a.reason = "requested through the API by " + who;
   a.outcome = "planned";
-  a = RunAction(a, [&] { return deps_.backend.ResumeNode(node); });
+  a = RunAction(a, [&]() -> Result<std::string> {
+    SM_RETURN_IF_ERROR(deps_.backend.ResumeNode(node));
+    return "resumed " + node;
+  });
   drained_this_session_.erase(node);
   Publish(deps_.clock.Now(), slurm_ok_, last_error_, last_tick_);  // the action shows at once
   if (a.outcome == "failed") return Status::FailedPrecondition(a.detail);

@@ -10,13 +10,27 @@
 //   finished run   -> actual duration recorded (history grows; the advisor observes it);
 //                     each run handled once (run key "<id>@<start>" stored)
 //   failed run     -> the log tail is COPIED first (requeue truncates it), then diagnosed; the
-//                     failure and the planned actions are committed together before anything is
-//                     executed (a crash can lose an action, never repeat one); then each action
-//                     runs within policy: dry-run records only; drains stop at max_drained_nodes
-//                     (counting nodes whose reason starts "schedmate"); requeues stop at
-//                     retries_per_job; runs that ended more than 10 minutes before they were seen,
-//                     or before this database first watched the cluster, are diagnosed but never
-//                     acted on
+//                     failure is committed, and each action is recorded before it is executed
+//                     (a crash can lose an action, marked "interrupted" at the next start, never
+//                     repeat one); then the whole plan runs within policy (actions.* config):
+//                       drain    capped by max_drained_nodes (nodes whose reason starts
+//                                "schedmate" count)
+//                       requeue  within retries_per_job (schedmate's own requeues of the job):
+//                                released at now + backoff (the plan's delay, else
+//                                backoff_base x 2^retries, capped), ExcNodeList += the implicated
+//                                nodes unless that leaves the job no usable node, the checkpoint
+//                                named in the record, the Comment and the user's notice (Slurm
+//                                cannot change the job's command or environment: resuming is up
+//                                to the job, which can read its Comment); never while the job
+//                                runs again (Slurm requeued it itself)
+//                       hold     after the budget (hold_after_budget) or when the planner asks
+//                                for an unclear failure (hold_unknown): `scontrol requeuehold`,
+//                                the reason in the record and the Comment
+//                       notify   user / operators: recorded with the hint (API /v1/actions)
+//                     dry-run records the full plan ("would requeue, attempt 1/3, starts in 2m,
+//                     excluding gpu1") without touching Slurm. Runs that ended more than 10
+//                     minutes before they were seen, or before this database first watched the
+//                     cluster, are diagnosed but never acted on
 //   pending jobs   -> a start-time estimate each (StartTimeEstimator) beside Slurm's reason
 // and publishes an immutable ServiceView for the API.
 //
@@ -134,7 +148,19 @@ class Companion {
   void HandleFinished(const slurm::FinishedJob& f, SimTime now);
   void HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now);
   void ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now, bool stale);
-  ActionRecord RunAction(ActionRecord a, const std::function<Status()>& act);
+  // Records `a` (outcome "planned" = to be executed), executes `act` unless dry-run, records the
+  // outcome; `act` returns the detail to record ("requeued, attempt 1/3, ...").
+  ActionRecord RunAction(ActionRecord a, const std::function<Result<std::string>()>& act);
+  // backoff_base x 2^retries_done, at most backoff_cap.
+  Duration Backoff(int retries_done) const;
+  // Why a requeue/hold of this finished run must not happen now (the job runs again, or is
+  // gone), nullopt when it may.
+  std::optional<std::string> NotActionable(const slurm::FinishedJob& f);
+  // `wanted` (sorted, unique) unless excluding it would leave fewer usable nodes in the job's
+  // partition than the job needs; then {} and `note` says why.
+  std::vector<std::string> UsableExclusions(const slurm::FinishedJob& f,
+                                            const std::vector<std::string>& wanted,
+                                            std::string& note) const;
   void EstimateStarts(SimTime now);
   void Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took);
   void RememberFailure(const FailureRecord& f);

@@ -213,8 +213,11 @@ void TrackerLogTracker::Forget(const std::string& key) { state_.erase(key); }
 FailureHandlerDiagnoser::FailureHandlerDiagnoser() = default;
 FailureHandlerDiagnoser::~FailureHandlerDiagnoser() = default;
 
-Result<std::unique_ptr<FailureHandlerDiagnoser>> FailureHandlerDiagnoser::Create() {
+Result<std::unique_ptr<FailureHandlerDiagnoser>> FailureHandlerDiagnoser::Create(
+    Duration backoff_base, Duration backoff_cap) {
   std::unique_ptr<FailureHandlerDiagnoser> d(new FailureHandlerDiagnoser());
+  d->backoff_base_ = backoff_base;
+  d->backoff_cap_ = std::max(backoff_base, backoff_cap);
   SM_ASSIGN_OR_RETURN(failure::SignatureSet set, failure::SignatureSet::Builtin());
   d->signatures_ = std::make_unique<failure::SignatureSet>(std::move(set));
   d->handler_ = std::make_unique<failure::FailureHandler>(*d->signatures_, /*examples=*/nullptr);
@@ -269,17 +272,20 @@ Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::s
   if (!d.evidence.empty()) d.reason += fmt::format(" (line {}: {})", d.evidence_line, d.evidence);
   if (!fd.hint.empty()) d.reason += "; next: " + fd.hint;
 
+  d.checkpoint = fd.checkpoint;
   failure::JobContext ctx;
   ctx.job_id = job.job_id;
   ctx.nodes = job.nodes;
-  ctx.restarts = job.restarts;
+  ctx.restarts = job.retries_used;  // the budget that binds is schedmate's own requeues
   failure::RecoveryPolicy policy;
-  policy.max_infra_retries = 1000;  // the service's retries_per_job is the budget that binds
-  policy.backoff_base = Duration::Zero();
+  policy.max_infra_retries = job.retry_budget;
+  policy.backoff_base = backoff_base_;
+  policy.backoff_cap = backoff_cap_;
   failure::RecoveryPlan plan = failure::PlanRecovery(fd, ctx, policy);
   for (const auto& a : plan) {
     PlannedAction p;
     p.reason = a.reason.empty() ? d.reason : a.reason;
+    p.hint = a.hint;
     switch (a.kind) {
       case failure::RecoveryAction::Kind::kDrainNode:
         p.kind = PlannedAction::Kind::kDrainNode;
@@ -290,17 +296,28 @@ Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::s
         break;
       case failure::RecoveryAction::Kind::kRequeue:
         p.kind = PlannedAction::Kind::kRequeue;
+        p.delay = a.delay;
+        p.attempt = a.attempt;
+        p.exclude_nodes = a.exclude_nodes;
+        p.checkpoint = a.checkpoint;
         break;
       case failure::RecoveryAction::Kind::kHold:
+        p.kind = PlannedAction::Kind::kHold;
+        break;
       case failure::RecoveryAction::Kind::kNotifyUser:
-      case failure::RecoveryAction::Kind::kNotifyAdmin:
         p.kind = PlannedAction::Kind::kNotifyUser;
-        if (!a.hint.empty()) p.reason += "; " + a.hint;
+        break;
+      case failure::RecoveryAction::Kind::kNotifyAdmin:
+        p.kind = PlannedAction::Kind::kNotifyAdmin;
         break;
     }
     d.plan.push_back(std::move(p));
   }
-  if (d.plan.empty()) d.plan.push_back({PlannedAction::Kind::kNotifyUser, "", d.reason});
+  if (d.plan.empty()) {
+    PlannedAction notify;
+    notify.reason = d.reason;
+    d.plan.push_back(std::move(notify));
+  }
   return d;
 }
 

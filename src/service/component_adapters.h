@@ -9,8 +9,12 @@
 //   stamped with the wall clock, follow mode) and a SignalAnalyzer for progress, ETA, stall and
 //   slowdown; the line classifier and extractor are shared by all jobs.
 // FailureHandlerDiagnoser: failure::FailureHandler over the built-in signatures (root cause by
-//   bisection, infra/app classification) and PlanRecovery for the plan; a NODE_FAIL run with a
-//   silent log is infrastructure by Slurm's word.
+//   bisection, infra/app classification, the checkpoint the log says was saved) and
+//   PlanRecovery for the plan, run with the service's budget (FailedJob::retry_budget, counting
+//   schedmate's own requeues) and backoff, so its requeue delay, attempt, exclusions, checkpoint
+//   and its hold + operator notice after the budget reach the service unchanged. A NODE_FAIL run
+//   with a silent log is infrastructure by Slurm's word. The user's job directory is not
+//   scanned for checkpoints (only what the log reports).
 
 #include <map>
 #include <memory>
@@ -67,7 +71,9 @@ class TrackerLogTracker final : public LogTracker {
 
 class FailureHandlerDiagnoser final : public FailureDiagnoser {
  public:
-  static Result<std::unique_ptr<FailureHandlerDiagnoser>> Create();
+  // `backoff_base` doubles per retry up to `backoff_cap` (ServiceConfig actions.backoff_*).
+  static Result<std::unique_ptr<FailureHandlerDiagnoser>> Create(
+      Duration backoff_base = Duration::Seconds(60), Duration backoff_cap = Duration::Minutes(30));
   ~FailureHandlerDiagnoser() override;
   Result<Diagnosis> Diagnose(const FailedJob& job, std::string_view log) override;
 
@@ -75,6 +81,7 @@ class FailureHandlerDiagnoser final : public FailureDiagnoser {
   FailureHandlerDiagnoser();
   std::unique_ptr<failure::SignatureSet> signatures_;
   std::unique_ptr<failure::FailureHandler> handler_;
+  Duration backoff_base_, backoff_cap_;
 };
 
 }  // namespace schedmate::service

@@ -27,7 +27,8 @@ Result<Engines> MakeEngines(const std::string& choice, const ServiceConfig& conf
 #ifdef SCHEDMATE_HAVE_COMPONENTS
     SM_ASSIGN_OR_RETURN(e.advisor, AdvisorJobAdvisor::Create(history));
     e.tracker = std::make_unique<TrackerLogTracker>(config.stall_after);
-    SM_ASSIGN_OR_RETURN(e.diagnoser, FailureHandlerDiagnoser::Create());
+    SM_ASSIGN_OR_RETURN(e.diagnoser,
+                        FailureHandlerDiagnoser::Create(config.backoff_base, config.backoff_cap));
     e.description = "advisor=history-estimator tracker=metric-tracker failure=failure-handler";
     return e;
 #else

@@ -83,14 +83,24 @@ class LogTracker {
 enum class FailureClass { kInfra, kApp, kUnknown };
 std::string_view FailureClassName(FailureClass c);  // "infra", "app", "unknown"
 
-// One step of a recovery plan, as data; the service executes it within its policy.
+// One step of a recovery plan, as data (failure::RecoveryAction in the service's terms); the
+// service executes it within its policy (service_config.h `actions.*`). A diagnoser may leave
+// `delay` unset: the service then applies its own backoff (actions.backoff_base_s doubling per
+// retry, capped by actions.backoff_cap_s).
 struct PlannedAction {
-  enum class Kind { kDrainNode, kRequeue, kNotifyUser };
+  enum class Kind { kDrainNode, kRequeue, kHold, kNotifyUser, kNotifyAdmin };
   Kind kind = Kind::kNotifyUser;
   std::string node;    // kDrainNode
   std::string reason;  // why, for Slurm's Reason= and the action log
+  std::string hint;    // kNotifyUser / kNotifyAdmin: the concrete next step ("" = none)
+  // kRequeue:
+  std::optional<Duration> delay;  // wait before the retry may start (nullopt: service's)
+  int attempt = 0;                // 1-based retry number the diagnoser planned (0: unknown)
+  std::vector<std::string> exclude_nodes;  // nodes the retry must avoid
+  std::optional<std::string> checkpoint;   // where the retry should resume from (path as logged)
 };
-std::string_view PlannedActionKindName(PlannedAction::Kind k);  // "drain", "requeue", "notify"
+// "drain", "requeue", "hold", "notify" (the user), "notify_admin".
+std::string_view PlannedActionKindName(PlannedAction::Kind k);
 
 struct FailedJob {
   std::string job_id;
@@ -100,16 +110,19 @@ struct FailedJob {
   int32_t exit_signal = 0;
   std::vector<std::string> nodes;
   Duration ran;
-  int32_t restarts = 0;  // requeues of this job so far
+  int32_t restarts = 0;      // requeues of this job so far (Slurm's count: any cause)
+  int32_t retries_used = 0;  // requeues schedmate itself did for this job (its budget)
+  int32_t retry_budget = 0;  // actions.retries_per_job: requeues schedmate may do in all
 };
 
 struct Diagnosis {
   FailureClass cls = FailureClass::kUnknown;
-  std::string category;       // e.g. "gpu_xid", "ecc", "python_exception", "oom"
-  std::string reason;         // one line for people
-  int64_t evidence_line = 0;  // 1-based line in the log, 0 when none
-  std::string evidence;       // that line (trimmed, capped)
-  std::string node;           // the node blamed, "" when none
+  std::string category;                   // e.g. "gpu_xid", "ecc", "python_exception", "oom"
+  std::string reason;                     // one line for people
+  int64_t evidence_line = 0;              // 1-based line in the log, 0 when none
+  std::string evidence;                   // that line (trimmed, capped)
+  std::string node;                       // the node blamed, "" when none
+  std::optional<std::string> checkpoint;  // newest checkpoint the log says was saved
   std::vector<PlannedAction> plan;
   std::string engine;
 };

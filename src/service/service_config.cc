@@ -177,6 +177,12 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["actions"]["retries_per_job"] = int32(&ServiceConfig::retries_per_job, 0, 100);
   s["actions"]["drain_on_infra"] = boolean(&ServiceConfig::drain_on_infra);
   s["actions"]["requeue_on_infra"] = boolean(&ServiceConfig::requeue_on_infra);
+  s["actions"]["backoff_base_s"] = seconds(&ServiceConfig::backoff_base, 0, 86400);
+  s["actions"]["backoff_cap_s"] = seconds(&ServiceConfig::backoff_cap, 0, 7 * 86400);
+  s["actions"]["exclude_failed_nodes"] = boolean(&ServiceConfig::exclude_failed_nodes);
+  s["actions"]["hold_after_budget"] = boolean(&ServiceConfig::hold_after_budget);
+  s["actions"]["hold_unknown"] = boolean(&ServiceConfig::hold_unknown);
+  s["actions"]["annotate_comment"] = boolean(&ServiceConfig::annotate_comment);
   s["tracker"]["stall_after_s"] = seconds(&ServiceConfig::stall_after, 1, 7 * 86400);
   s["tracker"]["slowdown_ratio"] = real(&ServiceConfig::slowdown_ratio, 1.0, 100.0);
   s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
@@ -226,6 +232,10 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
   if (config.min_limit_min > config.max_limit_min) {
     return Status::InvalidArgument(source +
                                    ": submit.min_limit_min must not exceed submit.max_limit_min");
+  }
+  if (config.backoff_cap < config.backoff_base) {
+    return Status::InvalidArgument(
+        source + ": actions.backoff_cap_s must not be below actions.backoff_base_s");
   }
   if (config.data_dir.empty())
     return Status::InvalidArgument(source + ": service.data_dir must not be empty");

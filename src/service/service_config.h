@@ -46,6 +46,14 @@ struct ServiceConfig {
   int retries_per_job = 1;    // requeues schedmate may do per job
   bool drain_on_infra = true;
   bool requeue_on_infra = true;
+  // A retry waits backoff_base x 2^(retries already done), at most backoff_cap (a planner may
+  // ask for less: preemptions retry at once). StartTime=now+delay in Slurm.
+  Duration backoff_base = Duration::Seconds(60);
+  Duration backoff_cap = Duration::Minutes(30);
+  bool exclude_failed_nodes = true;  // the retry avoids the implicated nodes (ExcNodeList)
+  bool hold_after_budget = true;     // retry budget used: requeue held (a person releases it)
+  bool hold_unknown = false;         // hold unclear failures too (the planner asks; off = notify)
+  bool annotate_comment = true;      // say what was done (and the checkpoint) in the job's Comment
   // tracker:
   Duration stall_after = Duration::Minutes(10);
   double slowdown_ratio = 1.5;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/strings.h"
+
 namespace schedmate::service {
 namespace {
 
@@ -26,7 +28,27 @@ CREATE TABLE service_start_estimates(job_id TEXT PRIMARY KEY, submit_us INTEGER 
   first_at_us INTEGER NOT NULL, first_start_us INTEGER NOT NULL, last_at_us INTEGER NOT NULL,
   last_start_us INTEGER NOT NULL, slurm_start_us INTEGER, actual_start_us INTEGER);
 )sql"},
+    {2, R"sql(
+ALTER TABLE service_failures ADD COLUMN checkpoint TEXT NOT NULL DEFAULT '';
+ALTER TABLE service_actions ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE service_actions ADD COLUMN release_at_us INTEGER;
+ALTER TABLE service_actions ADD COLUMN exclude_nodes TEXT NOT NULL DEFAULT '';
+ALTER TABLE service_actions ADD COLUMN checkpoint TEXT NOT NULL DEFAULT '';
+)sql"},
 };
+
+std::string JoinNodes(const std::vector<std::string>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::vector<std::string> SplitNodes(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto part : Split(text, ','))
+    if (!part.empty()) out.emplace_back(part);
+  return out;
+}
 
 std::optional<int64_t> OptTime(const std::optional<SimTime>& t) {
   return t ? std::optional<int64_t>(t->micros()) : std::nullopt;
@@ -73,8 +95,8 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
   SM_ASSIGN_OR_RETURN(auto st,
                       db_.Prepare("INSERT OR REPLACE INTO service_failures(run_key, job_id, at_us, "
                                   "state, exit_code, node_list, cls,"
-                                  " category, reason, evidence_line, evidence, log_copy, engine)"
-                                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+                                  " category, reason, evidence_line, evidence, log_copy, engine,"
+                                  " checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st.BindText(1, f.run_key)
       .BindText(2, f.job_id)
       .BindInt(3, f.at.micros())
@@ -87,7 +109,8 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       .BindInt(10, f.evidence_line)
       .BindText(11, f.evidence)
       .BindText(12, f.log_copy)
-      .BindText(13, f.engine);
+      .BindText(13, f.engine)
+      .BindText(14, f.checkpoint);
   SM_RETURN_IF_ERROR(st.Run());
   return db_.LastInsertRowId();
 }
@@ -96,8 +119,8 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
   SM_ASSIGN_OR_RETURN(
       auto st,
       db_.Prepare(
-          "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail)"
-          " VALUES(?,?,?,?,?,?,?,?)"));
+          "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail,"
+          " attempt, release_at_us, exclude_nodes, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
   st.BindInt(1, a.at.micros())
       .BindText(2, a.job_id)
       .BindText(3, a.node)
@@ -105,7 +128,12 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       .BindText(5, a.reason)
       .BindInt(6, a.dry_run ? 1 : 0)
       .BindText(7, a.outcome)
-      .BindText(8, a.detail);
+      .BindText(8, a.detail)
+      .BindInt(9, a.attempt)
+      .BindOptionalInt(10,
+                       a.release_at ? std::optional<int64_t>(a.release_at->micros()) : std::nullopt)
+      .BindText(11, JoinNodes(a.exclude_nodes))
+      .BindText(12, a.checkpoint);
   SM_RETURN_IF_ERROR(st.Run());
   return db_.LastInsertRowId();
 }
@@ -123,7 +151,8 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
       auto st,
       db_.Prepare(
           "SELECT id, run_key, job_id, at_us, state, exit_code, node_list, cls, category, reason,"
-          " evidence_line, evidence, log_copy, engine FROM service_failures ORDER BY id DESC LIMIT "
+          " evidence_line, evidence, log_copy, engine, checkpoint FROM service_failures"
+          " ORDER BY id DESC LIMIT "
           "?"));
   st.BindInt(1, limit);
   std::vector<FailureRecord> out;
@@ -145,6 +174,7 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
     f.evidence = st.ColumnText(11);
     f.log_copy = st.ColumnText(12);
     f.engine = st.ColumnText(13);
+    f.checkpoint = st.ColumnText(14);
     out.push_back(std::move(f));
   }
   return out;
@@ -152,7 +182,8 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
 
 Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
-                                           "outcome, detail FROM service_actions"
+                                           "outcome, detail, attempt, release_at_us, exclude_nodes,"
+                                           " checkpoint FROM service_actions"
                                            " ORDER BY id DESC LIMIT ?"));
   st.BindInt(1, limit);
   std::vector<ActionRecord> out;
@@ -169,6 +200,10 @@ Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
     a.dry_run = st.ColumnInt(6) != 0;
     a.outcome = st.ColumnText(7);
     a.detail = st.ColumnText(8);
+    a.attempt = static_cast<int32_t>(st.ColumnInt(9));
+    if (auto v = st.ColumnOptionalInt(10)) a.release_at = SimTime::FromMicros(*v);
+    a.exclude_nodes = SplitNodes(st.ColumnText(11));
+    a.checkpoint = st.ColumnText(12);
     out.push_back(std::move(a));
   }
   return out;
@@ -178,10 +213,27 @@ Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
   SM_ASSIGN_OR_RETURN(
       auto st,
       db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE job_id = ? AND kind = 'requeue'"
-                  " AND outcome IN ('planned', 'done')"));
+                  " AND outcome IN ('planned', 'done', 'interrupted')"));
   st.BindText(1, job_id);
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt(0) : 0;
+}
+
+Result<int64_t> ServiceStore::MarkInterruptedActions() {
+  SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
+  SM_ASSIGN_OR_RETURN(
+      auto count, db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE outcome = 'planned'"));
+  SM_ASSIGN_OR_RETURN(bool row, count.Step());
+  int64_t n = row ? count.ColumnInt(0) : 0;
+  if (n == 0) return n;
+  SM_ASSIGN_OR_RETURN(
+      auto st, db_.Prepare("UPDATE service_actions SET outcome = 'interrupted', detail = "
+                           "'schedmate stopped after recording this action and before finishing "
+                           "it; not retried (check Slurm). Planned: ' || detail"
+                           " WHERE outcome = 'planned'"));
+  SM_RETURN_IF_ERROR(st.Run());
+  SM_RETURN_IF_ERROR(tx->Commit());
+  return n;
 }
 
 Status ServiceStore::AddMetrics(const std::vector<MetricSample>& samples) {

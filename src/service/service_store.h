@@ -32,6 +32,7 @@ struct FailureRecord {
   std::string evidence;
   std::string log_copy;  // path of the captured log ("" when none could be read)
   std::string engine;
+  std::string checkpoint;  // where a retry should resume from, as the log names it ("" = none)
 };
 
 struct ActionRecord {
@@ -39,11 +40,18 @@ struct ActionRecord {
   SimTime at;
   std::string job_id;
   std::string node;
-  std::string kind;  // drain | requeue | notify | resume | time_limit
+  std::string kind;  // drain | requeue | hold | notify | notify_admin | resume | time_limit
   std::string reason;
   bool dry_run = false;
-  std::string outcome;  // planned | done | dry-run | skipped | failed
-  std::string detail;   // why skipped / the error
+  // planned | done | dry-run | skipped | failed | interrupted (recorded, then schedmate stopped
+  // before it finished: never retried, may or may not have happened in Slurm)
+  std::string outcome;
+  std::string detail;  // what was done ("requeued, attempt 1/3, starts in 2m, ...") / why not
+  // requeue only:
+  int32_t attempt = 0;                     // 1-based retry number, 0 for other kinds
+  std::optional<SimTime> release_at;       // when the retry may start (now + backoff)
+  std::vector<std::string> exclude_nodes;  // the ExcNodeList schedmate asked for
+  std::string checkpoint;                  // resume point told to the user ("" = none)
 };
 
 struct MetricSample {
@@ -85,8 +93,11 @@ class ServiceStore {
   // Most recent first, at most `limit`.
   Result<std::vector<FailureRecord>> RecentFailures(int64_t limit);
   Result<std::vector<ActionRecord>> RecentActions(int64_t limit);
-  // Requeues schedmate did (done or planned) for one job.
+  // Requeues schedmate did (done, planned or interrupted) for one job.
   Result<int64_t> CountRequeues(const std::string& job_id);
+  // Marks actions left "planned" by a process that died between recording and finishing them as
+  // "interrupted" (called once at start-up, before any new action). Returns how many.
+  Result<int64_t> MarkInterruptedActions();
 
   Status AddMetrics(const std::vector<MetricSample>& samples);  // one transaction
   // Oldest first, the latest `limit` samples.

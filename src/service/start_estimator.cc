@@ -42,9 +42,9 @@ struct Profile {
 };
 
 bool IsHeld(const std::string& reason) {
-  return reason.rfind("JobHeld", 0) == 0 || reason == "Dependency" ||
-         reason == "DependencyNeverSatisfied" || reason == "PartitionDown" ||
-         reason == "PartitionInactive";
+  return reason.rfind("JobHeld", 0) == 0 || reason == "job_requeued_in_held_state" ||
+         reason == "Dependency" || reason == "DependencyNeverSatisfied" ||
+         reason == "PartitionDown" || reason == "PartitionInactive";
 }
 
 }  // namespace
@@ -109,15 +109,21 @@ std::vector<StartEstimate> StartTimeEstimator::Estimate(
       out.push_back(std::move(e));
       continue;
     }
-    std::set<SimTime> candidates{now};
+    SimTime earliest = job.not_before && *job.not_before > now ? *job.not_before : now;
+    std::set<SimTime> candidates{earliest};
     for (const auto& p : profiles)
       for (const auto& [t, delta] : p.deltas)
-        if (t > now) candidates.insert(t);
+        if (t > earliest) candidates.insert(t);
+    auto excluded = [&](const Profile& p) {
+      return std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), p.name) !=
+             job.excluded_nodes.end();
+    };
     for (SimTime t : candidates) {
       std::vector<size_t> fit;
       for (size_t i = 0; i < profiles.size() && static_cast<int32_t>(fit.size()) < want_nodes;
            ++i) {
-        if (profiles[i].MinFree(t, d) >= job.gpus_per_node) fit.push_back(i);
+        if (!excluded(profiles[i]) && profiles[i].MinFree(t, d) >= job.gpus_per_node)
+          fit.push_back(i);
       }
       if (static_cast<int32_t>(fit.size()) < want_nodes) continue;
       for (size_t i : fit) {
@@ -125,10 +131,21 @@ std::vector<StartEstimate> StartTimeEstimator::Estimate(
         e.nodes.push_back(profiles[i].name);
       }
       e.start = t;
-      e.note = t == now ? "fits now; waiting for Slurm's next scheduling pass"
-                        : fmt::format("after {} as running and earlier jobs end (predicted)",
-                                      FormatDuration(t - now));
+      if (t == now) {
+        e.note = "fits now; waiting for Slurm's next scheduling pass";
+      } else if (t == earliest) {
+        e.note = fmt::format("eligible in {} (Slurm's BeginTime, e.g. a requeue's backoff)",
+                             FormatDuration(t - now));
+      } else {
+        e.note = fmt::format("after {} as running and earlier jobs end (predicted)",
+                             FormatDuration(t - now));
+      }
       break;
+    }
+    if (!e.start) {
+      std::string list;
+      for (const auto& n : job.excluded_nodes) list += (list.empty() ? "" : ",") + n;
+      e.note = "never fits on the available nodes outside its ExcNodeList (" + list + ")";
     }
     out.push_back(std::move(e));
   }

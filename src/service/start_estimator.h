@@ -10,9 +10,10 @@
 // at the earliest time t at which enough nodes keep >= its GPUs-per-node free for its whole
 // predicted duration; that reservation is then subtracted (conservative backfill: a later job
 // may start earlier in a gap, but never delays an earlier one). Nodes tie-break by name.
-// Held jobs (JobHeld*, Dependency) get no time, only their reason. Jobs asking for more GPUs per
-// node than any available node has, or more nodes than exist, get no time ("never fits").
-// Deterministic; O(pending x candidate times x nodes x profile steps).
+// A job is never placed before its eligible time (a requeue's backoff) nor on its excluded nodes.
+// Held jobs (JobHeld*, job_requeued_in_held_state, Dependency) get no time, only their reason. Jobs
+// asking for more GPUs per node than any available node has, or more nodes than exist, get no time
+// ("never fits"). Deterministic; O(pending x candidate times x nodes x profile steps).
 
 #include <optional>
 #include <string>
@@ -44,7 +45,9 @@ struct PendingJobRequest {
   int32_t nodes = 1;
   int32_t gpus_per_node = 0;
   Duration predicted;
-  std::string reason;  // Slurm's pending reason
+  std::string reason;                       // Slurm's pending reason
+  std::optional<SimTime> not_before;        // Slurm's EligibleTime (BeginTime, requeue delay)
+  std::vector<std::string> excluded_nodes;  // ExcNodeList: never placed there
 };
 
 struct StartEstimate {

@@ -175,10 +175,103 @@ Status SlurmBackend::ResumeNode(const std::string& node) {
   return RunChecked({"scontrol", "update", "NodeName=" + node, "State=RESUME"}).status();
 }
 
-Status SlurmBackend::Requeue(const std::string& job_id) {
+std::string MergeSchedmateComment(std::string_view existing, std::string_view ours) {
+  std::vector<std::string> parts;
+  for (auto part : Split(existing, '|')) {
+    std::string p(Trim(part));
+    if (!p.empty() && !StartsWith(p, "schedmate")) parts.push_back(std::move(p));
+  }
+  if (!Trim(ours).empty()) parts.emplace_back(Trim(ours));
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += " | ";
+    out += p;
+  }
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\'') c = ' ';
+  if (out.size() > 500) out.resize(500);
+  return out;
+}
+
+std::string RelativeStartTime(Duration delay) {
+  int64_t s = (delay.micros() + 999'999) / 1'000'000;
+  return s <= 0 ? "now" : fmt::format("now+{}", s);
+}
+
+Result<ActionReport> SlurmBackend::Requeue(const std::string& job_id,
+                                           const RequeueOptions& options) {
   if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
-  SM_RETURN_IF_ERROR(RunChecked({"scontrol", "requeue", job_id}).status());
-  return RunChecked({"scontrol", "update", "JobId=" + job_id, "StartTime=now"}).status();
+  for (const auto& n : options.exclude_nodes)
+    if (!IsValidNodeName(n)) return Status::InvalidArgument("invalid node name: " + n);
+  ActionReport report;
+  auto requeued = RunChecked({"scontrol", "requeue", job_id});
+  if (!requeued.ok()) {
+    // "Job is pending execution": Slurm requeued it itself (NODE_FAIL); the updates still apply.
+    if (!IContains(requeued.status().message(), "pending execution")) return requeued.status();
+    report.already_pending = true;
+  }
+  const std::string job = "JobId=" + job_id;
+  bool need_show = !options.exclude_nodes.empty() || !options.comment.empty();
+  SlurmJob shown;
+  if (need_show) {
+    auto s = ShowJob(job_id);
+    if (s.ok()) {
+      shown = std::move(*s);
+    } else {
+      report.warnings.push_back("reading the job back: " + s.status().message());
+    }
+  }
+  if (!options.exclude_nodes.empty()) {
+    std::vector<std::string> all = shown.excluded_nodes;
+    all.insert(all.end(), options.exclude_nodes.begin(), options.exclude_nodes.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::string list;
+    for (const auto& n : all) list += (list.empty() ? "" : ",") + n;
+    Status s = RunChecked({"scontrol", "update", job, "ExcNodeList=" + list}).status();
+    if (s.ok()) {
+      report.excluded = std::move(all);
+    } else {
+      report.excluded = shown.excluded_nodes;
+      report.warnings.push_back("excluding nodes: " + s.message());
+    }
+  }
+  if (!options.comment.empty()) {
+    std::string c = MergeSchedmateComment(shown.comment, options.comment);
+    Status s = RunChecked({"scontrol", "update", job, "Comment=" + c}).status();
+    if (!s.ok()) report.warnings.push_back("setting the comment: " + s.message());
+  }
+  Status s =
+      RunChecked({"scontrol", "update", job, "StartTime=" + RelativeStartTime(options.delay)})
+          .status();
+  if (!s.ok()) {
+    report.warnings.push_back("setting the release time (Slurm's own ~120 s delay applies): " +
+                              s.message());
+  }
+  return report;
+}
+
+Result<ActionReport> SlurmBackend::HoldForReview(const std::string& job_id,
+                                                 const std::string& comment) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
+  ActionReport report;
+  auto held = RunChecked({"scontrol", "requeuehold", job_id});
+  if (!held.ok()) {
+    if (!IContains(held.status().message(), "pending execution")) return held.status();
+    report.already_pending = true;
+    // A job that is held already stays so (in 22.05 `scontrol hold` on a job requeued held
+    // gives it its priority back).
+    auto now = ShowJob(job_id);
+    bool held_already = now.ok() && now->priority == 0;
+    if (!held_already) SM_RETURN_IF_ERROR(RunChecked({"scontrol", "hold", job_id}).status());
+  }
+  if (!comment.empty()) {
+    auto shown = ShowJob(job_id);
+    std::string c = MergeSchedmateComment(shown.ok() ? shown->comment : "", comment);
+    Status s = RunChecked({"scontrol", "update", "JobId=" + job_id, "Comment=" + c}).status();
+    if (!s.ok()) report.warnings.push_back("setting the comment: " + s.message());
+  }
+  return report;
 }
 
 Status SlurmBackend::Hold(const std::string& job_id) {

@@ -5,13 +5,18 @@
 //
 // Finished jobs come from the jobcomp/filetxt file (JobCompType=jobcomp/filetxt, read
 // incrementally from a byte offset the caller keeps) or, with accounting, from sacct.
-// Actions are single scontrol calls; a requeue also sets StartTime=now, because Slurm otherwise
-// holds a requeued job for ~120 s (Reason=BeginTime). NOTE: a requeue truncates the job's stdout
-// unless it used --open-mode=append, so callers copy the log BEFORE calling Requeue().
+// Actions are scontrol calls. A requeue always sets StartTime (now + the caller's delay), because
+// Slurm otherwise holds a requeued job for ~120 s (Reason=BeginTime); nodes the retry must avoid
+// are added to its ExcNodeList before that release, so the job can never start on them. Slurm
+// 22.05 cannot change a job's environment or command (`scontrol update` rejects Environment=),
+// so a resume checkpoint can only be told through the job's Comment, which a job script may read
+// with `squeue -h -j $SLURM_JOB_ID -o %k`. NOTE: a requeue truncates the job's stdout unless it
+// used --open-mode=append, so callers copy the log BEFORE calling Requeue().
 //
 // Thread-safety: as thread-safe as the CommandRunner (the production one is).
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -25,6 +30,20 @@ struct SlurmBackendOptions {
   bool use_sacct = false;    // read finished jobs from sacct (needs slurmdbd) instead
   Duration command_timeout = Duration::Seconds(10);
   size_t max_jobcomp_read_bytes = size_t{16} << 20;  // per ReadFinished call
+};
+
+struct RequeueOptions {
+  Duration delay = Duration::Zero();       // released at now + delay (whole seconds, rounded up)
+  std::vector<std::string> exclude_nodes;  // added to the job's ExcNodeList (never removes any)
+  std::string comment;  // "" = keep the Comment; else replaces schedmate's part of it
+};
+
+// What an action did beyond its main step. The main step (requeue, hold) failing is an error;
+// a later step failing (exclusion, release time, comment) is a warning: the job was requeued.
+struct ActionReport {
+  bool already_pending = false;       // Slurm had requeued the job itself: only updated
+  std::vector<std::string> excluded;  // the job's ExcNodeList after the update, sorted
+  std::vector<std::string> warnings;  // failed later steps, for the action log
 };
 
 // Where ReadFinished continues: a byte offset into the jobcomp file, or for sacct the end time
@@ -55,8 +74,14 @@ class SlurmBackend {
   Status SetComment(const std::string& job_id, const std::string& comment);
   Status DrainNode(const std::string& node, const std::string& reason);
   Status ResumeNode(const std::string& node);
-  // Requeue (running or finished job) and release it at once (StartTime=now).
-  Status Requeue(const std::string& job_id);
+  // Requeues a running or finished job (a job Slurm already requeued and that is pending is
+  // only updated), then: ExcNodeList += exclude_nodes; Comment; StartTime=now+delay (last, so
+  // the job is never eligible before its exclusions are in place).
+  Result<ActionReport> Requeue(const std::string& job_id, const RequeueOptions& options = {});
+  // Keeps a job from running until a person releases it: a finished job is requeued held
+  // (`scontrol requeuehold`, Reason=job_requeued_in_held_state), a pending one held. `comment`
+  // ("" = none) replaces schedmate's part of the job's Comment so `squeue` shows why.
+  Result<ActionReport> HoldForReview(const std::string& job_id, const std::string& comment);
   Status Hold(const std::string& job_id);
   Status Release(const std::string& job_id);
 
@@ -70,6 +95,14 @@ class SlurmBackend {
   CommandRunner& runner_;
   SlurmBackendOptions options_;
 };
+
+// `existing` Comment with schedmate's parts (" | "-separated parts starting "schedmate")
+// replaced by `ours` ("" drops them); other parts, e.g. the user's --comment, are kept in order.
+// At most 500 characters; quotes and control characters become spaces.
+std::string MergeSchedmateComment(std::string_view existing, std::string_view ours);
+
+// "now" for zero, else "now+<seconds>" rounded up: scontrol's relative StartTime.
+std::string RelativeStartTime(Duration delay);
 
 // True if `job_id` is a plain Slurm job id ("123" or "123_4"), safe to pass to scontrol.
 bool IsValidJobId(const std::string& job_id);

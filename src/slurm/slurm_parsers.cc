@@ -259,6 +259,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
       job.start = Epoch(j, "start_time");
     } else {
       job.expected_start = Epoch(j, "start_time");
+      job.eligible = Epoch(j, "eligible_time");
     }
     if (IsFinishedState(job.state)) job.end = Epoch(j, "end_time");
     job.time_limit_min = Int(j, "time_limit");
@@ -267,6 +268,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.exit_code = code;
     job.exit_signal = sig;
     job.restarts = static_cast<int32_t>(Int(j, "restart_cnt").value_or(0));
+    job.excluded_nodes = ExpandNodeList(Str(j, "excluded_nodes"));
     job.comment = Str(j, "comment");
     job.command = Str(j, "command");
     job.work_dir = Str(j, "current_working_directory");
@@ -394,7 +396,10 @@ Status ApplyScontrolJob(const std::map<std::string, std::string>& rec, SlurmJob&
   if (auto t = ParseSlurmTimestamp(Get(rec, "SubmitTime"))) job.submit = *t;
   if (job.state != "PENDING") {
     if (auto t = ParseSlurmTimestamp(Get(rec, "StartTime"))) job.start = *t;
+  } else if (auto t = ParseSlurmTimestamp(Get(rec, "EligibleTime"))) {
+    job.eligible = *t;
   }
+  if (rec.count("ExcNodeList")) job.excluded_nodes = ExpandNodeList(Get(rec, "ExcNodeList"));
   if (IsFinishedState(job.state)) {
     if (auto t = ParseSlurmTimestamp(Get(rec, "EndTime"))) job.end = *t;
   }

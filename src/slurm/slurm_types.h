@@ -28,11 +28,13 @@ struct SlurmJob {
   SimTime submit;
   std::optional<SimTime> start;           // set once the job started
   std::optional<SimTime> expected_start;  // pending jobs: Slurm's backfill guess, when it has one
-  std::optional<SimTime> end;             // set once it ended
+  std::optional<SimTime> eligible;  // pending jobs: not before this (BeginTime, requeue delay)
+  std::optional<SimTime> end;       // set once it ended
   std::optional<int64_t> time_limit_min;  // nullopt = UNLIMITED / not set
   int32_t exit_code = 0;                  // decoded exit status (squeue reports a raw wait status)
   int32_t exit_signal = 0;                // terminating signal, 0 when none
   int32_t restarts = 0;
+  std::vector<std::string> excluded_nodes;  // ExcNodeList expanded ("" / (null) -> none)
   std::string comment;
   std::string command;  // the batch script path at submission
   std::string work_dir;

@@ -100,6 +100,7 @@ TEST(BasicFailureDiagnoser, Table) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     FailedJob job{"1", "j", c.state, 1, 0, {"gpu3"}, Duration::Minutes(1)};
+    job.retry_budget = 1;
     auto d = diag.Diagnose(job, c.log);
     ASSERT_OK(d);
     EXPECT_EQ(d->cls, c.cls);
@@ -113,6 +114,40 @@ TEST(BasicFailureDiagnoser, Table) {
       EXPECT_EQ(d->plan.front().node, "gpu3");
     }
   }
+}
+
+TEST(BasicFailureDiagnoser, InfraPlanCarriesExclusionCheckpointAndBudget) {
+  BasicFailureDiagnoser diag;
+  FailedJob job{"7", "j", "FAILED", 1, 0, {"gpu3"}, Duration::Minutes(5)};
+  job.retry_budget = 2;
+  job.retries_used = 1;
+  std::string log =
+      "step 1200 loss 0.3\nSaved checkpoint to ckpt/step_1200.pt\n"
+      "failed to save checkpoint to /tmp/broken.pt\n"  // a failed save is not a resume point
+      "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus\n"
+      "saving checkpoint to ckpt/after.pt\n";  // after the failure: not trusted
+  auto d = diag.Diagnose(job, log);
+  ASSERT_OK(d);
+  ASSERT_EQ(d->plan.size(), 3u);
+  EXPECT_EQ(d->checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
+  const PlannedAction& rq = d->plan[1];
+  EXPECT_EQ(rq.kind, PlannedAction::Kind::kRequeue);
+  EXPECT_EQ(rq.attempt, 2);
+  EXPECT_FALSE(rq.delay.has_value());  // the service's backoff applies
+  EXPECT_EQ(rq.exclude_nodes, std::vector<std::string>{"gpu3"});
+  EXPECT_EQ(rq.checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
+  EXPECT_EQ(d->plan[2].kind, PlannedAction::Kind::kNotifyUser);
+  // Budget used: hold and tell the operators instead of requeueing.
+  job.retries_used = 2;
+  auto spent = diag.Diagnose(job, log);
+  ASSERT_OK(spent);
+  std::vector<PlannedAction::Kind> kinds;
+  for (const auto& a : spent->plan) kinds.push_back(a.kind);
+  EXPECT_EQ(kinds, (std::vector<PlannedAction::Kind>{PlannedAction::Kind::kDrainNode,
+                                                     PlannedAction::Kind::kHold,
+                                                     PlannedAction::Kind::kNotifyAdmin}));
+  EXPECT_NE(spent->plan[1].reason.find("retry budget of 2 used"), std::string::npos);
+  EXPECT_NE(spent->plan[2].hint.find("scontrol release 7"), std::string::npos);
 }
 
 TEST(BasicJobAdvisor, MedianOfSameNameThenFallbacks) {

@@ -36,6 +36,17 @@ class CountingAdvisor final : public JobAdvisor {
   std::vector<Duration> observed;
 };
 
+// Returns a fixed diagnosis (a planner's output as the component adapter would give it).
+class ScriptedDiagnoser final : public FailureDiagnoser {
+ public:
+  Result<Diagnosis> Diagnose(const FailedJob& job, std::string_view) override {
+    seen.push_back(job);
+    return diagnosis;
+  }
+  Diagnosis diagnosis;
+  std::vector<FailedJob> seen;
+};
+
 // Truncates a log when Slurm is asked to requeue, as a real requeue does to a non-append log.
 class TruncatingRunner final : public slurm::CommandRunner {
  public:
@@ -74,11 +85,12 @@ class CompanionTest : public ::testing::Test {
     ASSERT_OK(st);
     store_ = std::move(*st);
   }
-  Companion& Make(slurm::CommandRunner* runner = nullptr) {
+  Companion& Make(slurm::CommandRunner* runner = nullptr, FailureDiagnoser* diagnoser = nullptr) {
     backend_ = std::make_unique<slurm::SlurmBackend>(runner ? *runner : fake_,
                                                      slurm::SlurmBackendOptions{});
     companion_ = std::make_unique<Companion>(
-        CompanionDeps{*backend_, *history_, *store_, advisor_, tracker_, diagnoser_, clock_},
+        CompanionDeps{*backend_, *history_, *store_, advisor_, tracker_,
+                      diagnoser != nullptr ? *diagnoser : diagnoser_, clock_},
         config_);
     EXPECT_OK(companion_->Load());
     return *companion_;
@@ -106,6 +118,26 @@ class CompanionTest : public ::testing::Test {
     j.end = clock_.Now().seconds() - 1;
   }
   std::vector<ActionRecord> Actions() { return store_->RecentActions(100).value_or({}); }
+  // The job runs again (a new run after a requeue) and fails again.
+  void Rerun(Companion& c, FakeJob& j, int restarts) {
+    j.state = "RUNNING";
+    j.start = clock_.Now().seconds() + 5;
+    j.restarts = restarts;
+    j.end = 0;
+    cluster_.Render();
+    clock_.Advance(Duration::Seconds(30));
+    ASSERT_OK(c.Tick());
+    Fail(j, 1);
+    cluster_.Render();
+    ASSERT_OK(c.Tick());
+  }
+  std::vector<ActionRecord> ActionsOf(const std::string& job, const std::string& kind) {
+    std::vector<ActionRecord> out;
+    for (auto& a : Actions())
+      if (a.job_id == job && a.kind == kind) out.push_back(a);
+    std::reverse(out.begin(), out.end());  // oldest first
+    return out;
+  }
 
   TempDir dir_;
   std::unique_ptr<store::SqliteDb> db_;
@@ -185,13 +217,22 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   ASSERT_EQ(drains.size(), 1u);
   EXPECT_NE(drains[0].find("Reason=schedmate: gpu_xid in job 9"), std::string::npos);
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 9").size(), 1u);
-  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=9 StartTime=now").size(), 1u);
+  // Released after the default backoff (60 s), avoiding the drained node.
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=9 ExcNodeList=gpu2").size(), 1u);
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=9 StartTime=now+60").size(), 1u);
   auto actions = Actions();
-  ASSERT_EQ(actions.size(), 2u);
-  EXPECT_EQ(actions[1].kind, "drain");
+  ASSERT_EQ(actions.size(), 3u);
+  EXPECT_EQ(actions[2].kind, "drain");
+  EXPECT_EQ(actions[2].outcome, "done");
+  EXPECT_EQ(actions[2].detail, "drained gpu2");
+  EXPECT_EQ(actions[1].kind, "requeue");
   EXPECT_EQ(actions[1].outcome, "done");
-  EXPECT_EQ(actions[0].kind, "requeue");
-  EXPECT_EQ(actions[0].outcome, "done");
+  EXPECT_EQ(actions[1].detail, "requeued, attempt 1/1, starts in 1m, excluding gpu2");
+  EXPECT_EQ(actions[1].attempt, 1);
+  EXPECT_EQ(actions[1].release_at, clock_.Now() + Duration::Seconds(60));
+  EXPECT_EQ(actions[1].exclude_nodes, std::vector<std::string>{"gpu2"});
+  EXPECT_EQ(actions[0].kind, "notify");
+  EXPECT_NE(actions[0].reason.find("was requeued"), std::string::npos);
   // The same run is never handled twice.
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue").size(), 1u);
@@ -230,13 +271,44 @@ TEST_F(CompanionTest, DryRunRecordsButDoesNothing) {
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update").empty());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol hold").empty());
   auto actions = Actions();
-  ASSERT_EQ(actions.size(), 2u);
+  ASSERT_EQ(actions.size(), 3u);
   for (const auto& a : actions) {
     EXPECT_TRUE(a.dry_run);
-    EXPECT_EQ(a.outcome, "dry-run");
     EXPECT_FALSE(a.reason.empty());
   }
+  // The full plan is visible: what would be drained, and when and where the retry would run.
+  EXPECT_EQ(actions[2].outcome, "dry-run");
+  EXPECT_EQ(actions[2].detail, "would drain gpu1");
+  EXPECT_EQ(actions[1].outcome, "dry-run");
+  EXPECT_EQ(actions[1].detail, "would requeue, attempt 1/1, starts in 1m, excluding gpu1");
+  EXPECT_EQ(actions[1].release_at, clock_.Now() + Duration::Minutes(1));
+  EXPECT_EQ(actions[0].kind, "notify");  // notices are records, so "done" even in a dry run
+}
+
+TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
+  config_.dry_run = true;
+  config_.retries_per_job = 0;
+  std::string log = Log("infra.out", "NVRM: Xid 79 on gpu1\n");
+  FakeJob& j = Running("13", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeuehold").empty());
+  std::vector<std::string> kinds;
+  for (const auto& a : Actions()) {
+    kinds.push_back(a.kind + ":" + a.outcome);
+    if (a.kind == "hold") {
+      EXPECT_NE(a.detail.find("would hold"), std::string::npos) << a.detail;
+      EXPECT_NE(a.reason.find("retry budget of 0 used"), std::string::npos) << a.reason;
+    }
+  }
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"notify_admin:done", "hold:dry-run", "drain:dry-run"}));
 }
 
 TEST_F(CompanionTest, DrainCapAndRetryBudgetBoundActions) {
@@ -266,17 +338,52 @@ TEST_F(CompanionTest, DrainCapAndRetryBudgetBoundActions) {
   cluster_.Render();
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 20").size(), 1u);
-  bool budget_skip = false, cap_skip = false;
+  // The budget is used: the job is requeued held for a person, with the reason on record.
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 20").size(), 1u);
+  auto comments = fake_.CallsStartingWith("scontrol update JobId=20 Comment=schedmate: held:");
+  EXPECT_EQ(comments.size(), 1u);
+  bool budget_hold = false, cap_skip = false, admin = false, kept_a_node = false;
   for (const auto& act : Actions()) {
-    if (act.kind == "requeue" && act.outcome == "skipped" &&
-        act.detail.find("retry budget") != std::string::npos)
-      budget_skip = true;
+    if (act.kind == "hold" && act.outcome == "done" &&
+        act.reason.find("retry budget") != std::string::npos &&
+        act.detail.find("scontrol release 20") != std::string::npos)
+      budget_hold = true;
+    if (act.kind == "notify_admin" && act.job_id == "20") admin = true;
     if (act.kind == "drain" && act.outcome == "skipped" &&
         act.detail.find("cap reached") != std::string::npos)
       cap_skip = true;
+    // Job 21's node stayed in service (cap) and gpu1 is drained: excluding gpu2 as well would
+    // leave it nowhere to run, so it is not excluded, and the record says why.
+    if (act.kind == "requeue" && act.job_id == "21" && act.exclude_nodes.empty() &&
+        act.detail.find("not excluding gpu2: that would leave 0 usable node(s)") !=
+            std::string::npos)
+      kept_a_node = true;
   }
-  EXPECT_TRUE(budget_skip);
+  EXPECT_TRUE(budget_hold);
+  EXPECT_TRUE(admin);
   EXPECT_TRUE(cap_skip);
+  EXPECT_TRUE(kept_a_node);
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=21 ExcNodeList").empty());
+}
+
+TEST_F(CompanionTest, NoHoldAfterBudgetWhenTurnedOff) {
+  config_.retries_per_job = 0;
+  config_.hold_after_budget = false;
+  std::string log = Log("a.out", "NVRM: Xid 48\n");
+  FakeJob& a = Running("22", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(a, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  bool skipped = false;
+  for (const auto& act : Actions())
+    if (act.kind == "hold" && act.outcome == "skipped" &&
+        act.detail == "actions.hold_after_budget is false")
+      skipped = true;
+  EXPECT_TRUE(skipped);
 }
 
 TEST_F(CompanionTest, StaleFailuresAreRecordedNotActedOn) {
@@ -291,8 +398,10 @@ TEST_F(CompanionTest, StaleFailuresAreRecordedNotActedOn) {
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
   auto actions = Actions();
-  ASSERT_EQ(actions.size(), 2u);
-  EXPECT_EQ(actions[0].outcome, "skipped");
+  ASSERT_EQ(actions.size(), 3u);
+  EXPECT_EQ(actions[0].kind, "notify");  // the user is still told
+  EXPECT_EQ(actions[1].outcome, "skipped");
+  EXPECT_EQ(actions[2].outcome, "skipped");
 }
 
 TEST_F(CompanionTest, RestartLosesNothingAndDoesNotRepeat) {
@@ -315,7 +424,7 @@ TEST_F(CompanionTest, RestartLosesNothingAndDoesNotRepeat) {
   Companion& again = Make();
   auto view = again.View();
   EXPECT_EQ(view->failures.size(), 1u);
-  EXPECT_EQ(view->actions.size(), 2u);
+  EXPECT_EQ(view->actions.size(), 3u);
   ASSERT_OK(again.Tick());
   EXPECT_EQ(advisor_.calls, 2);  // predictions were reused, not redone
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue").size(), 1u);
@@ -323,6 +432,225 @@ TEST_F(CompanionTest, RestartLosesNothingAndDoesNotRepeat) {
   ASSERT_OK(finished);
   ASSERT_TRUE(finished->has_value());
   EXPECT_TRUE((*finished)->finish.has_value());
+}
+
+TEST_F(CompanionTest, RequeueBackoffDoublesUpToTheCapAndAvoidsTheNode) {
+  config_.retries_per_job = 3;
+  config_.backoff_base = Duration::Seconds(30);
+  config_.backoff_cap = Duration::Seconds(100);
+  std::string log = Log("r.out", "NVRM: Xid 79 on gpu1\n");
+  FakeJob& j = Running("60", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  Rerun(c, j, 1);
+  Rerun(c, j, 2);
+  Rerun(c, j, 3);  // budget of 3 used: held
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=60 StartTime="),
+            (std::vector<std::string>{"scontrol update JobId=60 StartTime=now+30",
+                                      "scontrol update JobId=60 StartTime=now+60",
+                                      "scontrol update JobId=60 StartTime=now+100"}));
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=60 ExcNodeList=gpu1").size(), 3u);
+  auto requeues = ActionsOf("60", "requeue");
+  ASSERT_EQ(requeues.size(), 3u);
+  EXPECT_EQ(requeues[0].detail, "requeued, attempt 1/3, starts in 30s, excluding gpu1");
+  EXPECT_EQ(requeues[1].detail, "requeued, attempt 2/3, starts in 1m, excluding gpu1");
+  EXPECT_EQ(requeues[2].detail, "requeued, attempt 3/3, starts in 1m40s, excluding gpu1");
+  EXPECT_EQ(requeues[2].attempt, 3);
+  auto holds = ActionsOf("60", "hold");
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].outcome, "done");
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 60").size(), 1u);
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 60").size(), 3u);
+}
+
+TEST_F(CompanionTest, CheckpointReachesRecordsNoticeAndComment) {
+  std::string log = Log("c.out",
+                        "step 1200 loss 0.31\nSaved checkpoint to ckpt/step_1200.pt\n"
+                        "step 1250 loss 0.30\nNVRM: Xid 79 GPU has fallen off the bus\n");
+  FakeJob& j = Running("61", "gpu2", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  auto view = c.View();
+  ASSERT_EQ(view->failures.size(), 1u);
+  EXPECT_EQ(view->failures[0].checkpoint, "ckpt/step_1200.pt");
+  auto requeues = ActionsOf("61", "requeue");
+  ASSERT_EQ(requeues.size(), 1u);
+  EXPECT_EQ(requeues[0].checkpoint, "ckpt/step_1200.pt");
+  EXPECT_NE(requeues[0].detail.find("resume from ckpt/step_1200.pt (the job's own command must "
+                                    "pick it up)"),
+            std::string::npos)
+      << requeues[0].detail;
+  auto notices = ActionsOf("61", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].reason.find("resume from ckpt/step_1200.pt"), std::string::npos);
+  EXPECT_EQ(notices[0].checkpoint, "ckpt/step_1200.pt");
+  auto comment = fake_.CallsStartingWith("scontrol update JobId=61 Comment=");
+  ASSERT_EQ(comment.size(), 1u);
+  EXPECT_NE(comment[0].find("resume from ckpt/step_1200.pt"), std::string::npos) << comment[0];
+  // With annotate_comment off the Comment is left alone.
+  auto stored = store_->RecentFailures(1);
+  ASSERT_OK(stored);
+  EXPECT_EQ(stored->front().checkpoint, "ckpt/step_1200.pt");  // survives in the database
+}
+
+TEST_F(CompanionTest, CommentLeftAloneWhenAnnotationIsOff) {
+  config_.annotate_comment = false;
+  std::string log = Log("c.out", "Saved checkpoint to ckpt/a.pt\nNVRM: Xid 79\n");
+  FakeJob& j = Running("62", "gpu2", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 62").size(), 1u);
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=62 Comment").empty());
+}
+
+TEST_F(CompanionTest, NeverInterruptsARunSlurmAlreadyRestarted) {
+  std::string log = Log("n.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("63", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  // slurmctld already requeued and restarted it by the time the service acts.
+  fake_.SetOutput({"scontrol", "show", "job", "-d", "-o", "63"},
+                  "JobId=63 JobName=train-63 UserId=root(0) JobState=RUNNING Restarts=1 "
+                  "NodeList=gpu2 StdOut=" +
+                      log + "\n");
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  auto requeues = ActionsOf("63", "requeue");
+  ASSERT_EQ(requeues.size(), 1u);
+  EXPECT_EQ(requeues[0].outcome, "skipped");
+  EXPECT_NE(requeues[0].detail.find("running again"), std::string::npos);
+  auto notices = ActionsOf("63", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].detail.find("NOTE: the job was not requeued"), std::string::npos);
+}
+
+TEST_F(CompanionTest, CrashBetweenRecordAndActIsMarkedInterruptedNeverRepeated) {
+  std::string log = Log("k.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("64", "gpu1", log);
+  cluster_.Render();
+  {
+    Companion& c = Make();
+    ASSERT_OK(c.Tick());
+  }
+  companion_.reset();
+  // What a process killed mid-plan leaves behind: the run marked handled, the failure and the
+  // requeue recorded as planned, never executed.
+  Fail(j, 1);
+  cluster_.Render();
+  std::string run = fmt::format("64@{}", j.start);
+  ASSERT_OK(store_->MarkRunHandled(run, "64", "FAILED"));
+  ActionRecord planned;
+  planned.at = clock_.Now();
+  planned.job_id = "64";
+  planned.kind = "requeue";
+  planned.reason = "infrastructure failure (gpu_xid)";
+  planned.outcome = "planned";
+  planned.detail = "would requeue, attempt 1/1, starts in 1m, excluding gpu1";
+  ASSERT_OK(store_->AddAction(planned));
+  Reattach();
+  Companion& again = Make();
+  auto view = again.View();
+  ASSERT_EQ(view->actions.size(), 1u);
+  EXPECT_EQ(view->actions[0].outcome, "interrupted");
+  EXPECT_NE(view->actions[0].detail.find("not retried"), std::string::npos);
+  EXPECT_NE(view->actions[0].detail.find("Planned: would requeue"), std::string::npos);
+  ASSERT_OK(again.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update").empty());
+  // The interrupted requeue may have happened: it counts against the budget.
+  EXPECT_EQ(store_->CountRequeues("64").value_or(0), 1);
+  Rerun(again, j, 1);
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue 64").empty());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 64").size(), 1u);
+}
+
+TEST_F(CompanionTest, PlannerDelayAndUnknownHoldAreHonoured) {
+  ScriptedDiagnoser scripted;
+  Diagnosis& d = scripted.diagnosis;
+  d.cls = FailureClass::kInfra;
+  d.category = "preemption";
+  d.reason = "preempted";
+  PlannedAction rq;
+  rq.kind = PlannedAction::Kind::kRequeue;
+  rq.reason = "preempted: retry at once";
+  rq.delay = Duration::Zero();
+  d.plan.push_back(rq);
+  config_.retries_per_job = 2;
+  std::string log = Log("p.out", "step 3\n");
+  FakeJob& j = Running("65", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make(nullptr, &scripted);
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  ASSERT_EQ(scripted.seen.size(), 1u);
+  EXPECT_EQ(scripted.seen[0].retries_used, 0);
+  EXPECT_EQ(scripted.seen[0].retry_budget, 2);
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=65 StartTime="),
+            std::vector<std::string>{"scontrol update JobId=65 StartTime=now"});
+  EXPECT_EQ(ActionsOf("65", "requeue").at(0).detail,
+            "requeued, attempt 1/2, starts in 0s (at once)");
+  // An unclear failure: the planner asks for a hold and an operator notice.
+  d = Diagnosis();
+  d.cls = FailureClass::kUnknown;
+  d.reason = "unclear";
+  PlannedAction hold;
+  hold.kind = PlannedAction::Kind::kHold;
+  hold.reason = "failure cause unclear; held for a person to look";
+  d.plan.push_back(hold);
+  PlannedAction admin;
+  admin.kind = PlannedAction::Kind::kNotifyAdmin;
+  admin.reason = hold.reason;
+  admin.hint = "label it with schedmate diagnose --learn";
+  d.plan.push_back(admin);
+  Rerun(c, j, 1);
+  auto holds = ActionsOf("65", "hold");
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].outcome, "skipped");  // actions.hold_unknown defaults to false
+  EXPECT_NE(holds[0].detail.find("hold_unknown"), std::string::npos);
+  auto admins = ActionsOf("65", "notify_admin");
+  ASSERT_EQ(admins.size(), 1u);
+  EXPECT_EQ(admins[0].outcome, "done");
+  EXPECT_EQ(admins[0].reason,
+            "failure cause unclear; held for a person to look; next: label it with schedmate "
+            "diagnose --learn");
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeuehold").empty());
+}
+
+TEST_F(CompanionTest, UnknownHoldWhenAllowed) {
+  config_.hold_unknown = true;
+  ScriptedDiagnoser scripted;
+  scripted.diagnosis.cls = FailureClass::kUnknown;
+  PlannedAction hold;
+  hold.kind = PlannedAction::Kind::kHold;
+  hold.reason = "failure cause unclear";
+  scripted.diagnosis.plan.push_back(hold);
+  std::string log = Log("u.out", "step 3\n");
+  FakeJob& j = Running("66", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make(nullptr, &scripted);
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 66").size(), 1u);
+  EXPECT_EQ(ActionsOf("66", "hold").at(0).outcome, "done");
 }
 
 TEST_F(CompanionTest, SlurmDownKeepsLastViewAndReportsIt) {

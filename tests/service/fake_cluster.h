@@ -39,6 +39,8 @@ class FakeCluster {
   explicit FakeCluster(slurm::FakeCommandRunner& runner) : runner_(runner) {
     runner_.SetOutput({"scontrol", "update"}, "");
     runner_.SetOutput({"scontrol", "requeue"}, "");
+    runner_.SetOutput({"scontrol", "requeuehold"}, "");
+    runner_.SetOutput({"scontrol", "hold"}, "");
   }
   void AddNode(const std::string& name, int gpus) { nodes_[name] = {gpus, "", false}; }
   void SetDrained(const std::string& name, const std::string& reason) {

@@ -35,6 +35,28 @@ TEST(ServiceConfig, ReadsEveryKind) {
   EXPECT_EQ(empty->port, 8787);
 }
 
+TEST(ServiceConfig, RecoveryKnobsAndTheirDefaults) {
+  auto defaults = ParseServiceConfig("", "e.yaml");
+  ASSERT_OK(defaults);
+  EXPECT_EQ(defaults->backoff_base, Duration::Seconds(60));
+  EXPECT_EQ(defaults->backoff_cap, Duration::Minutes(30));
+  EXPECT_TRUE(defaults->exclude_failed_nodes);
+  EXPECT_TRUE(defaults->hold_after_budget);
+  EXPECT_FALSE(defaults->hold_unknown);
+  EXPECT_TRUE(defaults->annotate_comment);
+  auto config = ParseServiceConfig(
+      "actions:\n  backoff_base_s: 5\n  backoff_cap_s: 40\n  exclude_failed_nodes: false\n"
+      "  hold_after_budget: no\n  hold_unknown: yes\n  annotate_comment: off\n",
+      "t.yaml");
+  ASSERT_OK(config);
+  EXPECT_EQ(config->backoff_base, Duration::Seconds(5));
+  EXPECT_EQ(config->backoff_cap, Duration::Seconds(40));
+  EXPECT_FALSE(config->exclude_failed_nodes);
+  EXPECT_FALSE(config->hold_after_budget);
+  EXPECT_TRUE(config->hold_unknown);
+  EXPECT_FALSE(config->annotate_comment);
+}
+
 struct BadCase {
   const char* name;
   const char* yaml;
@@ -55,6 +77,10 @@ TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
       {"bad yaml", "api: [1, 2\n", "t.yaml:"},
       {"not a map", "- 1\n- 2\n", "expected a mapping"},
       {"both sources", "slurm:\n  jobcomp_path: /x\n  use_sacct: true\n", "not both"},
+      {"cap below base", "actions:\n  backoff_base_s: 120\n  backoff_cap_s: 60\n",
+       "actions.backoff_cap_s must not be below actions.backoff_base_s"},
+      {"negative backoff", "actions:\n  backoff_base_s: -1\n",
+       "t.yaml:2: actions.backoff_base_s: expected a number in 0..86400"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

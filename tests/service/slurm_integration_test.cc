@@ -12,13 +12,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "core/file_util.h"
 #include "core/strings.h"
+#include "slurm/slurm_parsers.h"
 #include "testing/test_util.h"
 
 namespace schedmate::service {
@@ -45,6 +48,16 @@ bool WaitFor(double seconds, const std::function<bool()>& probe) {
 
 std::string Sh(const std::string& cmd) { return RunShell(cmd).out; }
 
+// "2026-11-22T03:05:52" (Slurm prints local time) as a wall-clock time point.
+std::optional<std::chrono::system_clock::time_point> SlurmTime(const std::string& text) {
+  std::tm tm{};
+  if (strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
+  tm.tm_isdst = -1;
+  time_t t = mktime(&tm);
+  if (t == static_cast<time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
+}
+
 class SlurmIntegration : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
@@ -63,6 +76,10 @@ class SlurmIntegration : public ::testing::Test {
     jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
     dir_ = new schedmate::testing::TempDir();
     ASSERT_OK(WriteStringToFile(dir_->File("token"), "itest-token\n"));
+    // Short backoff so a requeued job runs again within the test; one retry, then a hold.
+    ASSERT_OK(WriteStringToFile(dir_->File("schedmate.yaml"),
+                                "actions:\n  retries_per_job: 1\n  max_drained_nodes: 1\n"
+                                "  backoff_base_s: 3\n  backoff_cap_s: 10\n"));
     // Point the Lua hook at our service for the duration of the suite.
     submit_conf_ = conf_dir_ + "/schedmate_submit.conf";
     saved_submit_conf_ = ReadFileToString(submit_conf_).value_or("");
@@ -87,11 +104,11 @@ class SlurmIntegration : public ::testing::Test {
     std::string port_file = dir_->File("port");
     std::filesystem::remove(port_file);
     std::string cmd = fmt::format(
-        "{} serve --slurm --data-dir {} --jobcomp {} --port 0 --port-file {} --poll 0.25 "
-        "--submit-policy set --token-file {} >>{} 2>&1 & echo $!",
-        ShellQuote(schedmate::testing::SchedmateBinary()), ShellQuote(dir_->File("data")),
-        ShellQuote(jobcomp_), ShellQuote(port_file), ShellQuote(dir_->File("token")),
-        ShellQuote(dir_->File("serve.log")));
+        "{} serve --slurm --config {} --data-dir {} --jobcomp {} --port 0 --port-file {} "
+        "--poll 0.25 --submit-policy set --token-file {} >>{} 2>&1 & echo $!",
+        ShellQuote(schedmate::testing::SchedmateBinary()), ShellQuote(dir_->File("schedmate.yaml")),
+        ShellQuote(dir_->File("data")), ShellQuote(jobcomp_), ShellQuote(port_file),
+        ShellQuote(dir_->File("token")), ShellQuote(dir_->File("serve.log")));
     pid_ = static_cast<pid_t>(ParseInt(Trim(Sh(cmd))).value_or(-1));
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(WaitFor(10, [&] { return std::filesystem::exists(port_file); }))
@@ -146,14 +163,12 @@ class SlurmIntegration : public ::testing::Test {
   }
 
   // scontrol's view of a job (retried briefly: a busy slurmctld may time out a query).
+  // Values keep their spaces (Comment=...), as the service's own parser reads them.
   static std::map<std::string, std::string> ShowJob(const std::string& id) {
     std::map<std::string, std::string> kv;
     WaitFor(3, [&] {
-      for (auto word : Split(Sh("scontrol show job -o " + id), ' ')) {
-        auto eq = word.find('=');
-        if (eq != std::string_view::npos)
-          kv.emplace(std::string(word.substr(0, eq)), std::string(word.substr(eq + 1)));
-      }
+      auto records = slurm::ParseScontrolRecords(Sh("scontrol show job -o " + id));
+      if (!records.empty()) kv = records.front();
       return kv.count("JobState") > 0;
     });
     return kv;
@@ -233,19 +248,26 @@ TEST_F(SlurmIntegration, RunningJobMetricsAppearInApi) {
   RunShell("scancel " + id);
 }
 
-TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesAndKeepsPreRequeueLog) {
+TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesWithBackoffAndExclusion) {
   std::string marker = dir_->File("infra-marker");
   auto t0 = Clock::now();
   auto [id, err] =
       Submit("infra",
              fmt::format("if [ ! -f {0} ]; then touch {0}; echo 'step 3/10 loss 1.0';\n"
+                         "  echo 'Saved checkpoint to ckpt/step_3.pt';\n"
                          "  echo \"NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off "
                          "the bus on $SLURMD_NODENAME\";\n"
-                         "  exit 1; fi\necho second run ok\n",
+                         "  exit 1; fi\necho \"second run ok on $SLURMD_NODENAME\"\n",
                          marker),
              "--gres=gpu:1");
+  // Poll Slurm and the API together: when did the run fail, when were both actions done?
   std::vector<json> actions;
-  bool acted = WaitFor(15, [&] {
+  double failed_at = -1;
+  bool acted = WaitFor(20, [&] {
+    if (failed_at < 0) {
+      auto now = ShowJob(id);
+      if (now["Restarts"] == "0" && now["JobState"] == "FAILED") failed_at = Since(t0);
+    }
     actions = ActionsFor(id);
     int done = 0;
     for (const auto& a : actions)
@@ -254,21 +276,52 @@ TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesAndKeepsPreRequeueLog) {
   });
   double reaction = Since(t0);
   ASSERT_TRUE(acted) << json(actions).dump();
+  // Right after the requeue: pending, not eligible before now + backoff, the node excluded.
+  auto pending = ShowJob(id);
+  auto shown_at = std::chrono::system_clock::now();
   json failure = FindFailure(id);
   ASSERT_TRUE(failure.is_object());
   EXPECT_EQ(failure["class"], "infra");
   EXPECT_TRUE(failure["log_captured"].get<bool>());
+  EXPECT_EQ(failure["checkpoint"], "ckpt/step_3.pt");
   std::string node;
-  for (const auto& a : actions)
+  json requeue;
+  for (const auto& a : actions) {
     if (a["kind"] == "drain") node = a["node"];
+    if (a["kind"] == "requeue") requeue = a;
+  }
   ASSERT_FALSE(node.empty());
+  EXPECT_EQ(pending["JobState"], "PENDING") << Sh("scontrol show job -o " + id);
+  EXPECT_EQ(pending["ExcNodeList"], node) << Sh("scontrol show job -o " + id);
+  auto eligible = SlurmTime(pending["EligibleTime"]);
+  ASSERT_TRUE(eligible.has_value()) << pending["EligibleTime"];
+  double ahead = std::chrono::duration<double>(*eligible - shown_at).count();
+  EXPECT_GT(ahead, 0.5) << "EligibleTime " << pending["EligibleTime"] << " is not in the future";
+  EXPECT_LE(ahead, 4.5);
+  EXPECT_NE(pending["Comment"].find("schedmate: requeued after gpu_xid (attempt 1/1)"),
+            std::string::npos)
+      << pending["Comment"];
+  EXPECT_NE(pending["Comment"].find("resume from ckpt/step_3.pt"), std::string::npos);
+  EXPECT_EQ(requeue["attempt"], 1);
+  EXPECT_EQ(requeue["exclude_nodes"], json::array({node}));
+  EXPECT_EQ(requeue["checkpoint"], "ckpt/step_3.pt");
+  EXPECT_NE(requeue["detail"].get<std::string>().find("requeued, attempt 1/1, starts in 3s, "
+                                                      "excluding " +
+                                                      node),
+            std::string::npos)
+      << requeue.dump();
   std::string sinfo = Sh("sinfo -h -N -n " + node + " -o '%T|%E'");
   EXPECT_NE(sinfo.find("drain"), std::string::npos) << sinfo;
   EXPECT_NE(sinfo.find("schedmate: "), std::string::npos) << sinfo;
-  // Requeued with the same id; the second run succeeds elsewhere.
-  ASSERT_TRUE(WaitFor(15, [&] { return ShowJob(id)["JobState"] == "COMPLETED"; }))
+  // Requeued with the same id; the second run waits out the backoff and succeeds elsewhere.
+  ASSERT_TRUE(WaitFor(20, [&] { return ShowJob(id)["JobState"] == "COMPLETED"; }))
       << Sh("scontrol show job " + id);
-  EXPECT_EQ(ShowJob(id)["Restarts"], "1");
+  auto done = ShowJob(id);
+  EXPECT_EQ(done["Restarts"], "1");
+  EXPECT_NE(done["NodeList"], node);
+  auto started = SlurmTime(done["StartTime"]);
+  ASSERT_TRUE(started.has_value());
+  EXPECT_GE(*started, *eligible) << "started before its release time";
   // The first run's log was copied before the requeue overwrote it.
   httplib::Client client("127.0.0.1", port_);
   auto copy = client.Get(fmt::format("/v1/failures/{}/log", failure["id"].get<int64_t>()).c_str());
@@ -289,8 +342,60 @@ TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesAndKeepsPreRequeueLog) {
     return Sh("sinfo -h -N -n " + node + " -o '%T'").find("drain") == std::string::npos;
   }));
   std::cout << fmt::format(
-      "[measure] sbatch of an Xid job -> node drained + job requeued (recorded) {:.3f}s\n",
-      reaction);
+      "[measure] sbatch of an Xid job -> node drained + job requeued with backoff and exclusion "
+      "(recorded) {:.3f}s; run seen FAILED by the test at {:.3f}s (failure -> both actions "
+      "<= {:.3f}s)\n",
+      reaction, failed_at, failed_at >= 0 ? reaction - failed_at : reaction);
+}
+
+TEST_F(SlurmIntegration, RepeatedInfraFailureIsHeldAfterTheRetryBudget) {
+  auto t0 = Clock::now();
+  auto [id, err] = Submit("flaky",
+                          "echo \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus on "
+                          "$SLURMD_NODENAME\"\nexit 1\n",
+                          "--gres=gpu:1");
+  std::vector<json> actions;
+  bool held = WaitFor(30, [&] {
+    actions = ActionsFor(id);
+    for (const auto& a : actions)
+      if (a["kind"] == "hold" && a["outcome"] == "done") return true;
+    return false;
+  });
+  double took = Since(t0);
+  ASSERT_TRUE(held) << json(actions).dump(1) << Sh("scontrol show job " + id);
+  auto job = ShowJob(id);
+  EXPECT_EQ(job["JobState"], "PENDING");
+  EXPECT_EQ(job["Reason"], "job_requeued_in_held_state");
+  EXPECT_EQ(job["Priority"], "0");
+  EXPECT_EQ(job["Restarts"], "2");  // schedmate's requeue, then its requeue-held
+  EXPECT_NE(job["Comment"].find("schedmate: held: "), std::string::npos) << job["Comment"];
+  EXPECT_NE(job["Comment"].find("retry budget"), std::string::npos) << job["Comment"];
+  int requeues = 0, drains = 0;
+  bool admin = false;
+  std::string drained;
+  for (const auto& a : actions) {
+    if (a["kind"] == "requeue" && a["outcome"] == "done") ++requeues;
+    if (a["kind"] == "drain" && a["outcome"] == "done") {
+      ++drains;
+      drained = a["node"];
+    }
+    if (a["kind"] == "hold") {
+      EXPECT_NE(a["reason"].get<std::string>().find("retry budget"), std::string::npos) << a.dump();
+    }
+    if (a["kind"] == "notify_admin") admin = true;
+  }
+  EXPECT_EQ(requeues, 1);
+  EXPECT_EQ(drains, 1);  // the second node is spared by actions.max_drained_nodes=1
+  EXPECT_TRUE(admin);
+  // Held means held: it does not start again on its own.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(ShowJob(id)["JobState"], "PENDING");
+  RunShell("scancel " + id);
+  if (!drained.empty()) RunShell("scontrol update NodeName=" + drained + " State=RESUME");
+  std::cout << fmt::format(
+      "[measure] always-failing Xid job: sbatch -> drained, requeued (3 s backoff), failed again, "
+      "held {:.3f}s\n",
+      took);
 }
 
 TEST_F(SlurmIntegration, AppFailureIsNotRequeuedAndItsReasonIsVisible) {

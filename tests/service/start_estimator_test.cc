@@ -20,6 +20,30 @@ TEST(StartTimeEstimator, EmptyClusterStartsNow) {
   EXPECT_EQ(out[0].nodes, std::vector<std::string>{"gpu1"});
 }
 
+TEST(StartTimeEstimator, RequeuedJobWaitsForItsReleaseAndAvoidsExcludedNodes) {
+  StartTimeEstimator est;
+  PendingJobRequest job = Pending("7", 4, 10);
+  job.reason = "BeginTime";
+  job.not_before = kNow + Duration::Minutes(2);
+  job.excluded_nodes = {"gpu1"};
+  auto out = est.Estimate(kNow, {{"gpu1", 8, true}, {"gpu2", 8, true}}, {}, {job});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].start, kNow + Duration::Minutes(2));
+  EXPECT_EQ(out[0].nodes, std::vector<std::string>{"gpu2"});
+  EXPECT_NE(out[0].note.find("eligible in"), std::string::npos) << out[0].note;
+  // Excluded from every node that could hold it: no time, and the note says why.
+  job.excluded_nodes = {"gpu1", "gpu2"};
+  out = est.Estimate(kNow, {{"gpu1", 8, true}, {"gpu2", 8, true}}, {}, {job});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].start.has_value());
+  EXPECT_NE(out[0].note.find("ExcNodeList (gpu1,gpu2)"), std::string::npos) << out[0].note;
+  // Requeued held: no time at all.
+  job.reason = "job_requeued_in_held_state";
+  out = est.Estimate(kNow, {{"gpu1", 8, true}}, {}, {job});
+  EXPECT_FALSE(out[0].start.has_value());
+  EXPECT_NE(out[0].note.find("held"), std::string::npos);
+}
+
 TEST(StartTimeEstimator, WaitsForPredictedEndsInPriorityOrder) {
   StartTimeEstimator est;
   std::vector<RunningJobLoad> running = {

@@ -83,12 +83,109 @@ TEST(SlurmBackend, ActionErrorsCarryStderr) {
   fake.SetOutput({"scontrol", "hold"}, "", 1,
                  "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
   SlurmBackend backend(fake, {});
-  Status s = backend.Requeue("99999");
+  Status s = backend.Requeue("99999").status();
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("99999"), std::string::npos);
   EXPECT_EQ(backend.Hold("1").code(), StatusCode::kUnavailable);
   EXPECT_TRUE(
       fake.CallsStartingWith("scontrol update").empty());  // no StartTime after a failed requeue
+}
+
+TEST(SlurmBackend, RequeueWithDelayExclusionsAndComment) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "requeue"}, "");
+  fake.SetOutput({"scontrol", "update"}, "");
+  // After the requeue: pending, the user's own --exclude and --comment are kept.
+  fake.SetOutput({"scontrol", "show", "job", "-d", "-o", "12"},
+                 "JobId=12 JobName=t JobState=PENDING Reason=BeginTime Restarts=1 "
+                 "ExcNodeList=gpu[7-8] Comment=user note | schedmate: est 10m StdOut=/x\n");
+  SlurmBackend backend(fake, {});
+  RequeueOptions options;
+  options.delay = Duration::Millis(120'500);  // rounded up to whole seconds
+  options.exclude_nodes = {"gpu2", "gpu7"};
+  options.comment = "schedmate: requeued after gpu_xid (attempt 1/3)";
+  auto report = backend.Requeue("12", options);
+  ASSERT_OK(report);
+  EXPECT_FALSE(report->already_pending);
+  EXPECT_TRUE(report->warnings.empty());
+  EXPECT_EQ(report->excluded, (std::vector<std::string>{"gpu2", "gpu7", "gpu8"}));
+  EXPECT_EQ(fake.Calls(),
+            (std::vector<std::string>{
+                "scontrol requeue 12", "scontrol show job -d -o 12",
+                "scontrol update JobId=12 ExcNodeList=gpu2,gpu7,gpu8",
+                "scontrol update JobId=12 Comment=user note | schedmate: requeued after gpu_xid "
+                "(attempt 1/3)",
+                "scontrol update JobId=12 StartTime=now+121",  // last: exclusions first
+            }));
+  EXPECT_FALSE(backend.Requeue("12", {.exclude_nodes = {"gpu1 State=DOWN"}}).ok());
+}
+
+TEST(SlurmBackend, RequeueOfAJobSlurmRequeuedItselfOnlyUpdatesIt) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "requeue"}, "", 1, "Job is pending execution for job 5\n");
+  fake.SetOutput({"scontrol", "update", "JobId=5", "ExcNodeList=gpu1"}, "", 1,
+                 "Invalid node name specified\n");
+  fake.SetOutput({"scontrol", "update"}, "");
+  fake.SetOutput({"scontrol", "show", "job"}, "JobId=5 JobState=PENDING ExcNodeList=(null)\n");
+  SlurmBackend backend(fake, {});
+  auto report = backend.Requeue("5", {.delay = Duration::Zero(), .exclude_nodes = {"gpu1"}});
+  ASSERT_OK(report);
+  EXPECT_TRUE(report->already_pending);
+  ASSERT_EQ(report->warnings.size(), 1u);  // the exclusion failed; the release still happened
+  EXPECT_NE(report->warnings[0].find("excluding nodes"), std::string::npos);
+  EXPECT_TRUE(report->excluded.empty());
+  EXPECT_EQ(fake.CallsStartingWith("scontrol update JobId=5 StartTime=now").size(), 1u);
+  // Any other requeue error is the action's error.
+  FakeCommandRunner down;
+  down.SetOutput({"scontrol", "requeue"}, "", 1, "Job has already finished for job 6\n");
+  SlurmBackend b2(down, {});
+  EXPECT_EQ(b2.Requeue("6").status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(SlurmBackend, HoldForReviewRequeuesFinishedJobsHeldAndHoldsPendingOnes) {
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "requeuehold"}, "");
+  fake.SetOutput({"scontrol", "update"}, "");
+  fake.SetOutput({"scontrol", "show", "job"},
+                 "JobId=8 JobState=PENDING Priority=0 Comment=(null)\n");
+  SlurmBackend backend(fake, {});
+  auto held = backend.HoldForReview("8", "schedmate: held: retry budget used");
+  ASSERT_OK(held);
+  EXPECT_FALSE(held->already_pending);
+  EXPECT_EQ(fake.Calls(), (std::vector<std::string>{
+                              "scontrol requeuehold 8",
+                              "scontrol show job -d -o 8",
+                              "scontrol update JobId=8 Comment=schedmate: held: retry budget used",
+                          }));
+  // Pending (Slurm requeued it itself): plain hold, unless it is held already.
+  FakeCommandRunner pending;
+  pending.SetOutput({"scontrol", "requeuehold"}, "", 1, "Job is pending execution for job 9\n");
+  pending.SetOutput({"scontrol", "hold"}, "");
+  pending.SetOutput({"scontrol", "show", "job"}, "JobId=9 JobState=PENDING Priority=1000\n");
+  SlurmBackend b2(pending, {});
+  auto r2 = b2.HoldForReview("9", "");
+  ASSERT_OK(r2);
+  EXPECT_TRUE(r2->already_pending);
+  EXPECT_EQ(pending.CallsStartingWith("scontrol hold 9").size(), 1u);
+  FakeCommandRunner already;
+  already.SetOutput({"scontrol", "requeuehold"}, "", 1, "Job is pending execution for job 9\n");
+  already.SetOutput({"scontrol", "show", "job"}, "JobId=9 JobState=PENDING Priority=0\n");
+  SlurmBackend b3(already, {});
+  ASSERT_OK(b3.HoldForReview("9", ""));
+  EXPECT_TRUE(already.CallsStartingWith("scontrol hold").empty());
+}
+
+TEST(SlurmBackend, CommentMergeAndRelativeStartTime) {
+  EXPECT_EQ(MergeSchedmateComment("", "schedmate: held: x"), "schedmate: held: x");
+  EXPECT_EQ(MergeSchedmateComment("mine | schedmate: est 3m", "schedmate: held: x"),
+            "mine | schedmate: held: x");
+  EXPECT_EQ(MergeSchedmateComment("schedmate: est 3m | mine", ""), "mine");
+  EXPECT_EQ(MergeSchedmateComment("a", "schedmate: \"q\"\nz"), "a | schedmate:  q  z");
+  EXPECT_EQ(MergeSchedmateComment("", std::string(600, 'x')).size(), 500u);
+  EXPECT_EQ(RelativeStartTime(Duration::Zero()), "now");
+  EXPECT_EQ(RelativeStartTime(Duration::Seconds(-5)), "now");
+  EXPECT_EQ(RelativeStartTime(Duration::Seconds(90)), "now+90");
+  EXPECT_EQ(RelativeStartTime(Duration::Millis(1)), "now+1");
 }
 
 TEST(SlurmBackend, ReadsJobcompIncrementally) {

@@ -117,6 +117,44 @@ TEST(Scontrol, FailedJobHasExitCodeAndEnd) {
   EXPECT_EQ(job->std_out, "/tmp/schedmate-slurm/jobs/slurm-4.out");
 }
 
+TEST(SqueueJson, RequeuedJobHasEligibleTimeAndExclusions) {
+  // Captured after `scontrol requeue 243; scontrol update JobId=243 ExcNodeList=gpu1
+  // StartTime=now+600`.
+  auto jobs = ParseSqueueJson(Fixture("squeue_requeued_delayed.json"));
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 1u);
+  const SlurmJob& j = jobs->front();
+  EXPECT_EQ(j.state, "PENDING");
+  ASSERT_TRUE(j.eligible.has_value());
+  EXPECT_EQ(j.eligible->seconds(), 1795317136);
+  EXPECT_EQ(j.excluded_nodes, std::vector<std::string>{"gpu1"});
+  // A job that never had them: no eligible time once it runs, no exclusions.
+  auto mixed = ParseSqueueJson(Fixture("squeue_mixed.json"));
+  ASSERT_OK(mixed);
+  EXPECT_FALSE((*mixed)[0].eligible.has_value());
+  EXPECT_TRUE((*mixed)[0].excluded_nodes.empty());
+}
+
+TEST(Scontrol, RequeuedDelayedAndHeldJobs) {
+  auto delayed = ParseScontrolRecords(Fixture("scontrol_show_job_requeued_delayed.txt"));
+  ASSERT_EQ(delayed.size(), 1u);
+  auto job = SlurmJobFromScontrol(delayed[0]);
+  ASSERT_OK(job);
+  EXPECT_EQ(job->state, "PENDING");
+  EXPECT_EQ(job->restarts, 1);
+  EXPECT_EQ(job->excluded_nodes, std::vector<std::string>{"gpu1"});
+  ASSERT_TRUE(job->eligible.has_value());
+  EXPECT_EQ(job->eligible, ParseSlurmTimestamp("2026-11-22T03:05:52"));
+  EXPECT_EQ(job->comment, "schedmate: requeued 1/1 (gpu_xid); resume from ckpt/step_1200.pt");
+  auto held = ParseScontrolRecords(Fixture("scontrol_show_job_requeue_held.txt"));
+  ASSERT_EQ(held.size(), 1u);
+  auto h = SlurmJobFromScontrol(held[0]);
+  ASSERT_OK(h);
+  EXPECT_EQ(h->reason, "job_requeued_in_held_state");
+  EXPECT_EQ(h->priority, 0);
+  EXPECT_TRUE(h->excluded_nodes.empty());  // ExcNodeList=(null)
+}
+
 TEST(Jobcomp, SkipsRequeuePendingLine) {
   std::string text = Fixture("jobcomp_requeue.txt");
   std::vector<FinishedJob> finished;
