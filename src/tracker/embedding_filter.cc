@@ -131,7 +131,12 @@ std::optional<bool> TemplateStats::Confident() const {
 
 void TemplateCensus::Observe(const ParsedSegment& segment, const ExtractedValues& values,
                              const LineKind& kind, int64_t line_no) {
-  TemplateStats& s = by_key_[segment.skeleton];
+  auto found = by_key_.find(segment.skeleton);
+  if (found == by_key_.end() && by_key_.size() >= kMaxTemplates) {
+    ++untracked_;
+    return;
+  }
+  TemplateStats& s = found != by_key_.end() ? found->second : by_key_[segment.skeleton];
   s.key = segment.skeleton;
   if (line_no >= s.last_line) {
     s.family = kind.family;

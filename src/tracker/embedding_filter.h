@@ -113,16 +113,21 @@ struct TemplateStats {
 };
 
 // Collects TemplateStats from a MetricTracker's segment observer (census of the built-in pass).
+// At most kMaxTemplates distinct templates are tracked (memory stays bounded on logs where
+// every line has its own shape); later new ones are only counted and keep the built-in decision.
 class TemplateCensus {
  public:
+  static constexpr size_t kMaxTemplates = 20000;
   void Observe(const ParsedSegment& segment, const ExtractedValues& values, const LineKind& kind,
                int64_t line_no);
   // The templates by ascending key, with their shapes.
   std::vector<TemplateStats> Finish() const;
+  uint64_t untracked_segments() const { return untracked_; }
 
  private:
   std::map<uint64_t, TemplateStats> by_key_;
   std::map<uint64_t, std::string> newest_;  // newest line text per key
+  uint64_t untracked_ = 0;
 };
 
 struct EmbeddingFilterOptions {

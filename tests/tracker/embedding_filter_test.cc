@@ -267,6 +267,36 @@ TEST(EmbeddingFilterTest, ExemplarsNeedBothLabels) {
   EXPECT_TRUE(emb.calls.empty());
 }
 
+TEST(TemplateCensusTest, CountsPerSkeletonKeepsNewestShapeAndIsBounded) {
+  TemplateCensus census;
+  ParsedSegment seg;
+  ExtractedValues v;
+  v.has_strong_metric = true;
+  LineKind progress;
+  progress.cls = LineClass::kProgress;
+  seg.skeleton = 7;
+  seg.text = "step 1 loss 0.5";
+  census.Observe(seg, v, progress, 1);
+  seg.text = "step 2 loss 0.4";
+  census.Observe(seg, v, progress, 2);
+  auto t = census.Finish();
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].key, 7u);
+  EXPECT_EQ(t[0].lines, 2);
+  EXPECT_EQ(t[0].progress_lines, 2);
+  EXPECT_EQ(t[0].strong_lines, 2);
+  EXPECT_EQ(t[0].last_line, 2);
+  EXPECT_EQ(t[0].shape, LineShape("step 2 loss 0.4"));
+  EXPECT_TRUE(t[0].Confident().value_or(false));
+  LineKind info;
+  for (uint64_t k = 100; k < 100 + TemplateCensus::kMaxTemplates + 5; ++k) {
+    seg.skeleton = k;
+    census.Observe(seg, v, info, 3);
+  }
+  EXPECT_EQ(census.Finish().size(), TemplateCensus::kMaxTemplates);
+  EXPECT_EQ(census.untracked_segments(), 6u);
+}
+
 TEST(HashedTemplateEmbedderTest, UnitVectorsOfOneDimensionSimilarShapesCloser) {
   HashedTemplateEmbedder h;
   std::vector<std::string> t = {"epoch <*> step <*> loss=#.#", "epoch <*> step <*> loss #.#",
