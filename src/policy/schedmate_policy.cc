@@ -1,40 +1,214 @@
 #include "policy/schedmate_policy.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
+#include "core/check.h"
 #include "policy/placer.h"
 
 namespace schedmate::policy {
+namespace {
 
-SchedmatePolicy::SchedmatePolicy(const PolicyConfig& config)
-    : config_(config),
-      index_([this](const JobView& v, SimTime now) {
-        Estimate(v, now);
-        // Jobs restarted after a node failure first, then estimated service.
-        return std::make_pair(int64_t{v.status->failure_restarts > 0 ? 0 : 1}, priority_[v.index]);
-      }),
-      model_(config.colocation ? config.colocation : &fallback_model_),
-      cache_(*model_) {
-  rules_.min_rate = 0.8;
-  rules_.min_combined_rate = 1.1;
+constexpr int64_t kMinEstimateUs = 1'000'000;  // 1 s: ranks stay positive
+
+// Running jobs that may be preempted, handed out in decreasing order of preemption gain
+// ((rank - cost) x GPUs, ties: latest start first). Keys are computed once per call, O(running);
+// the order is produced lazily from a heap, so a call that needs only the first few victims
+// does not sort them all.
+class VictimQueue {
+ public:
+  struct Victim {
+    double gain;  // rank - cost (s)
+    double cost;  // preemption cost (s)
+    int64_t run_seq;
+    const JobView* view;
+  };
+  void Add(Victim v) { heap_.push_back(v); }
+  void Build() { std::make_heap(heap_.begin(), heap_.end(), Less); }
+  // Number of victims (a prefix of the order) whose gain exceeds `service`.
+  size_t EligibleFor(double service) {
+    while (!heap_.empty() && heap_.front().gain > service) {
+      std::pop_heap(heap_.begin(), heap_.end(), Less);
+      gpus_prefix_.push_back(gpus_prefix_.back() + heap_.back().view->gpus());
+      sorted_.push_back(heap_.back());
+      heap_.pop_back();
+    }
+    return static_cast<size_t>(
+        std::partition_point(sorted_.begin(), sorted_.end(),
+                             [&](const Victim& v) { return v.gain > service; }) -
+        sorted_.begin());
+  }
+  const Victim& operator[](size_t i) const { return sorted_[i]; }
+  // GPUs of victims [0, n).
+  int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
+  // Largest gain among victims not handed out before `from` (-1 if none).
+  double TopGain(size_t from) const {
+    if (from < sorted_.size()) return sorted_[from].gain;
+    return heap_.empty() ? -1.0 : heap_.front().gain;
+  }
+
+ private:
+  static bool Less(const Victim& a, const Victim& b) {
+    return a.gain != b.gain ? a.gain < b.gain : a.run_seq < b.run_seq;
+  }
+  std::vector<Victim> heap_;
+  std::vector<Victim> sorted_;
+  std::vector<int64_t> gpus_prefix_{0};
+};
+
+bool Contains(const std::vector<JobIndex>& v, JobIndex j) {
+  return std::find(v.begin(), v.end(), j) != v.end();
 }
 
-Duration SchedmatePolicy::Estimate(const JobView& v, SimTime now) {
+// Victims [from, to) of `q` (single-node jobs whose rank exceeds `rank` by more than their cost)
+// to preempt so that a job of `gpus` GPUs and Gittins rank `rank` can start, or none. The
+// exchange argument for mean JCT: preempting victims V lets the job start now instead of when
+// the first of them would end (it saves about min rank(V)) and delays each victim by the job's
+// run time plus its own preemption cost (it loses sum over V of rank + cost(v)); preempt only
+// when saved > lost, choosing the nodes where saved - lost is largest.
+//  - gpus <= G: one node; on each node, take its victims in decreasing gain until the job fits.
+//    Ties: lowest node index.
+//  - gpus > G: ceil(gpus / G) idle nodes; already idle nodes first, then nodes all of whose
+//    occupants are victims, by least loss (ties lowest index).
+std::vector<size_t> ChooseVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
+                                  const VictimQueue& q, size_t from, size_t to,
+                                  const std::vector<bool>& used,
+                                  const std::vector<JobIndex>& taken) {
+  const int32_t g = free.gpus_per_node();
+  const int32_t nodes = free.nodes();
+  struct NodeTake {
+    int32_t released = 0;
+    double lost = 0;
+    double min_rank = std::numeric_limits<double>::infinity();
+    int32_t occupied_by_victims = 0;  // all eligible victims' GPUs on the node
+  };
+  std::vector<NodeTake> at(static_cast<size_t>(nodes));
+  auto usable = [&](size_t i) { return !used[i] && !Contains(taken, q[i].view->index); };
+  for (size_t i = from; i < to; ++i) {
+    if (!usable(i)) continue;
+    const NodeShare& ns = q[i].view->status->placement.nodes.front();
+    NodeTake& t = at[static_cast<size_t>(ns.node)];
+    t.occupied_by_victims += ns.gpus;
+    if (gpus <= g && free.Free(ns.node) + t.released >= gpus) continue;  // enough already
+    t.released += ns.gpus;
+    t.lost += rank + q[i].cost;
+    t.min_rank = std::min(t.min_rank, q[i].gain + q[i].cost);
+  }
+  std::vector<int32_t> picked;
+  if (gpus <= g) {
+    int32_t best = -1;
+    double best_net = 0;
+    for (int32_t n = 0; n < nodes; ++n) {
+      const NodeTake& t = at[static_cast<size_t>(n)];
+      if (!free.IsUp(n) || t.released == 0 || free.Free(n) + t.released < gpus) continue;
+      const double net = std::min(t.min_rank, wait) - t.lost;
+      if (net > best_net) {
+        best = n;
+        best_net = net;
+      }
+    }
+    if (best < 0) return {};
+    picked.push_back(best);
+  } else {
+    const int32_t want = (gpus + g - 1) / g;
+    int32_t idle = 0;
+    std::vector<int32_t> coverable;
+    for (int32_t n = 0; n < nodes && idle < want; ++n) {
+      if (!free.IsUp(n)) continue;
+      if (free.Free(n) == g) {
+        ++idle;
+      } else if (g - free.Free(n) == at[static_cast<size_t>(n)].occupied_by_victims) {
+        coverable.push_back(n);
+      }
+    }
+    if (idle + static_cast<int32_t>(coverable.size()) < want) return {};
+    std::stable_sort(coverable.begin(), coverable.end(), [&](int32_t a, int32_t b) {
+      return at[static_cast<size_t>(a)].lost < at[static_cast<size_t>(b)].lost;
+    });
+    coverable.resize(static_cast<size_t>(want - idle));
+    double saved = wait, lost = 0;
+    for (int32_t n : coverable) {
+      saved = std::min(saved, at[static_cast<size_t>(n)].min_rank);
+      lost += at[static_cast<size_t>(n)].lost;
+    }
+    if (coverable.empty() || saved <= lost) return {};
+    picked = std::move(coverable);
+  }
+  std::vector<size_t> chosen;
+  for (int32_t n : picked) {
+    int32_t released = 0;
+    for (size_t i = from; i < to; ++i) {
+      if (!usable(i)) continue;
+      const NodeShare& ns = q[i].view->status->placement.nodes.front();
+      if (ns.node != n) continue;
+      if (gpus <= g && free.Free(n) + released >= gpus) break;
+      released += ns.gpus;
+      chosen.push_back(i);
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+SchedmatePolicy::SchedmatePolicy(const PolicyConfig& config, SchedmateOptions options)
+    : config_(config),
+      opt_(options),
+      index_([this](const JobView& v, SimTime now) {
+        EnsureEstimate(v, now);
+        const auto rank_ms = static_cast<int64_t>(RankSeconds(v.index, AttainedUs(v, now)) * 1e3);
+        return std::make_pair(int64_t{v.status->failure_restarts > 0 ? 0 : 1}, rank_ms * v.gpus());
+      }),
+      model_(config.colocation ? config.colocation : &fallback_model_),
+      cache_(*model_) {}
+
+void SchedmatePolicy::OnJobFinished(const JobRecord& job, SimTime) {
+  auto it = index_of_.find(&job);
+  if (it == index_of_.end()) return;  // another partition's job
+  ranker_.Observe(static_cast<double>(job.duration.micros()) /
+                  static_cast<double>(estimate_us_[it->second]));
+  index_of_.erase(it);
+}
+
+void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
   if (static_cast<size_t>(v.index) >= estimate_us_.size()) {
     estimate_us_.resize(v.index + 1, -1);
     priority_.resize(v.index + 1, -1);
   }
-  if (estimate_us_[v.index] < 0) {
-    Duration est = Duration::Hours(1);
-    if (config_.estimator) {
-      est = config_.estimator->Estimate(*v.record, now).duration;
-    } else if (v.record->estimate) {
-      est = *v.record->estimate;
-    }
-    estimate_us_[v.index] = std::max<int64_t>(1, est.micros());
-    priority_[v.index] = estimate_us_[v.index] / 1000 * v.gpus();
+  if (estimate_us_[v.index] >= 0) return;
+  Duration est = Duration::Hours(1);
+  if (config_.estimator) {
+    est = config_.estimator->Estimate(*v.record, now).duration;
+  } else if (v.record->estimate) {
+    est = *v.record->estimate;
   }
-  return Duration::Micros(estimate_us_[v.index]);
+  estimate_us_[v.index] = std::max(kMinEstimateUs, est.micros());
+  priority_[v.index] = estimate_us_[v.index] / 1000 * v.gpus();
+  index_of_.emplace(v.record, v.index);
+}
+
+double SchedmatePolicy::RankSeconds(JobIndex j, int64_t attained_us) {
+  const auto est = static_cast<double>(estimate_us_[j]);
+  return ranker_.Rank(static_cast<double>(attained_us) / est) * est / 1e6;
+}
+
+double SchedmatePolicy::RankServiceAt(const JobView& v, SimTime now) {
+  EnsureEstimate(v, now);
+  return RankSeconds(v.index, AttainedUs(v, now)) * v.gpus();
+}
+
+double SchedmatePolicy::CostSeconds(int32_t gpus) const {
+  return (gpus > opt_.large_above_gpus ? opt_.preemption_cost_large : opt_.preemption_cost)
+      .seconds_f();
+}
+
+int64_t SchedmatePolicy::AttainedUs(const JobView& v, SimTime now) {
+  int64_t us = v.status->attained_gpu_us;
+  if (v.status->state == RunState::kRunning && now > v.status->updated) {
+    us += static_cast<int64_t>(v.status->gpus) * (now - v.status->updated).micros();
+  }
+  return us / std::max<int32_t>(1, v.status->gpus);
 }
 
 std::optional<Placement> SchedmatePolicy::PlaceAvoidingFailed(const SchedulingInput& in,
@@ -58,25 +232,18 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   index_.Update(in);
   int64_t wanted = 0;
   for (const JobView& v : in.pending) wanted += v.gpus();
-  Duration min_running_left = Duration::Infinite();
-  for (const JobView& v : in.running) {
-    const Duration est = Estimate(v, in.now);
-    const Duration ran = in.now - v.status->first_start;
-    min_running_left = std::min(min_running_left, std::max(Duration::Zero(), est - ran));
-  }
   FreeMap free = *in.partition.free;
   const bool contention = wanted > free.total_free();
 
-  // Un-pack slowed co-located jobs when there is room and no contention.
-  if (!contention) {
+  // Un-pack co-located jobs that would gain more than the move costs, while nobody waits.
+  if (opt_.unpack && !contention) {
     for (const JobView& v : in.running) {
-      if (v.status->placement.share_with == kNoJob) continue;  // owners stay put
-      if (v.status->rate >= 0.95) continue;
-      const Duration left =
-          Duration::Micros(estimate_us_[v.index]) - (in.now - v.status->first_start);
-      if (left < Duration::Minutes(10)) continue;
+      if (v.status->placement.share_with == kNoJob || v.status->rate >= 1.0) continue;
+      const double saved_s = RankServiceAt(v, in.now) / v.gpus() * (1.0 / v.status->rate - 1.0);
+      if (saved_s <= CostSeconds(v.gpus())) continue;
       if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
-        d.preempt.push_back({v.index, "schedmate: un-pack a slowed co-located job"});
+        d.preempt.push_back(
+            {v.index, "schedmate: un-pack, running alone saves more than the move"});
         d.start.push_back({v.index, std::move(*pl)});
       }
     }
@@ -86,31 +253,112 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   auto priority_of = [this](JobIndex j) {
     return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
   };
-  bool blocked = false;
-  int scanned_after_block = 0;
+  VictimQueue victims;
+  bool victims_built = false;
+  std::vector<bool> used;                // victims preempted in this call, by position
+  size_t first_unused = 0;               // victims before it are all used
+  std::vector<JobIndex> taken;           // running jobs given a co-runner in this call
+  std::vector<JobIndex> evicted;         // running jobs preempted in this call
+  std::map<int32_t, double> no_room_at;  // GPUs -> lowest rank service that found no room
+  int skipped = 0;
+  double rank = 0;                                  // the current blocked job's Gittins rank (s)
+  int64_t blocked_ahead = 0;                        // GPUs of the jobs passed over so far
+  std::vector<std::pair<double, int64_t>> natural;  // running: (rank s, prefix GPUs), by rank
+  bool natural_built = false;
+
   index_.ForEach([&](const JobView& v, bool* erase) {
     if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
-      const JobIndex partner = partners.Take(v, priority_[v.index], priority_of, cache_, rules_);
-      if (partner != kNoJob) {
+      const JobIndex partner =
+          partners.Take(v, priority_[v.index], priority_of, cache_, opt_.packing);
+      // A partner preempted earlier in this call is gone (Take consumed it): place alone.
+      if (partner != kNoJob && !Contains(evicted, partner)) {
         Placement pl;
         pl.share_with = partner;
+        taken.push_back(partner);
         d.start.push_back({v.index, std::move(pl)});
         *erase = true;
         return true;
       }
     }
-    const bool may_start = !blocked || Duration::Micros(estimate_us_[v.index]) <= min_running_left;
-    if (may_start) {
-      if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
-        d.start.push_back({v.index, std::move(*pl)});
-        *erase = true;
-        return true;
-      }
-      blocked = true;
+    if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
+      d.start.push_back({v.index, std::move(*pl)});
+      *erase = true;
+      return true;
     }
-    // Bounded walk past the first blocked job (see kScanDepth).
-    return (free.total_free() > 0 || (contention && !partners.empty())) &&
-           (!blocked || ++scanned_after_block <= kScanDepth);
+    if (!opt_.preempt || !contention) {
+      return (free.total_free() > 0 || (contention && !partners.empty())) &&
+             ++skipped <= kScanDepth;
+    }
+
+    // Blocked: look for running jobs whose preemption shortens the average JCT.
+    if (!victims_built) {
+      victims_built = true;
+      for (const JobView& r : in.running) {
+        const JobStatus& s = *r.status;
+        if (s.shared_with != kNoJob || s.placement.share_with != kNoJob) continue;
+        if (s.placement.nodes.size() != 1) continue;  // multi-node jobs are not preempted
+        const double gain = RankServiceAt(r, in.now) / r.gpus() - CostSeconds(r.gpus());
+        victims.Add({gain, CostSeconds(r.gpus()), s.run_seq, &r});
+      }
+      victims.Build();
+    }
+    rank = RankServiceAt(v, in.now) / v.gpus();
+    const size_t eligible = victims.EligibleFor(rank);
+    if (used.size() < eligible) used.resize(eligible, false);
+    const auto no_room = no_room_at.find(v.gpus());
+    if (eligible > first_unused && !(no_room != no_room_at.end() && rank >= no_room->second) &&
+        free.total_free() + victims.GpusBefore(eligible) - victims.GpusBefore(first_unused) >=
+            v.gpus()) {
+      // Without preemption the job starts once running jobs have freed the GPUs it and the
+      // blocked jobs ahead of it need; ranks stand in for the remaining times.
+      if (!natural_built) {
+        natural_built = true;
+        for (const JobView& r : in.running) {
+          if (r.status->placement.share_with != kNoJob) continue;  // holds no GPUs
+          natural.emplace_back(RankServiceAt(r, in.now) / r.gpus(), r.gpus());
+        }
+        std::sort(natural.begin(), natural.end());
+        int64_t sum = 0;
+        for (auto& e : natural) e.second = (sum += e.second);  // prefix GPUs
+      }
+      const int64_t need = blocked_ahead + v.gpus() - free.total_free();
+      const auto freed = std::lower_bound(
+          natural.begin(), natural.end(), need,
+          [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
+      const double wait =
+          freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
+      std::vector<size_t> chosen =
+          ChooseVictims(v.gpus(), rank, wait, free, victims, first_unused, eligible, used, taken);
+      if (!chosen.empty()) {
+        FreeMap trial = free;
+        for (size_t i : chosen) Release(victims[i].view->status->placement, trial);
+        if (auto pl = PlaceAvoidingFailed(in, v.gpus(), trial)) {
+          free = trial;
+          for (size_t i : chosen) {
+            used[i] = true;
+            evicted.push_back(victims[i].view->index);
+            d.preempt.push_back(
+                {victims[i].view->index, "schedmate: a job of lower Gittins rank waits"});
+          }
+          while (first_unused < used.size() && used[first_unused]) ++first_unused;
+          no_room_at.clear();
+          d.start.push_back({v.index, std::move(*pl)});
+          *erase = true;
+          return true;
+        }
+      }
+      // A job of this size with a larger rank would find no better victims (the eligible set
+      // only shrinks as the rank grows, and the free map only shrinks until the next
+      // preemption): skip the search for it.
+      auto [it, inserted] = no_room_at.emplace(v.gpus(), rank);
+      if (!inserted) it->second = std::min(it->second, rank);
+    }
+    blocked_ahead += v.gpus();
+    // Go on while something could still start: free GPUs, a partner, or a victim that outranks
+    // this job (jobs further down have larger rank services at queue entry); at most
+    // kScanDepth jobs past the first that did not start.
+    return (free.total_free() > 0 || !partners.empty() || victims.TopGain(first_unused) > rank) &&
+           ++skipped <= kScanDepth;
   });
   return d;
 }

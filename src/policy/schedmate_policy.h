@@ -1,52 +1,94 @@
 #pragma once
-// SchedmatePolicy ("schedmate"): duration-aware ordering from a DurationEstimator, interference-
-// aware packing that un-packs when the co-location model shows slowdown, and failure-aware
-// restarts. The policy the advisor's learned estimator is meant to drive.
-// Rationale and rules:
-//  - Order: jobs restarted after a node failure first (they already waited and lost work), then
-//    estimated service (estimate x GPUs, from the estimator, else JobRecord::estimate, else 1 h),
-//    then queue-entry order.
-//  - Head-of-line: the walk starts jobs in order; after the first job that does not fit it only
-//    backfills jobs whose estimate is at most the shortest estimated remaining time of the running
-//    jobs (they should be gone before the head could start anyway), so large jobs are not starved
-//    by a stream of small ones. At most kScanDepth jobs past the blocked one are examined.
-//  - Packing under contention only (GPUs wanted by pending jobs > free GPUs), with the Lucid
-//    rules of lucid_policy.h but stricter speeds: each co-located job must keep >= 80 % of its
-//    solo speed.
-//  - Un-packing: when there is no contention and a co-located job would fit alone, it is
-//    migrated (preempted and restarted alone in the same call, paying the checkpoint cost) if
-//    its co-located rate is below 0.95 and its estimated remaining time exceeds 10 minutes.
+// SchedmatePolicy ("schedmate"): semantic duration estimates turned into Gittins ranks that age
+// with attained service, a shortest-rank-service-first queue with Lucid-style packing and
+// backfilling, rank-driven preemption that corrects mispredicted long jobs, gain-driven
+// un-packing and failure-aware placement. The policy the advisor's online estimator drives.
+//
+// Rationale. An estimate is a guess: the advisor's is within 2x for most jobs but some jobs run
+// 10-1000x longer than predicted, and a non-preemptive policy that started such a job early lets
+// it hold its GPUs while short jobs queue behind it (the main reason an estimate-ordered queue
+// loses to one with better estimates). So the policy never trusts an estimate blindly: it learns,
+// online and per VC, how actual run times relate to the estimates (GittinsRanker, the ratio
+// actual/estimate), and ranks every job by its Gittins index given its estimate and the time it
+// has already run. A fresh job ranks by its estimate (same order as estimate x GPUs); a job that
+// has outlived its estimate ranks ever worse as it keeps running, like least-attained-service,
+// because it has shown itself to be one of the long, mispredicted ones.
+//
+// Rules (all per partition; ties broken by queue-entry order, victims by latest start first):
+//  - Rank service of a job = Gittins rank (s) x GPUs, from GittinsRanker with the job's estimate
+//    (the estimator's point estimate, else JobRecord::estimate, else 1 h; at least 1 s) and its
+//    attained run time (attained GPU-time / GPUs).
+//  - Queue order: jobs restarted after a node failure first (they already waited and lost work),
+//    then rank service at queue entry, then queue-entry order.
+//  - Walk (as LucidPolicy): under contention (GPUs wanted by pending jobs > free GPUs) a job of
+//    at most one node first looks for a co-location partner with Lucid's packing rules
+//    (PackingRules defaults: each rate >= 0.5, together >= 1.1, memory, sharing scores, at most
+//    twice the partner's estimated service); otherwise it is placed alone if it fits; jobs that
+//    do not fit are passed over (backfilling), for at most kScanDepth jobs past the first one.
+//  - Preemption, under contention only: a job that does not fit may take the GPUs of running jobs
+//    that run alone and whose rank service minus their preemption cost (cost s x GPUs) still
+//    exceeds its own rank service: victims are tried in decreasing order of that gain until the
+//    job fits, then victims the placement does not need are kept running. A job started or taken
+//    as a partner in the same call is never a victim. The walk goes on past a blocked job while
+//    free GPUs, a partner or a victim outranked by it remain.
+//  - Un-packing, without contention only: a co-located job whose expected time saved by running
+//    alone, rank x (1 / rate - 1), exceeds its preemption cost is moved onto free GPUs alone.
 //  - Failure-aware placement: nodes that failed recently are avoided when the job fits elsewhere.
-// Never preempts for ordering, only to un-pack.
+// Parameters are not tuned: the packing rules are Lucid's, the preemption cost is the simulator's
+// default checkpoint/restore cost (Lucid's 40 s, 60 s above 8 GPUs), the ranker has no knobs
+// beyond its histogram resolution (see gittins_ranker.h).
 
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "policy/colocation_model.h"
+#include "policy/gittins_ranker.h"
 #include "policy/lucid_policy.h"
 #include "policy/pending_index.h"
 #include "policy/policy_registry.h"
 
 namespace schedmate::policy {
 
+struct SchedmateOptions {
+  bool preempt = true;  // rank-driven preemption
+  bool unpack = true;   // gain-driven un-packing
+  PackingRules packing;
+  // Checkpoint + restore cost a preemption is assumed to add (the simulator's default).
+  Duration preemption_cost = Duration::Seconds(40);
+  Duration preemption_cost_large = Duration::Seconds(60);
+  int32_t large_above_gpus = 8;
+};
+
 class SchedmatePolicy : public SchedulingPolicy {
  public:
-  explicit SchedmatePolicy(const PolicyConfig& config);
+  explicit SchedmatePolicy(const PolicyConfig& config, SchedmateOptions options = {});
   std::string_view Name() const override { return "schedmate"; }
   PolicyTraits Traits() const override { return {Duration::Zero(), /*preemptive=*/true}; }
   Decisions Schedule(const SchedulingInput& input) override;
+  // Learns actual / estimate for the jobs this instance estimated.
+  void OnJobFinished(const JobRecord& job, SimTime finish) override;
 
  private:
-  Duration Estimate(const JobView& v, SimTime now);
+  void EnsureEstimate(const JobView& v, SimTime now);
+  // Gittins rank of job `j` after `attained_us` of run time, in seconds (> 0).
+  double RankSeconds(JobIndex j, int64_t attained_us);
+  double RankServiceAt(const JobView& v, SimTime now);
+  double CostSeconds(int32_t gpus) const;
+  static int64_t AttainedUs(const JobView& v, SimTime now);
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
                                                FreeMap& free) const;
+
   PolicyConfig config_;
+  SchedmateOptions opt_;
   PendingIndex index_;
   ColocationModel fallback_model_;
   const ColocationModel* model_;
   PackingCache cache_;
-  PackingRules rules_;
-  std::vector<int64_t> estimate_us_;  // by job index, -1 = unknown
-  std::vector<int64_t> priority_;
+  GittinsRanker ranker_;
+  std::vector<int64_t> estimate_us_;                         // by job index, -1 = unknown
+  std::vector<int64_t> priority_;                            // packing priority: estimate ms x GPUs
+  std::unordered_map<const JobRecord*, JobIndex> index_of_;  // jobs this instance estimated
 };
 
 }  // namespace schedmate::policy
