@@ -25,12 +25,20 @@
 //    (PackingRules defaults: each rate >= 0.5, together >= 1.1, memory, sharing scores, at most
 //    twice the partner's estimated service); otherwise it is placed alone if it fits; jobs that
 //    do not fit are passed over (backfilling), for at most kScanDepth jobs past the first one.
-//  - Preemption, under contention only: a job that does not fit may take the GPUs of running jobs
-//    that run alone and whose rank service minus their preemption cost (cost s x GPUs) still
-//    exceeds its own rank service: victims are tried in decreasing order of that gain until the
-//    job fits, then victims the placement does not need are kept running. A job started or taken
-//    as a partner in the same call is never a victim. The walk goes on past a blocked job while
-//    free GPUs, a partner or a victim outranked by it remain.
+//  - Preemption, under contention only, decided by the exchange argument for mean JCT. For a
+//    job p that does not fit, with Gittins rank r_p (s): candidate victims are running jobs that
+//    run alone on one node (multi-node jobs are never preempted: that would fragment capacity
+//    for one job) and were neither started nor given a co-runner in this call, with
+//    rank(v) - cost(v) > r_p. Preempting a set V saves p its wait, about
+//    min(min over V of rank(v), W), where W is when the running jobs (by rank) would have freed
+//    the GPUs that p and the jobs passed over before it need; it delays each victim by r_p +
+//    cost(v). Preempt only if saved > lost. p of at most one node: on each node take its
+//    candidates in decreasing rank - cost until p fits there; the node with the largest
+//    saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those already
+//    idle, then nodes all of whose occupants are candidates, by least loss (ties: lowest index).
+//    A job size that found no profitable room is not searched again in the call for larger
+//    ranks until a preemption changes the cluster. The walk goes on past a blocked job while
+//    free GPUs, a partner, or a candidate that outranks the job remain.
 //  - Un-packing, without contention only: a co-located job whose expected time saved by running
 //    alone, rank x (1 / rate - 1), exceeds its preemption cost is moved onto free GPUs alone.
 //  - Failure-aware placement: nodes that failed recently are avoided when the job fits elsewhere.

@@ -1,0 +1,249 @@
+// GittinsRanker and the schedmate policy's preemption / un-packing rules on hand-made job sets.
+// Expected values are worked out in the comments from the rules in schedmate_policy.h and
+// gittins_ranker.h. Ranks are read at the lower edge of the ratio's bin (32 bins per decade), so a
+// job that has run x of its estimate ranks as if it had run edge(x) <= x; the comments give the
+// edge where it matters.
+
+#include "policy/schedmate_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "policy/colocation_model.h"
+#include "policy/gittins_ranker.h"
+#include "policy/policy_registry.h"
+#include "sim/job_builder.h"
+#include "sim/simulator.h"
+#include "testing/test_util.h"
+
+namespace schedmate::policy {
+namespace {
+
+using testing::JobBuilder;
+using testing::OneVc;
+using testing::RunPolicy;
+using testing::Table;
+
+int64_t Start(const sim::SimResult& r, int j) { return r.jobs[j].first_start.seconds(); }
+int64_t End(const sim::SimResult& r, int j) { return r.jobs[j].finish.seconds(); }
+
+// Lower edge of the bin holding ratio x.
+double Edge(double x) {
+  const int b = static_cast<int>((std::log10(x) + 4.0) * GittinsRanker::kBinsPerDecade);
+  return std::pow(10.0, -4.0 + static_cast<double>(b) / GittinsRanker::kBinsPerDecade);
+}
+
+// ---- GittinsRanker ---------------------------------------------------------------------------
+
+TEST(GittinsRankerTest, PriorTrustsTheEstimateThenDoubles) {
+  // Only the prior (R = 1): a fresh job ranks at its estimate, one part-way through at what is
+  // left (SRPT), one past its estimate at the time it has run (the doubling rule).
+  GittinsRanker r;
+  EXPECT_EQ(r.samples(), 0);
+  EXPECT_DOUBLE_EQ(r.Rank(0), 1.0);
+  EXPECT_NEAR(r.Rank(0.25), 1.0 - Edge(0.25), 1e-9);
+  EXPECT_NEAR(r.Rank(5.0), Edge(5.0), 1e-9);
+  EXPECT_GT(r.Rank(5.0), 4.5);
+}
+
+TEST(GittinsRankerTest, BimodalErrorsMakeSurvivorsLong) {
+  // 48 jobs ran 0.1x their estimate, 48 ran 10x, plus the prior at 1x (97 masses; 96 samples is
+  // a recompute point: 16, 32, ..., 96).
+  // Fresh job: the best quantum ends at 0.1: (48 x 0.1 + 49 x 0.1) / 48 = 0.20208.
+  // After 0.5 of its estimate (edge e = 0.487) only 1 and 10 remain: ending at 10 is best,
+  // (1 x (1 - e) + 48 x (10 - e)) / 49 = 9.33; ending at 1 would cost (0.513 + 48 x 0.513) / 1.
+  GittinsRanker r;
+  for (int i = 0; i < 48; ++i) {
+    r.Observe(0.1);
+    r.Observe(10.0);
+  }
+  EXPECT_EQ(r.samples(), 96);
+  EXPECT_NEAR(r.Rank(0), 9.7 / 48, 1e-9);
+  const double e = Edge(0.5);
+  const double survivor = ((1 - e) + 48 * (10 - e)) / 49;
+  EXPECT_NEAR(r.Rank(0.5), survivor, 1e-9);
+  // Past every sample: the doubling rule again.
+  EXPECT_NEAR(r.Rank(20.0), Edge(20.0), 1e-9);
+  // Ranks are recomputed only after max(16, n / 16) new samples: 15 more change nothing.
+  for (int i = 0; i < 15; ++i) r.Observe(0.1);
+  EXPECT_NEAR(r.Rank(0.5), survivor, 1e-9);
+  r.Observe(0.1);  // the 16th: recomputed with 64 x 0.1
+  EXPECT_NEAR(r.Rank(0), (64 * 0.1 + 49 * 0.1) / 64, 1e-9);
+}
+
+TEST(GittinsRankerTest, IgnoresInvalidRatios) {
+  GittinsRanker r;
+  r.Observe(0);
+  r.Observe(-3);
+  r.Observe(std::numeric_limits<double>::quiet_NaN());
+  r.Observe(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.samples(), 0);
+  EXPECT_DOUBLE_EQ(r.Rank(0), 1.0);
+}
+
+TEST(GittinsRankerTest, RanksDoNotDependOnWhenTheyAreAsked) {
+  GittinsRanker asked, silent;
+  for (int i = 0; i < 40; ++i) {
+    const double ratio = 0.2 + 0.1 * (i % 7);
+    asked.Observe(ratio);
+    silent.Observe(ratio);
+    (void)asked.Rank(0.3);
+  }
+  for (double x : {0.0, 0.3, 0.9, 2.0}) EXPECT_DOUBLE_EQ(asked.Rank(x), silent.Rank(x));
+}
+
+// ---- SchedmatePolicy -------------------------------------------------------------------------
+
+TEST(SchedmatePolicyTest, PreemptsAJobThatOutlivedItsEstimate) {
+  // One node. A (8 GPUs, est 100, runs 10,000) starts at 0. B (8 GPUs, est 50) at 500.
+  // A has run 5x its estimate: rank = 100 x edge(5) = 487 s; rank - cost = 447 > B's 50.
+  // Saved: B's wait min(487, W = 487) = 487; lost: A waits 50 + 40. Preempt: B 500..550, A
+  // restarts at 550 with 9,500 + 40 s left: ends 10,090.
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
+  auto r = RunPolicy("schedmate", t, OneVc(1));
+  ASSERT_OK(r);
+  EXPECT_EQ(Start(*r, 1), 500);
+  EXPECT_EQ(End(*r, 1), 550);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(End(*r, 0), 10090);
+}
+
+TEST(SchedmatePolicyTest, KeepsAJobThatIsAboutToEnd) {
+  // A (est 1000, runs 1000) at 0; B (est 100) at 900. A's rank: 1000 x (1 - edge(0.9)) = 134 s;
+  // 134 - 40 = 94 < 100: preempting would delay A by 140 s to save B ~100 s. B waits: 1000..1100.
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      JobBuilder().Gpus(8).SubmitAt(900).Runtime(100).Estimate(100)});
+  auto r = RunPolicy("schedmate", t, OneVc(1));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 1), 1000);
+}
+
+TEST(SchedmatePolicyTest, DoesNotPreemptWhenTheWaitIsShorterThanTheDelay) {
+  // Two nodes. A (est 100, runs 10,000) on node 0 and C (est 600, runs 600) on node 1 from 0.
+  // B (8 GPUs, est 90) at 500. C's rank 600 x (1 - edge(0.833)) = 116.5, minus 40 < 90: not a
+  // victim. A's rank 487 - 40 > 90 is, but B would get C's node at W = 116.5 s anyway:
+  // saved min(487, 116.5) < lost 90 + 40. B waits for C: 600..690; A is never preempted.
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(0).Runtime(600).Estimate(600),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(90).Estimate(90)});
+  auto r = RunPolicy("schedmate", t, OneVc(2));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 2), 600);
+  EXPECT_EQ(End(*r, 2), 690);
+}
+
+TEST(SchedmatePolicyTest, NeverPreemptsMultiNodeJobs) {
+  // A (16 GPUs on both nodes, est 100, runs 10,000) outlives its estimate, but a job spread
+  // over two nodes is never a victim: B (8 GPUs, est 50, at 500) waits until 10,000.
+  JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
+  auto r = RunPolicy("schedmate", t, OneVc(2));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 1), 10000);
+}
+
+TEST(SchedmatePolicyTest, PreemptionCanBeSwitchedOff) {
+  PolicyConfig pc;
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
+  SchedmateOptions o;
+  o.preempt = false;
+  auto r = sim::Simulate(t, OneVc(1), [&]() -> Result<std::unique_ptr<SchedulingPolicy>> {
+    return std::unique_ptr<SchedulingPolicy>(std::make_unique<SchedmatePolicy>(pc, o));
+  });
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 1), 10000);
+}
+
+TEST(SchedmatePolicyTest, LearntErrorsChangeThePreemptionDecision) {
+  // As PreemptsAJobThatOutlivedItsEstimate, after a history that says estimates are 10x short.
+  // One node. 16 one-GPU jobs (est 100, run 1,000) at 0 run 0..1000 and 1000..2000; the 16th
+  // finish makes the ranker recompute with masses 16 at R = 10 and the prior at 1.
+  // J16 (8 GPUs, est 100, runs 5,000) starts at 2000; J17 (8 GPUs, est 100, runs 100) at 2500.
+  // J16 has run 5x its estimate; only the mass at 10 survives: rank 100 x (10 - edge(5)) =
+  // 513 s. J17 is fresh: quantum to 1 costs (1 + 16 x 1) / 1 = 17, to 10 (1 + 16 x 10) / 17 =
+  // 9.47: rank 947 s. J16 outranks nothing: no preemption, J17 waits until 7000.
+  JobTable t;
+  for (int i = 0; i < 16; ++i) {
+    t.jobs.push_back(JobBuilder()
+                         .Id("s" + std::to_string(i))
+                         .Gpus(1)
+                         .SubmitAt(0)
+                         .Runtime(1000)
+                         .Estimate(100)
+                         .Build());
+  }
+  t.jobs.push_back(
+      JobBuilder().Id("long").Gpus(8).SubmitAt(2000).Runtime(5000).Estimate(100).Build());
+  t.jobs.push_back(
+      JobBuilder().Id("short").Gpus(8).SubmitAt(2500).Runtime(100).Estimate(100).Build());
+  auto r = RunPolicy("schedmate", t, OneVc(1));
+  ASSERT_OK(r);
+  EXPECT_EQ(End(*r, 15), 2000);
+  EXPECT_EQ(Start(*r, 16), 2000);
+  EXPECT_EQ(r->jobs[16].preemptions, 0);
+  EXPECT_EQ(Start(*r, 17), 7000);
+}
+
+Result<ColocationModel> FixtureModel() {
+  return ColocationModel::Load(testing::TestDataPath("sim/colocate_info.csv"),
+                               testing::TestDataPath("sim/single_data.csv"));
+}
+JobBuilder ResNet() { return JobBuilder().Model("ResNet18", "CIFAR-10", 64, 0).Gmem(3000); }
+
+TEST(SchedmatePolicyTest, KeepsAPackedJobWhenMovingGainsLessThanItCosts) {
+  // As UnpacksWhenContentionEnds (policy_test.cc) but A is short: ResNet18 x2 runs at 0.9 / 0.9;
+  // A (8 GPUs, est 300, runs 300) packs onto X1 at 10. At 100 X2 ends and nobody waits, but A's
+  // rank is 300 x (1 - edge(0.3)) = 211.7 s and running alone would save 211.7 x (1/0.9 - 1) =
+  // 23.5 s < the 40 s move: A stays packed (no preemption), ends at 10 + 300 / 0.9 = 343.
+  auto model = FixtureModel();
+  ASSERT_OK(model);
+  PolicyConfig pc;
+  pc.colocation = &*model;
+  sim::SimOptions so;
+  so.colocation = &*model;
+  JobTable t = Table({ResNet().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      ResNet().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
+                      ResNet().Gpus(8).SubmitAt(10).Runtime(300).Estimate(300)});
+  auto r = RunPolicy("schedmate", t, OneVc(2), pc, so);
+  ASSERT_OK(r);
+  EXPECT_EQ(Start(*r, 2), 10);
+  EXPECT_EQ(r->jobs[2].preemptions, 0);
+  EXPECT_EQ(End(*r, 2), 343);
+}
+
+TEST(SchedmatePolicyTest, DeterministicOnAShuffledWorkload) {
+  // Many small jobs with wrong estimates on two nodes: the same input gives the same outcome.
+  JobTable t;
+  for (int i = 0; i < 200; ++i) {
+    JobRecord j = JobBuilder()
+                      .Gpus(1 + (i * 7) % 8)
+                      .SubmitAt(i * 13)
+                      .Runtime(30 + (i * 37) % 900)
+                      .Estimate(30 + (i * 53) % 600)
+                      .Build();
+    j.id = "j" + std::to_string(i);
+    t.jobs.push_back(std::move(j));
+  }
+  auto a = RunPolicy("schedmate", t, OneVc(2));
+  auto b = RunPolicy("schedmate", t, OneVc(2));
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  int64_t preemptions = 0;
+  for (size_t j = 0; j < t.jobs.size(); ++j) {
+    EXPECT_EQ(a->jobs[j].finish, b->jobs[j].finish);
+    EXPECT_TRUE(a->jobs[j].finished());
+    preemptions += a->jobs[j].preemptions;
+  }
+  EXPECT_GT(preemptions, 0);  // the workload does exercise preemption
+}
+
+}  // namespace
+}  // namespace schedmate::policy
