@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "testing/llm/llm_cli_env.h"
 #include "testing/llm/scripted_chat_server.h"
 #include "testing/test_util.h"
 
@@ -12,17 +13,10 @@ namespace schedmate {
 namespace {
 
 using nlohmann::json;
+using schedmate::testing::RunSchedmateWithLlm;
 using schedmate::testing::ScriptedChatServer;
 using schedmate::testing::ScriptedReply;
 using schedmate::testing::ShellQuote;
-
-schedmate::testing::CommandResult RunWithLlm(const std::string& base_url, const std::string& args) {
-  return schedmate::testing::RunShell(
-      "env -u SCHEDMATE_LLM_CONFIG -u SCHEDMATE_LLM_API_KEY -u SCHEDMATE_LLM_API_KEY_FILE "
-      "SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_LLM_BASE_URL=" +
-      ShellQuote(base_url) + " SCHEDMATE_LLM_MODEL=scripted-model " +
-      ShellQuote(schedmate::testing::SchedmateBinary()) + " " + args);
-}
 
 class LogsLlmCliTest : public ::testing::Test {
  protected:
@@ -56,8 +50,8 @@ TEST_F(LogsLlmCliTest, LlmReadsTheNewestProgressLinesInOneBatch) {
     }
     return ScriptedReply::Text(json{{"records", records}}.dump());
   });
-  auto r =
-      RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) + " --json --engine llm");
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "logs metrics " + ShellQuote(path_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "llm (scripted-model)");
@@ -68,8 +62,8 @@ TEST_F(LogsLlmCliTest, LlmReadsTheNewestProgressLinesInOneBatch) {
 
 TEST_F(LogsLlmCliTest, DeadPortAndServerErrorsFallBack) {
   for (int i = 0; i < 3; ++i) server_.EnqueueChat(ScriptedReply::Error(500, "boom"));
-  auto e =
-      RunWithLlm(server_.base_url(), "logs metrics " + ShellQuote(path_) + " --json --engine llm");
+  auto e = RunSchedmateWithLlm(server_.base_url(),
+                               "logs metrics " + ShellQuote(path_) + " --json --engine llm");
   ASSERT_EQ(e.exit_code, 0) << e.err;
   json je = json::parse(e.out);
   EXPECT_EQ(je["engine"], "builtin (llm unavailable: HTTP 500)");
@@ -78,13 +72,13 @@ TEST_F(LogsLlmCliTest, DeadPortAndServerErrorsFallBack) {
 
   const std::string url = server_.base_url();
   server_.Stop();
-  auto r = RunWithLlm(url, "logs metrics " + ShellQuote(path_) + " --json --engine llm");
+  auto r = RunSchedmateWithLlm(url, "logs metrics " + ShellQuote(path_) + " --json --engine llm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");
   EXPECT_EQ(j["found"], true);
   EXPECT_EQ(j["step"], 50);
-  auto b = RunWithLlm(url, "logs metrics " + ShellQuote(path_) + " --json");
+  auto b = RunSchedmateWithLlm(url, "logs metrics " + ShellQuote(path_) + " --json");
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(json::parse(b.out)["engine"], "builtin");
 }
