@@ -113,7 +113,15 @@ Status Companion::Load() {
   SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
   SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
   for (const auto& f : recent_failures_) ++failures_by_class_[f.cls];
-  for (const auto& a : recent_actions_) ++actions_by_kind_[a.kind + ":" + a.outcome];
+  for (const auto& a : recent_actions_) {
+    ++actions_by_kind_[a.kind + ":" + a.outcome];
+    // A delayed requeue done within the last hour may still wait for its release.
+    if (a.kind == "requeue" && a.outcome == "done" && a.release_at &&
+        *a.release_at + Duration::Hours(1) > deps_.clock.Now() &&
+        !awaiting_release_.count(a.job_id)) {
+      awaiting_release_[a.job_id] = *a.release_at;
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(config_.CapturedLogDir(), ec);
   if (ec) {
@@ -487,6 +495,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
           for (const auto& w : report.warnings) out += "; warning: " + w;
           return out;
         });
+        if (a.outcome == "done" && delay > Duration::Zero()) awaiting_release_[f.id] = now + delay;
         if (a.outcome == "done" || a.outcome == "dry-run") {
           requeued = true;
         } else if (requeue_problem.empty()) {
@@ -628,6 +637,23 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
   if (t != nullptr) t->metrics.reset();
 }
 
+void Companion::NudgeRelease(const slurm::SlurmJob& job, SimTime now) {
+  auto it = awaiting_release_.find(job.id);
+  if (it == awaiting_release_.end()) return;
+  if (job.state != "PENDING" || StartsWith(job.reason, "JobHeld") ||
+      job.reason == "job_requeued_in_held_state") {
+    awaiting_release_.erase(it);  // started, ended or held by someone: nothing to nudge
+    return;
+  }
+  // Slurm's own EligibleTime decides (whole seconds); schedmate's release time is the fallback.
+  SimTime release = job.eligible ? *job.eligible : it->second;
+  if (job.reason != "BeginTime" || release > now) return;
+  awaiting_release_.erase(it);
+  if (config_.dry_run) return;
+  Status s = deps_.backend.StartNow(job.id);
+  if (!s.ok()) fmt::print(stderr, "schedmate serve: releasing job {}: {}\n", job.id, s.message());
+}
+
 void Companion::EstimateStarts(SimTime now) {
   std::vector<NodeCapacity> caps;
   for (const auto& n : nodes_) caps.push_back({n.name, n.gpus_total, n.available()});
@@ -707,6 +733,7 @@ Status Companion::Tick() {
       t.log_path.clear();
       t.log_problem.clear();
     }
+    NudgeRelease(job, now);
     if (job.state == "RUNNING" && (t.log_path.empty() || was_pending) && t.log_problem.empty()) {
       RefreshLogPath(t);
     }

@@ -27,6 +27,8 @@
 //                                for an unclear failure (hold_unknown): `scontrol requeuehold`,
 //                                the reason in the record and the Comment
 //                       notify   user / operators: recorded with the hint (API /v1/actions)
+//                     a delayed requeue is nudged (StartTime=now) once its release time has
+//                     passed, so it starts then rather than at Slurm's next scheduling cycle;
 //                     dry-run records the full plan ("would requeue, attempt 1/3, starts in 2m,
 //                     excluding gpu1") without touching Slurm. Runs that ended more than 10
 //                     minutes before they were seen, or before this database first watched the
@@ -162,6 +164,8 @@ class Companion {
                                             const std::vector<std::string>& wanted,
                                             std::string& note) const;
   void EstimateStarts(SimTime now);
+  // The nudge described at awaiting_release_, for one job seen in the queue.
+  void NudgeRelease(const slurm::SlurmJob& job, SimTime now);
   void Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took);
   void RememberFailure(const FailureRecord& f);
   void RememberAction(const ActionRecord& a);
@@ -179,6 +183,10 @@ class Companion {
   std::vector<FailureRecord> recent_failures_;
   std::vector<ActionRecord> recent_actions_;
   std::set<std::string> drained_this_session_;
+  // Jobs schedmate requeued with a delay -> the release time it set. Once Slurm's EligibleTime
+  // has passed and the job still waits for BeginTime, the loop nudges it (StartTime=now) so it
+  // starts now rather than at Slurm's next scheduling cycle. Rebuilt from the actions at Load().
+  std::map<std::string, SimTime> awaiting_release_;
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;
   std::map<std::string, int64_t> actions_by_kind_;

@@ -274,6 +274,11 @@ Result<ActionReport> SlurmBackend::HoldForReview(const std::string& job_id,
   return report;
 }
 
+Status SlurmBackend::StartNow(const std::string& job_id) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
+  return RunChecked({"scontrol", "update", "JobId=" + job_id, "StartTime=now"}).status();
+}
+
 Status SlurmBackend::Hold(const std::string& job_id) {
   if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
   return RunChecked({"scontrol", "hold", job_id}).status();

@@ -82,6 +82,10 @@ class SlurmBackend {
   // (`scontrol requeuehold`, Reason=job_requeued_in_held_state), a pending one held. `comment`
   // ("" = none) replaces schedmate's part of the job's Comment so `squeue` shows why.
   Result<ActionReport> HoldForReview(const std::string& job_id, const std::string& comment);
+  // Makes a pending job eligible at once (StartTime=now). After a delayed requeue, Slurm starts
+  // the job only at its next scheduling cycle once the delay has passed (sched_interval /
+  // bf_interval: up to a minute); an update makes slurmctld schedule it at once.
+  Status StartNow(const std::string& job_id);
   Status Hold(const std::string& job_id);
   Status Release(const std::string& job_id);
 

@@ -467,6 +467,36 @@ TEST_F(CompanionTest, RequeueBackoffDoublesUpToTheCapAndAvoidsTheNode) {
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 60").size(), 3u);
 }
 
+TEST_F(CompanionTest, DelayedRequeueIsNudgedOnceItsReleaseTimeHasPassed) {
+  std::string log = Log("d.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("59", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  ASSERT_EQ(fake_.CallsStartingWith("scontrol update JobId=59 StartTime=now+60").size(), 1u);
+  // What Slurm shows after the requeue: pending for BeginTime until now + 60 s.
+  j.state = "PENDING";
+  j.reason = "BeginTime";
+  j.restarts = 1;
+  j.node.clear();
+  j.start = j.end = 0;
+  j.eligible = clock_.Now().seconds() + 60;
+  cluster_.Render();
+  clock_.Advance(Duration::Seconds(30));
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=59 StartTime=").size(), 1u);
+  clock_.Advance(Duration::Seconds(31));
+  ASSERT_OK(c.Tick());  // released by Slurm's clock, still waiting for its scheduling cycle
+  auto starts = fake_.CallsStartingWith("scontrol update JobId=59 StartTime=");
+  EXPECT_EQ(starts, (std::vector<std::string>{"scontrol update JobId=59 StartTime=now+60",
+                                              "scontrol update JobId=59 StartTime=now"}));
+  ASSERT_OK(c.Tick());  // once
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=59 StartTime=").size(), 2u);
+}
+
 TEST_F(CompanionTest, CheckpointReachesRecordsNoticeAndComment) {
   std::string log = Log("c.out",
                         "step 1200 loss 0.31\nSaved checkpoint to ckpt/step_1200.pt\n"

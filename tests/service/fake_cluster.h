@@ -26,7 +26,8 @@ struct FakeJob {
   int64_t submit = 0;  // epoch seconds
   int64_t start = 0;
   int64_t end = 0;
-  int exit_code = 0;  // plain exit code (rendered as a raw wait status)
+  int64_t eligible = 0;  // epoch seconds, 0 = not set
+  int exit_code = 0;     // plain exit code (rendered as a raw wait status)
   int restarts = 0;
   int64_t priority = 1000;
   std::string std_out;  // absolute path
@@ -69,6 +70,7 @@ class FakeCluster {
                       {"submit_time", j.submit},
                       {"start_time", j.start},
                       {"end_time", j.end},
+                      {"eligible_time", j.eligible},
                       {"time_limit", j.time_limit_min ? nlohmann::json(*j.time_limit_min)
                                                       : nlohmann::json(nullptr)},
                       {"exit_code", j.exit_code * 256},
