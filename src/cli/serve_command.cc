@@ -89,6 +89,14 @@ void RunServe(const ServeFlags& f) {
                                 *engines.tracker, *engines.diagnoser, clock},
                                config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
+  // One line per automated action on stderr (the journal), besides the database and the API.
+  companion.SetActionSink([](const service::ActionRecord& a) {
+    std::string who = a.node.empty() ? "job " + a.job_id
+                                     : (a.job_id.empty() ? "node " + a.node
+                                                         : "job " + a.job_id + " node " + a.node);
+    std::cerr << "schedmate serve: action " << a.kind << " " << who << ": " << a.outcome
+              << (a.detail.empty() ? "" : ": " + a.detail) << "\n";
+  });
 
   // Signals are taken by a sigwait below; block them before any thread starts.
   sigset_t signals;
@@ -120,7 +128,8 @@ void RunServe(const ServeFlags& f) {
             << service::SubmitPolicyName(config.submit_policy)
             << (config.dry_run ? ", DRY RUN" : "")
             << (token.empty() ? ", no API token: state changes disabled" : "") << ")\n"
-            << "schedmate serve: engines " << engines.description << "\n";
+            << "schedmate serve: engines " << engines.description << "\n"
+            << "schedmate serve: actions " << companion.ActionPolicySummary() << "\n";
   std::thread loop([&] { companion.Run(); });
   int sig = 0;
   sigwait(&signals, &sig);

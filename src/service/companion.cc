@@ -264,7 +264,20 @@ ActionRecord Companion::RunAction(ActionRecord a, const std::function<Result<std
   }
   if (id.ok()) a.id = *id;
   RememberAction(a);
+  if (action_sink_) action_sink_(a);
   return a;
+}
+
+std::string Companion::ActionPolicySummary() const {
+  const ServiceConfig& c = config_;
+  auto on = [](bool b) { return b ? "on" : "off"; };
+  return fmt::format(
+      "drain {} (at most {} node(s)), requeue {} ({} per job, backoff {}..{}, exclude failed nodes "
+      "{}), hold after budget {}, hold unclear failures {}, job comments {}{}",
+      on(c.drain_on_infra), c.max_drained_nodes, on(c.requeue_on_infra), c.retries_per_job,
+      ShortDelay(c.backoff_base), ShortDelay(c.backoff_cap), on(c.exclude_failed_nodes),
+      on(c.hold_after_budget), on(c.hold_unknown), on(c.annotate_comment),
+      c.dry_run ? "; DRY RUN: actions are recorded, never executed" : "");
 }
 
 Duration Companion::Backoff(int retries_done) const {

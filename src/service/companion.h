@@ -126,6 +126,15 @@ class Companion {
   // Operator action through the API: resume a node; recorded like every action. Thread-safe.
   Status ResumeNode(const std::string& node, const std::string& who);
 
+  // Called with every action once its outcome is known (also skipped, dry-run and failed ones),
+  // on the thread that runs it, under the engine lock: keep it short (one log line). Set it
+  // before Run(). Not called for actions restored by Load().
+  void SetActionSink(std::function<void(const ActionRecord&)> sink) {
+    action_sink_ = std::move(sink);
+  }
+  // "retries 1/job, backoff 60s..30m, exclude on, hold after budget on, ..." for start-up logs.
+  std::string ActionPolicySummary() const;
+
   const ServiceConfig& config() const { return config_; }
 
  private:
@@ -187,6 +196,7 @@ class Companion {
   // has passed and the job still waits for BeginTime, the loop nudges it (StartTime=now) so it
   // starts now rather than at Slurm's next scheduling cycle. Rebuilt from the actions at Load().
   std::map<std::string, SimTime> awaiting_release_;
+  std::function<void(const ActionRecord&)> action_sink_;
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;
   std::map<std::string, int64_t> actions_by_kind_;

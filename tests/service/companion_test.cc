@@ -287,6 +287,25 @@ TEST_F(CompanionTest, DryRunRecordsButDoesNothing) {
   EXPECT_EQ(actions[0].kind, "notify");  // notices are records, so "done" even in a dry run
 }
 
+TEST_F(CompanionTest, ActionSinkSeesEveryOutcomeAndPolicyIsSummarised) {
+  config_.dry_run = true;
+  std::string log = Log("infra.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("14", "gpu1", log);
+  cluster_.Render();
+  Companion& c = Make();
+  std::vector<std::string> seen;
+  c.SetActionSink([&](const ActionRecord& a) { seen.push_back(a.kind + ":" + a.outcome); });
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(seen, (std::vector<std::string>{"drain:dry-run", "requeue:dry-run", "notify:done"}));
+  EXPECT_EQ(c.ActionPolicySummary(),
+            "drain on (at most 1 node(s)), requeue on (1 per job, backoff 1m..30m, exclude "
+            "failed nodes on), hold after budget on, hold unclear failures off, job comments on; "
+            "DRY RUN: actions are recorded, never executed");
+}
+
 TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
   config_.dry_run = true;
   config_.retries_per_job = 0;

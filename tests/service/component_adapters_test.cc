@@ -1,0 +1,78 @@
+// The failure adapter hands the recovery planner's whole plan to the service: delay, attempt,
+// exclusions and checkpoint of a requeue, the hold and operator notice after the budget.
+
+#include "service/component_adapters.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_util.h"
+
+namespace schedmate::service {
+namespace {
+
+constexpr const char* kXidLog =
+    "step 1200/5000 loss 0.31\n"
+    "Saved checkpoint to ckpt/step_1200.pt\n"
+    "step 1250/5000 loss 0.30\n"
+    "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus\n"
+    "RuntimeError: CUDA error: unspecified launch failure\n";
+
+std::vector<PlannedAction::Kind> Kinds(const Diagnosis& d) {
+  std::vector<PlannedAction::Kind> out;
+  for (const auto& a : d.plan) out.push_back(a.kind);
+  return out;
+}
+
+TEST(FailureHandlerDiagnoser, RequeueCarriesBackoffAttemptExclusionAndCheckpoint) {
+  auto diag = FailureHandlerDiagnoser::Create(Duration::Seconds(30), Duration::Minutes(10));
+  ASSERT_OK(diag);
+  FailedJob job{"12", "train", "FAILED", 1, 0, {"gpu3"}, Duration::Minutes(20)};
+  job.retries_used = 1;
+  job.retry_budget = 3;
+  auto d = (*diag)->Diagnose(job, kXidLog);
+  ASSERT_OK(d);
+  EXPECT_EQ(d->cls, FailureClass::kInfra);
+  EXPECT_EQ(d->checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
+  ASSERT_EQ(Kinds(*d), (std::vector<PlannedAction::Kind>{PlannedAction::Kind::kDrainNode,
+                                                         PlannedAction::Kind::kRequeue,
+                                                         PlannedAction::Kind::kNotifyUser}));
+  EXPECT_EQ(d->plan[0].node, "gpu3");
+  const PlannedAction& rq = d->plan[1];
+  EXPECT_EQ(rq.delay, std::optional<Duration>(Duration::Seconds(60)));  // 30 s x 2^1
+  EXPECT_EQ(rq.attempt, 2);
+  EXPECT_EQ(rq.exclude_nodes, std::vector<std::string>{"gpu3"});
+  EXPECT_EQ(rq.checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
+  EXPECT_NE(rq.reason.find("retry 2 of 3 from checkpoint ckpt/step_1200.pt"), std::string::npos)
+      << rq.reason;
+}
+
+TEST(FailureHandlerDiagnoser, BudgetUsedMeansHoldAndOperatorNotice) {
+  auto diag = FailureHandlerDiagnoser::Create(Duration::Seconds(30), Duration::Minutes(10));
+  ASSERT_OK(diag);
+  FailedJob job{"12", "train", "FAILED", 1, 0, {"gpu3"}, Duration::Minutes(20)};
+  job.retries_used = 2;
+  job.retry_budget = 2;
+  auto d = (*diag)->Diagnose(job, kXidLog);
+  ASSERT_OK(d);
+  ASSERT_EQ(Kinds(*d), (std::vector<PlannedAction::Kind>{PlannedAction::Kind::kDrainNode,
+                                                         PlannedAction::Kind::kHold,
+                                                         PlannedAction::Kind::kNotifyAdmin}));
+  EXPECT_NE(d->plan[1].reason.find("retry budget of 2 exhausted"), std::string::npos)
+      << d->plan[1].reason;
+  EXPECT_NE(d->plan[2].reason.find("job 12 failed repeatedly"), std::string::npos);
+}
+
+TEST(FailureHandlerDiagnoser, ApplicationFailureOnlyNotifiesWithHint) {
+  auto diag = FailureHandlerDiagnoser::Create();
+  ASSERT_OK(diag);
+  FailedJob job{"13", "train", "FAILED", 1, 0, {"gpu1"}, Duration::Minutes(2)};
+  job.retry_budget = 3;
+  auto d = (*diag)->Diagnose(
+      job, "Traceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'lr'\n");
+  ASSERT_OK(d);
+  EXPECT_EQ(d->cls, FailureClass::kApp);
+  ASSERT_EQ(Kinds(*d), std::vector<PlannedAction::Kind>{PlannedAction::Kind::kNotifyUser});
+}
+
+}  // namespace
+}  // namespace schedmate::service
