@@ -99,16 +99,17 @@ class SlurmIntegration : public ::testing::Test {
     dir_ = nullptr;
   }
 
-  static void StartService() {
+  // `extra` flags for serve (e.g. --dry-run); `data` names the data directory under the suite's.
+  static void StartService(const std::string& extra = "", const std::string& data = "data") {
     StopService(SIGTERM);  // never two instances acting on one cluster
     std::string port_file = dir_->File("port");
     std::filesystem::remove(port_file);
     std::string cmd = fmt::format(
         "{} serve --slurm --config {} --data-dir {} --jobcomp {} --port 0 --port-file {} "
-        "--poll 0.25 --submit-policy set --token-file {} >>{} 2>&1 & echo $!",
+        "--poll 0.25 --submit-policy set --token-file {} {} >>{} 2>&1 & echo $!",
         ShellQuote(schedmate::testing::SchedmateBinary()), ShellQuote(dir_->File("schedmate.yaml")),
-        ShellQuote(dir_->File("data")), ShellQuote(jobcomp_), ShellQuote(port_file),
-        ShellQuote(dir_->File("token")), ShellQuote(dir_->File("serve.log")));
+        ShellQuote(dir_->File(data)), ShellQuote(jobcomp_), ShellQuote(port_file),
+        ShellQuote(dir_->File("token")), extra, ShellQuote(dir_->File("serve.log")));
     pid_ = static_cast<pid_t>(ParseInt(Trim(Sh(cmd))).value_or(-1));
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(WaitFor(10, [&] { return std::filesystem::exists(port_file); }))
@@ -472,6 +473,48 @@ TEST_F(SlurmIntegration, RestartAfterKillLosesNothing) {
     json h = Get("/healthz");
     return h.is_object() && h["slurm_ok"] == true && h["ticks"].get<int64_t>() >= 1;
   }));
+}
+
+// Last: it swaps in a dry-run instance with its own database (the suite's tear-down stops it).
+TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
+  StartService("--dry-run", "data-dry-run");
+  auto [id, err] = Submit("dry",
+                          "echo 'Saved checkpoint to ckpt/step_9.pt'\n"
+                          "echo \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus on "
+                          "$SLURMD_NODENAME\"\nexit 1\n",
+                          "--gres=gpu:1");
+  std::vector<json> actions;
+  ASSERT_TRUE(WaitFor(15, [&] {
+    actions = ActionsFor(id);
+    return actions.size() >= 3;
+  })) << json(actions).dump(1);
+  std::string node;
+  for (const auto& a : actions) {
+    EXPECT_TRUE(a["dry_run"].get<bool>()) << a.dump();
+    if (a["kind"] == "drain") {
+      node = a["node"];
+      EXPECT_EQ(a["outcome"], "dry-run");
+      EXPECT_EQ(a["detail"], "would drain " + node);
+    }
+    if (a["kind"] == "requeue") {
+      EXPECT_EQ(a["outcome"], "dry-run");
+      EXPECT_NE(a["detail"].get<std::string>().find("would requeue, attempt 1/1, starts in 3s, "
+                                                    "excluding "),
+                std::string::npos)
+          << a.dump();
+      EXPECT_EQ(a["checkpoint"], "ckpt/step_9.pt");
+    }
+  }
+  ASSERT_FALSE(node.empty()) << json(actions).dump(1);
+  // Nothing happened in Slurm.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto job = ShowJob(id);
+  EXPECT_EQ(job["JobState"], "FAILED");
+  EXPECT_EQ(job["Restarts"], "0");
+  EXPECT_EQ(job["ExcNodeList"], "(null)");
+  EXPECT_EQ(Sh("sinfo -h -N -n " + node + " -o '%T'").find("drain"), std::string::npos);
+  json health = Get("/v1/actions");
+  EXPECT_EQ(health["dry_run"], true);
 }
 
 }  // namespace
