@@ -1,6 +1,7 @@
 #include "policy/schedmate_policy.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -261,10 +262,11 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   std::vector<JobIndex> evicted;         // running jobs preempted in this call
   std::map<int32_t, double> no_room_at;  // GPUs -> lowest rank service that found no room
   int skipped = 0;
-  double rank = 0;                                  // the current blocked job's Gittins rank (s)
-  int64_t blocked_ahead = 0;                        // GPUs of the jobs passed over so far
-  std::vector<std::pair<double, int64_t>> natural;  // running: (rank s, prefix GPUs), by rank
-  bool natural_built = false;
+  double rank = 0;            // the current blocked job's Gittins rank (s)
+  int64_t blocked_ahead = 0;  // GPUs of the jobs passed over so far
+  std::vector<std::pair<double, int64_t>>
+      natural;  // running jobs not yet in freed_at: (rank, GPUs)
+  std::vector<std::pair<double, int64_t>> freed_at;  // (rank s, GPUs freed by then), by rank
 
   index_.ForEach([&](const JobView& v, bool* erase) {
     if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
@@ -295,38 +297,40 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
       victims_built = true;
       for (const JobView& r : in.running) {
         const JobStatus& s = *r.status;
-        if (s.shared_with != kNoJob || s.placement.share_with != kNoJob) continue;
+        if (s.placement.share_with != kNoJob) continue;  // a guest holds no GPUs
+        const double r_rank = RankServiceAt(r, in.now) / r.gpus();
+        natural.push_back({r_rank, r.gpus()});
+        if (s.shared_with != kNoJob) continue;        // owners of shared GPUs stay
         if (s.placement.nodes.size() != 1) continue;  // multi-node jobs are not preempted
-        const double gain = RankServiceAt(r, in.now) / r.gpus() - CostSeconds(r.gpus());
-        victims.Add({gain, CostSeconds(r.gpus()), s.run_seq, &r});
+        victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
       victims.Build();
+      std::make_heap(natural.begin(), natural.end(), std::greater<>());
     }
     rank = RankServiceAt(v, in.now) / v.gpus();
-    const size_t eligible = victims.EligibleFor(rank);
+    // Without preemption the job starts once running jobs have freed the GPUs it and the blocked
+    // jobs ahead of it need; ranks stand in for the remaining times. (A min-heap of the running
+    // jobs' ranks, popped lazily into `freed_at`.) Preempting saves at most that wait and costs
+    // at least rank + the smaller preemption cost: skip the search when it cannot pay.
+    const int64_t need = blocked_ahead + v.gpus() - free.total_free();
+    while ((freed_at.empty() || freed_at.back().second < need) && !natural.empty()) {
+      std::pop_heap(natural.begin(), natural.end(), std::greater<>());
+      const int64_t before = freed_at.empty() ? 0 : freed_at.back().second;
+      freed_at.push_back({natural.back().first, before + natural.back().second});
+      natural.pop_back();
+    }
+    const auto freed = std::lower_bound(
+        freed_at.begin(), freed_at.end(), need,
+        [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
+    const double wait =
+        freed == freed_at.end() ? std::numeric_limits<double>::infinity() : freed->first;
+    const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
+    const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
     if (used.size() < eligible) used.resize(eligible, false);
     const auto no_room = no_room_at.find(v.gpus());
     if (eligible > first_unused && !(no_room != no_room_at.end() && rank >= no_room->second) &&
         free.total_free() + victims.GpusBefore(eligible) - victims.GpusBefore(first_unused) >=
             v.gpus()) {
-      // Without preemption the job starts once running jobs have freed the GPUs it and the
-      // blocked jobs ahead of it need; ranks stand in for the remaining times.
-      if (!natural_built) {
-        natural_built = true;
-        for (const JobView& r : in.running) {
-          if (r.status->placement.share_with != kNoJob) continue;  // holds no GPUs
-          natural.emplace_back(RankServiceAt(r, in.now) / r.gpus(), r.gpus());
-        }
-        std::sort(natural.begin(), natural.end());
-        int64_t sum = 0;
-        for (auto& e : natural) e.second = (sum += e.second);  // prefix GPUs
-      }
-      const int64_t need = blocked_ahead + v.gpus() - free.total_free();
-      const auto freed = std::lower_bound(
-          natural.begin(), natural.end(), need,
-          [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
-      const double wait =
-          freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
       std::vector<size_t> chosen =
           ChooseVictims(v.gpus(), rank, wait, free, victims, first_unused, eligible, used, taken);
       if (!chosen.empty()) {
