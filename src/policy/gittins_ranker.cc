@@ -73,12 +73,23 @@ void GittinsRanker::Recompute() {
     rank_at_edge_[e] = std::max(best, 1e-9);
   }
   samples_at_compute_ = samples_;
+  ++version_;
 }
 
 double GittinsRanker::Rank(double x) {
-  if (!(x > 0)) return rank_at_edge_[0];
-  const int b = BinOf(x);
-  if (x >= LowerEdge(kBins - 1) * std::pow(10.0, 1.0 / kBinsPerDecade)) return x;
+  double lo = 0, hi = 0;
+  return Rank(x, &lo, &hi);
+}
+
+double GittinsRanker::Rank(double x, double* lo, double* hi) const {
+  const double top = LowerEdge(kBins - 1) * std::pow(10.0, 1.0 / kBinsPerDecade);
+  if (x >= top) {
+    *lo = *hi = x;  // beyond the histogram the rank is x itself
+    return x;
+  }
+  const int b = x > 0 ? BinOf(x) : 0;
+  *lo = b == 0 ? 0.0 : LowerEdge(b);
+  *hi = b + 1 < kBins ? LowerEdge(b + 1) : top;
   return rank_at_edge_[b];
 }
 

@@ -39,6 +39,11 @@ class GittinsRanker {
   void Observe(double ratio);
   // Rank of a job that has run `x` (>= 0) of its estimate, in units of its estimate. Positive.
   double Rank(double x);
+  // Rank(x), and the ratios [*lo, *hi) around x that share it until the next recomputation
+  // (empty, *lo == *hi, where the rank varies continuously). Lets callers cache ranks.
+  double Rank(double x, double* lo, double* hi) const;
+  // Changes whenever the ranks are recomputed.
+  int64_t version() const { return version_; }
   // Observed samples (not counting the prior).
   int64_t samples() const { return samples_; }
 
@@ -55,6 +60,7 @@ class GittinsRanker {
   std::vector<double> rank_at_edge_;  // rank at LowerEdge(b), b = 0..kBins-1
   int64_t samples_ = 0;
   int64_t samples_at_compute_ = 0;
+  int64_t version_ = 0;
 };
 
 }  // namespace schedmate::policy

@@ -1,7 +1,7 @@
 #include "policy/schedmate_policy.h"
 
 #include <algorithm>
-#include <functional>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -13,10 +13,8 @@ namespace {
 
 constexpr int64_t kMinEstimateUs = 1'000'000;  // 1 s: ranks stay positive
 
-// Running jobs that may be preempted, handed out in decreasing order of preemption gain
-// ((rank - cost) x GPUs, ties: latest start first). Keys are computed once per call, O(running);
-// the order is produced lazily from a heap, so a call that needs only the first few victims
-// does not sort them all.
+// Running jobs that may be preempted, in decreasing order of preemption gain (rank - cost,
+// ties: latest start first), with prefix sums of their GPUs.
 class VictimQueue {
  public:
   struct Victim {
@@ -25,16 +23,16 @@ class VictimQueue {
     int64_t run_seq;
     const JobView* view;
   };
-  void Add(Victim v) { heap_.push_back(v); }
-  void Build() { std::make_heap(heap_.begin(), heap_.end(), Less); }
+  void Add(Victim v) { sorted_.push_back(v); }
+  void Build() {
+    std::sort(sorted_.begin(), sorted_.end(), [](const Victim& a, const Victim& b) {
+      return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
+    });
+    gpus_prefix_.assign(1, 0);
+    for (const Victim& v : sorted_) gpus_prefix_.push_back(gpus_prefix_.back() + v.view->gpus());
+  }
   // Number of victims (a prefix of the order) whose gain exceeds `service`.
-  size_t EligibleFor(double service) {
-    while (!heap_.empty() && heap_.front().gain > service) {
-      std::pop_heap(heap_.begin(), heap_.end(), Less);
-      gpus_prefix_.push_back(gpus_prefix_.back() + heap_.back().view->gpus());
-      sorted_.push_back(heap_.back());
-      heap_.pop_back();
-    }
+  size_t EligibleFor(double service) const {
     return static_cast<size_t>(
         std::partition_point(sorted_.begin(), sorted_.end(),
                              [&](const Victim& v) { return v.gain > service; }) -
@@ -43,17 +41,10 @@ class VictimQueue {
   const Victim& operator[](size_t i) const { return sorted_[i]; }
   // GPUs of victims [0, n).
   int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
-  // Largest gain among victims not handed out before `from` (-1 if none).
-  double TopGain(size_t from) const {
-    if (from < sorted_.size()) return sorted_[from].gain;
-    return heap_.empty() ? -1.0 : heap_.front().gain;
-  }
+  // Gain of victim `from` (-1 if none).
+  double TopGain(size_t from) const { return from < sorted_.size() ? sorted_[from].gain : -1.0; }
 
  private:
-  static bool Less(const Victim& a, const Victim& b) {
-    return a.gain != b.gain ? a.gain < b.gain : a.run_seq < b.run_seq;
-  }
-  std::vector<Victim> heap_;
   std::vector<Victim> sorted_;
   std::vector<int64_t> gpus_prefix_{0};
 };
@@ -190,8 +181,20 @@ void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
 }
 
 double SchedmatePolicy::RankSeconds(JobIndex j, int64_t attained_us) {
+  if (static_cast<size_t>(j) >= rank_cache_.size()) rank_cache_.resize(j + 1);
+  RankCache& c = rank_cache_[j];
+  if (c.version == ranker_.version() && attained_us >= c.lo_us && attained_us < c.hi_us) {
+    return c.rank_s;
+  }
   const auto est = static_cast<double>(estimate_us_[j]);
-  return ranker_.Rank(static_cast<double>(attained_us) / est) * est / 1e6;
+  double lo = 0, hi = 0;
+  const double rank = ranker_.Rank(static_cast<double>(attained_us) / est, &lo, &hi);
+  c.version = ranker_.version();
+  // Integer bounds strictly inside the ratio interval, so a cached answer is always exact.
+  c.lo_us = static_cast<int64_t>(std::ceil(lo * est));
+  c.hi_us = static_cast<int64_t>(std::floor(hi * est));
+  c.rank_s = rank * est / 1e6;
+  return c.rank_s;
 }
 
 double SchedmatePolicy::RankServiceAt(const JobView& v, SimTime now) {
@@ -264,9 +267,8 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   int skipped = 0;
   double rank = 0;            // the current blocked job's Gittins rank (s)
   int64_t blocked_ahead = 0;  // GPUs of the jobs passed over so far
-  std::vector<std::pair<double, int64_t>>
-      natural;  // running jobs not yet in freed_at: (rank, GPUs)
-  std::vector<std::pair<double, int64_t>> freed_at;  // (rank s, GPUs freed by then), by rank
+  // Running jobs holding GPUs by rank: (rank s, GPUs freed once they and all before have ended).
+  std::vector<std::pair<double, int64_t>> natural;
 
   index_.ForEach([&](const JobView& v, bool* erase) {
     if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
@@ -305,25 +307,21 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
       victims.Build();
-      std::make_heap(natural.begin(), natural.end(), std::greater<>());
+      std::sort(natural.begin(), natural.end());
+      int64_t sum = 0;
+      for (auto& e : natural) e.second = (sum += e.second);  // GPUs freed by then
     }
     rank = RankServiceAt(v, in.now) / v.gpus();
     // Without preemption the job starts once running jobs have freed the GPUs it and the blocked
-    // jobs ahead of it need; ranks stand in for the remaining times. (A min-heap of the running
-    // jobs' ranks, popped lazily into `freed_at`.) Preempting saves at most that wait and costs
-    // at least rank + the smaller preemption cost: skip the search when it cannot pay.
+    // jobs ahead of it need; ranks stand in for the remaining times. Preempting saves at most
+    // that wait and costs at least rank + the smaller preemption cost: skip the search when it
+    // cannot pay.
     const int64_t need = blocked_ahead + v.gpus() - free.total_free();
-    while ((freed_at.empty() || freed_at.back().second < need) && !natural.empty()) {
-      std::pop_heap(natural.begin(), natural.end(), std::greater<>());
-      const int64_t before = freed_at.empty() ? 0 : freed_at.back().second;
-      freed_at.push_back({natural.back().first, before + natural.back().second});
-      natural.pop_back();
-    }
     const auto freed = std::lower_bound(
-        freed_at.begin(), freed_at.end(), need,
+        natural.begin(), natural.end(), need,
         [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
     const double wait =
-        freed == freed_at.end() ? std::numeric_limits<double>::infinity() : freed->first;
+        freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
     const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
     if (used.size() < eligible) used.resize(eligible, false);

@@ -94,8 +94,15 @@ class SchedmatePolicy : public SchedulingPolicy {
   const ColocationModel* model_;
   PackingCache cache_;
   GittinsRanker ranker_;
-  std::vector<int64_t> estimate_us_;                         // by job index, -1 = unknown
-  std::vector<int64_t> priority_;                            // packing priority: estimate ms x GPUs
+  std::vector<int64_t> estimate_us_;  // by job index, -1 = unknown
+  std::vector<int64_t> priority_;     // packing priority: estimate ms x GPUs
+  // Per job: its last rank, valid for attained run times in [lo_us, hi_us) at `version`.
+  struct RankCache {
+    int64_t version = -1;
+    int64_t lo_us = 0, hi_us = 0;
+    double rank_s = 0;
+  };
+  std::vector<RankCache> rank_cache_;
   std::unordered_map<const JobRecord*, JobIndex> index_of_;  // jobs this instance estimated
 };
 
