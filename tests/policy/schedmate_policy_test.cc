@@ -94,6 +94,26 @@ TEST(GittinsRankerTest, RanksDoNotDependOnWhenTheyAreAsked) {
   for (double x : {0.0, 0.3, 0.9, 2.0}) EXPECT_DOUBLE_EQ(asked.Rank(x), silent.Rank(x));
 }
 
+TEST(GittinsRankerTest, RankIsConstantOnTheIntervalItReports) {
+  // Callers cache a rank for [lo, hi): every ratio there must rank the same, and hi must be
+  // where it may change (the next bin edge); beyond the histogram the interval is empty.
+  GittinsRanker r;
+  for (int i = 0; i < 32; ++i) r.Observe(0.05 * (1 + i % 11) + 0.3 * (i % 3));
+  for (double x : {0.0, 0.013, 0.4, 0.97, 3.3}) {
+    double lo = -1, hi = -1;
+    const double rank = r.Rank(x, &lo, &hi);
+    ASSERT_LE(lo, x);
+    ASSERT_LT(x, hi);
+    for (double y : {lo, lo + 0.25 * (hi - lo), lo + 0.999 * (hi - lo)}) {
+      EXPECT_DOUBLE_EQ(r.Rank(y), rank) << x << " " << y;
+    }
+    EXPECT_NEAR(hi / std::max(lo, 1e-4), std::pow(10.0, 1.0 / 32), 1e-9) << x;  // one bin
+  }
+  double lo = 0, hi = 0;
+  EXPECT_DOUBLE_EQ(r.Rank(2e4, &lo, &hi), 2e4);
+  EXPECT_EQ(lo, hi);
+}
+
 // ---- SchedmatePolicy -------------------------------------------------------------------------
 
 TEST(SchedmatePolicyTest, PreemptsAJobThatOutlivedItsEstimate) {
