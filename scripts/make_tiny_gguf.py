@@ -15,7 +15,8 @@ Needs numpy and llama.cpp's own gguf-py (put <llama.cpp>/gguf-py on PYTHONPATH).
 Usage:
   make_tiny_gguf.py --vocab models/ggml-vocab-qwen2.gguf --out tiny-qwen2.gguf
                     [--layers 2] [--embd 64] [--heads 4] [--kv-heads 2] [--ff 128]
-                    [--ctx 32768] [--seed 20261122] [--chat-template-file FILE]
+                    [--ctx 32768] [--seed 20261122] [--stop-bias 14]
+                    [--chat-template-file FILE]
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--ctx", type=int, default=32768, help="trained context length written to the file")
     p.add_argument("--seed", type=int, default=20261122, help="numpy RNG seed (default 20261122)")
     p.add_argument("--chat-template-file", help="replace the vocab's chat template with this Jinja file")
+    p.add_argument("--stop-bias", type=float, default=14.0,
+                   help="logit bias of the end-of-turn token, so free text ends after a few dozen "
+                        "tokens instead of always running to max_tokens (default 14; 0: none)")
     a = p.parse_args(argv)
     if a.layers < 1 or a.embd < 8 or a.ff < 8 or a.ctx < 64:
         p.error("--layers >= 1, --embd >= 8, --ff >= 8 and --ctx >= 64 are required")
@@ -57,9 +61,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return a
 
 
-def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, template: str | None) -> int:
-    """Copies every tokenizer.* key; returns the vocabulary size."""
+def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter,
+                   template: str | None) -> tuple[int, list[str]]:
+    """Copies every tokenizer.* key; returns the vocabulary size and the tokens."""
     n_vocab = 0
+    tokens: list[str] = []
     for name, field in reader.fields.items():
         if not name.startswith("tokenizer."):
             continue
@@ -72,12 +78,13 @@ def copy_tokenizer(reader: gguf.GGUFReader, writer: gguf.GGUFWriter, template: s
         value = field.contents()
         writer.add_key_value(name, value, vtype, sub_type)
         if name == "tokenizer.ggml.tokens":
+            tokens = value
             n_vocab = len(value)
     if template is not None:
         writer.add_chat_template(template)
     if n_vocab == 0:
         sys.exit("make_tiny_gguf: the vocab file has no tokenizer.ggml.tokens")
-    return n_vocab
+    return n_vocab, tokens
 
 
 def main(argv: list[str]) -> int:
@@ -104,7 +111,7 @@ def main(argv: list[str]) -> int:
     w.add_rope_freq_base(1000000.0)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
-    n_vocab = copy_tokenizer(reader, w, template)
+    n_vocab, tokens = copy_tokenizer(reader, w, template)
 
     rng = np.random.default_rng(a.seed)
     head = a.embd // a.heads
@@ -117,6 +124,16 @@ def main(argv: list[str]) -> int:
     # The output head is tied to the token embedding (Qwen2 allows an absent output.weight).
     w.add_tensor("token_embd.weight", normal(n_vocab, a.embd, scale=1.0).astype(np.float16))
     w.add_tensor("output_norm.weight", np.ones(a.embd, dtype=np.float32))
+    # Without help a random model never picks the end-of-turn token and every answer runs to
+    # max_tokens. A logit bias of 14 on <|im_end|> makes it win now and then (measured: answers
+    # of 3-300 tokens, most under 100), as a real chat model's answers end. Grammar-constrained
+    # output is unaffected: the grammar decides when the end is allowed.
+    if a.stop_bias != 0:
+        if "<|im_end|>" not in tokens:
+            sys.exit("make_tiny_gguf: no <|im_end|> token to bias")
+        bias = np.zeros(n_vocab, dtype=np.float32)
+        bias[tokens.index("<|im_end|>")] = a.stop_bias
+        w.add_tensor("output.bias", bias)
     for i in range(a.layers):
         b = f"blk.{i}."
         w.add_tensor(b + "attn_norm.weight", np.ones(a.embd, dtype=np.float32))

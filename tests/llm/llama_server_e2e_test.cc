@@ -243,17 +243,23 @@ llm::OpenAiEndpoint Endpoint(bool with_key = true) {
   return e;
 }
 
-// The schema of the structured-output tests: only bounded types (enum, bounded integer, boolean,
-// a string with maxLength), so a grammar-constrained answer always fits in max_tokens.
+// The schema of the structured-output test: only bounded types (enum, bounded integer, boolean),
+// so a grammar-constrained answer always fits in max_tokens.
 json BoundedSchema() {
   return {{"type", "object"},
           {"properties",
            {{"status", {{"type", "string"}, {"enum", {"ok", "degraded", "down"}}}},
             {"gpus", {{"type", "integer"}, {"minimum", 0}, {"maximum", 64}}},
-            {"healthy", {{"type", "boolean"}}},
-            {"node", {{"type", "string"}, {"maxLength", 6}}}}},
-          {"required", {"status", "gpus", "healthy", "node"}},
+            {"healthy", {{"type", "boolean"}}}}},
+          {"required", {"status", "gpus", "healthy"}},
           {"additionalProperties", false}};
+}
+
+// Unicode code points in valid UTF-8 text (continuation bytes are not counted).
+size_t CodePoints(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 // ---- the client library directly --------------------------------------------------------------
@@ -289,11 +295,11 @@ TEST(LlamaClientE2eTest, JsonSchemaOutputParsesAndValidates) {
   ASSERT_OK(llm::CheckSchemaSupported(schema));
   llm::JsonCallOptions opts;
   opts.schema_name = "node_health";
-  opts.max_tokens = 96;
+  opts.max_tokens = 256;     // the grammar allows runs of blanks between tokens
   opts.repair_attempts = 0;  // one call: what the grammar produced is what we judge
+  opts.temperature = 0.8;    // different samples, all under the same grammar
   for (int64_t seed : {1, 2, 3}) {
     opts.seed = seed;
-    opts.temperature = 0.8;  // different samples, all under the same grammar
     auto r = llm::CompleteJsonDetailed(
         client, {llm::ChatMessage::User("Report the node health as JSON.")}, schema, opts);
     // llama-server turns response_format json_schema into a grammar, so even a random model's
@@ -304,6 +310,36 @@ TEST(LlamaClientE2eTest, JsonSchemaOutputParsesAndValidates) {
     ASSERT_FALSE(parsed.is_discarded()) << r->raw;
     EXPECT_OK(llm::ValidateJson(parsed, schema));
     EXPECT_EQ(parsed, r->value);
+  }
+}
+
+// maxLength is enforced by the server's grammar in Unicode code points (as JSON Schema defines
+// string length); the random model readily picks multi-byte characters, so this checks the
+// raw answer directly, counting code points.
+TEST(LlamaClientE2eTest, JsonSchemaMaxLengthCountsCodePoints) {
+  SM_REQUIRE_LLAMA();
+  llm::CurlHttpTransport http;
+  llm::OpenAiCompatibleClient client(Endpoint(), http);
+  llm::ChatRequest req;
+  req.messages = {llm::ChatMessage::User("Name the node.")};
+  req.response_format =
+      llm::JsonSchemaFormat{"node",
+                            {{"type", "object"},
+                             {"properties", {{"node", {{"type", "string"}, {"maxLength", 6}}}}},
+                             {"required", {"node"}},
+                             {"additionalProperties", false}},
+                            true};
+  req.max_tokens = 256;
+  req.temperature = 0.8;
+  for (int64_t seed : {1, 2, 3, 4}) {
+    req.seed = seed;
+    auto r = client.Complete(req);
+    ASSERT_OK(r);
+    json parsed = json::parse(r->message.content, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(parsed.is_discarded()) << r->message.content;
+    ASSERT_TRUE(parsed.is_object() && parsed.size() == 1 && parsed["node"].is_string())
+        << parsed.dump();
+    EXPECT_LE(CodePoints(parsed["node"].get<std::string>()), 6u) << parsed.dump();
   }
 }
 
