@@ -43,7 +43,7 @@ Commands:
   install                      npm-install node-llama-cpp (--ignore-scripts), clone its llama.cpp
                                bundle, build llama-server (CPU, Release), write the tiny GGUF.
                                Idempotent: finished steps are skipped. Needs node/npm, cmake, a C++
-                               compiler, git and python3-numpy (Debian).
+                               compiler, git, curl and python3-numpy + python3-yaml (Debian).
   start [--port P] [--api-key K]
                                Start llama-server in the background on 127.0.0.1 (default port
                                18089) with chat (--jinja) and embeddings (--embeddings --pooling
