@@ -243,16 +243,17 @@ void Companion::TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>&
   }
 }
 
-ActionRecord Companion::RunAction(ActionRecord a, const std::function<Result<std::string>()>& act) {
+ActionRecord Companion::RunAction(ActionRecord a, const ActionFn& act) {
   // Recorded first (planned, with what it would do), then executed: a crash in between loses
   // the action (Load() marks it interrupted), never repeats it.
   auto id = deps_.store.AddAction(a);
+  if (id.ok()) a.id = *id;
   if (a.outcome == "planned") {
     if (config_.dry_run) {
       a.dry_run = true;
       a.outcome = "dry-run";
     } else {
-      Result<std::string> done = act();
+      Result<std::string> done = act(a);
       a.outcome = done.ok() ? "done" : "failed";
       if (!done.ok()) {
         a.detail = done.status().message();
@@ -260,11 +261,10 @@ ActionRecord Companion::RunAction(ActionRecord a, const std::function<Result<std
         a.detail = *done;
       }
     }
-    if (id.ok()) (void)deps_.store.UpdateActionOutcome(*id, a.outcome, a.detail);
+    if (id.ok()) (void)deps_.store.UpdateActionResult(a);
   }
-  if (id.ok()) a.id = *id;
   RememberAction(a);
-  if (action_sink_) action_sink_(a);
+  if (action_sink_ && !quiet_) action_sink_(a);
   return a;
 }
 
@@ -345,6 +345,7 @@ void Companion::RememberFailure(const FailureRecord& f) {
 
 void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,
                             bool stale) {
+  quiet_ = stale;               // a backlog of stale runs is recorded, not announced
   bool held = false;            // at most one hold per plan
   std::string requeue_problem;  // set when a planned requeue did not happen (for the notice)
   bool requeued = false;
@@ -372,7 +373,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
     }
     std::string comment =
         config_.annotate_comment ? ShortReason("schedmate: held: " + reason) : std::string();
-    RunAction(a, [&]() -> Result<std::string> {
+    RunAction(a, [&](ActionRecord&) -> Result<std::string> {
       SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.HoldForReview(f.id, comment));
       std::string out = fmt::format(
           "held{} (Reason=job_requeued_in_held_state): waits until a person runs `scontrol "
@@ -434,7 +435,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
           a.detail = "would drain " + step.node;
         }
         std::string node = step.node, reason = a.reason;
-        a = RunAction(a, [&]() -> Result<std::string> {
+        a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
           SM_RETURN_IF_ERROR(deps_.backend.DrainNode(node, reason));
           return "drained " + node;
         });
@@ -476,20 +477,24 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         a.release_at = now + delay;
         a.exclude_nodes = exclude;
         a.checkpoint = step.checkpoint.value_or("");
-        std::string what =
-            fmt::format("attempt {}/{}, starts in {}", attempt, budget,
-                        delay <= Duration::Zero() ? "0s (at once)" : ShortDelay(delay));
-        if (!exclude.empty()) what += ", excluding " + JoinNodes(exclude);
-        if (!a.checkpoint.empty()) {
-          what += "; resume from " + a.checkpoint + " (the job's own command must pick it up)";
-        }
-        if (!exclude_note.empty()) what += "; " + exclude_note;
+        // "attempt 2/3, starts in 2m, excluding gpu1; resume from ckpt/x.pt (...)"
+        auto describe = [&](const std::vector<std::string>& excluded) {
+          std::string what =
+              fmt::format("attempt {}/{}, starts in {}", attempt, budget,
+                          delay <= Duration::Zero() ? "0s (at once)" : ShortDelay(delay));
+          if (!excluded.empty()) what += ", excluding " + JoinNodes(excluded);
+          if (!a.checkpoint.empty()) {
+            what += "; resume from " + a.checkpoint + " (the job's own command must pick it up)";
+          }
+          if (!exclude_note.empty()) what += "; " + exclude_note;
+          return what;
+        };
         if (auto why = NotActionable(f)) {
           a.outcome = "skipped";
           a.detail = *why;
           requeue_problem = *why;
         } else {
-          a.detail = "would requeue, " + what;
+          a.detail = "would requeue, " + describe(exclude);
         }
         slurm::RequeueOptions options;
         options.delay = delay;
@@ -500,11 +505,16 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
                           d.category.empty() ? "a failure" : d.category, attempt, budget,
                           a.checkpoint.empty() ? "" : "; resume from " + a.checkpoint));
         }
-        a = RunAction(a, [&]() -> Result<std::string> {
+        a = RunAction(a, [&](ActionRecord& rec) -> Result<std::string> {
           SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.Requeue(f.id, options));
+          // What Slurm got: the job's own ExcNodeList entries stay out of the record.
+          std::vector<std::string> ours;
+          for (const auto& n : report.excluded)
+            if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) ours.push_back(n);
+          rec.exclude_nodes = ours;
           std::string out = (report.already_pending ? "updated the job Slurm had requeued itself, "
                                                     : "requeued, ") +
-                            what;
+                            describe(ours);
           for (const auto& w : report.warnings) out += "; warning: " + w;
           return out;
         });
@@ -542,6 +552,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         break;
     }
   }
+  quiet_ = false;
 }
 
 void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
@@ -723,6 +734,12 @@ Status Companion::Tick() {
   std::lock_guard lock(engine_mu_);
   ++ticks_;
   nodes_ = std::move(*nodes);
+  // A node drained by schedmate and since resumed (by anyone) no longer counts against the cap.
+  // Dry runs never drain, so they keep their simulated drains for the session.
+  if (!config_.dry_run) {
+    for (const auto& n : nodes_)
+      if (!n.drained()) drained_this_session_.erase(n.name);
+  }
   std::set<std::string> seen;
   std::vector<MetricSample> samples;
   std::vector<slurm::FinishedJob> finished;
@@ -875,7 +892,7 @@ Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   a.kind = "resume";
   a.reason = "requested through the API by " + who;
   a.outcome = "planned";
-  a = RunAction(a, [&]() -> Result<std::string> {
+  a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
     SM_RETURN_IF_ERROR(deps_.backend.ResumeNode(node));
     return "resumed " + node;
   });

@@ -160,8 +160,10 @@ class Companion {
   void HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now);
   void ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now, bool stale);
   // Records `a` (outcome "planned" = to be executed), executes `act` unless dry-run, records the
-  // outcome; `act` returns the detail to record ("requeued, attempt 1/3, ...").
-  ActionRecord RunAction(ActionRecord a, const std::function<Result<std::string>()>& act);
+  // outcome; `act` returns the detail to record ("requeued, attempt 1/3, ...") and may correct
+  // the record's exclude_nodes to what Slurm actually got.
+  using ActionFn = std::function<Result<std::string>(ActionRecord&)>;
+  ActionRecord RunAction(ActionRecord a, const ActionFn& act);
   // backoff_base x 2^retries_done, at most backoff_cap.
   Duration Backoff(int retries_done) const;
   // Why a requeue/hold of this finished run must not happen now (the job runs again, or is
@@ -197,6 +199,7 @@ class Companion {
   // starts now rather than at Slurm's next scheduling cycle. Rebuilt from the actions at Load().
   std::map<std::string, SimTime> awaiting_release_;
   std::function<void(const ActionRecord&)> action_sink_;
+  bool quiet_ = false;  // records of stale runs are not announced to the sink
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;
   std::map<std::string, int64_t> actions_by_kind_;

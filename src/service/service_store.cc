@@ -146,6 +146,14 @@ Status ServiceStore::UpdateActionOutcome(int64_t id, const std::string& outcome,
   return st.Run();
 }
 
+Status ServiceStore::UpdateActionResult(const ActionRecord& a) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ?,"
+                                           " exclude_nodes = ? WHERE id = ?"));
+  st.BindText(1, a.outcome).BindText(2, a.detail).BindText(3, JoinNodes(a.exclude_nodes));
+  st.BindInt(4, a.id);
+  return st.Run();
+}
+
 Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
   SM_ASSIGN_OR_RETURN(
       auto st,

@@ -90,6 +90,8 @@ class ServiceStore {
   Result<int64_t> AddFailure(const FailureRecord& f);
   Result<int64_t> AddAction(const ActionRecord& a);
   Status UpdateActionOutcome(int64_t id, const std::string& outcome, const std::string& detail);
+  // Outcome, detail and exclude_nodes of action `a.id` (what the execution found out).
+  Status UpdateActionResult(const ActionRecord& a);
   // Most recent first, at most `limit`.
   Result<std::vector<FailureRecord>> RecentFailures(int64_t limit);
   Result<std::vector<ActionRecord>> RecentActions(int64_t limit);

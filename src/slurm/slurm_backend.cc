@@ -221,9 +221,20 @@ Result<ActionReport> SlurmBackend::Requeue(const std::string& job_id,
       report.warnings.push_back("reading the job back: " + s.status().message());
     }
   }
-  if (!options.exclude_nodes.empty()) {
+  // A node the job asked for by name (sbatch -w) cannot be excluded: Slurm would keep the job
+  // pending forever (Reason=BadConstraints).
+  std::vector<std::string> exclude;
+  for (const auto& n : options.exclude_nodes) {
+    if (std::find(shown.required_nodes.begin(), shown.required_nodes.end(), n) !=
+        shown.required_nodes.end()) {
+      report.warnings.push_back("not excluding " + n + ": the job requires it (ReqNodeList)");
+    } else {
+      exclude.push_back(n);
+    }
+  }
+  if (!exclude.empty()) {
     std::vector<std::string> all = shown.excluded_nodes;
-    all.insert(all.end(), options.exclude_nodes.begin(), options.exclude_nodes.end());
+    all.insert(all.end(), exclude.begin(), exclude.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     std::string list;

@@ -75,8 +75,9 @@ class SlurmBackend {
   Status DrainNode(const std::string& node, const std::string& reason);
   Status ResumeNode(const std::string& node);
   // Requeues a running or finished job (a job Slurm already requeued and that is pending is
-  // only updated), then: ExcNodeList += exclude_nodes; Comment; StartTime=now+delay (last, so
-  // the job is never eligible before its exclusions are in place).
+  // only updated), then: ExcNodeList += exclude_nodes (except nodes the job requires by name,
+  // ReqNodeList: a warning instead); Comment; StartTime=now+delay (last, so the job is never
+  // eligible before its exclusions are in place).
   Result<ActionReport> Requeue(const std::string& job_id, const RequeueOptions& options = {});
   // Keeps a job from running until a person releases it: a finished job is requeued held
   // (`scontrol requeuehold`, Reason=job_requeued_in_held_state), a pending one held. `comment`

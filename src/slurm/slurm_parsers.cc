@@ -269,6 +269,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.exit_signal = sig;
     job.restarts = static_cast<int32_t>(Int(j, "restart_cnt").value_or(0));
     job.excluded_nodes = ExpandNodeList(Str(j, "excluded_nodes"));
+    job.required_nodes = ExpandNodeList(Str(j, "required_nodes"));
     job.comment = Str(j, "comment");
     job.command = Str(j, "command");
     job.work_dir = Str(j, "current_working_directory");
@@ -400,6 +401,7 @@ Status ApplyScontrolJob(const std::map<std::string, std::string>& rec, SlurmJob&
     job.eligible = *t;
   }
   if (rec.count("ExcNodeList")) job.excluded_nodes = ExpandNodeList(Get(rec, "ExcNodeList"));
+  if (rec.count("ReqNodeList")) job.required_nodes = ExpandNodeList(Get(rec, "ReqNodeList"));
   if (IsFinishedState(job.state)) {
     if (auto t = ParseSlurmTimestamp(Get(rec, "EndTime"))) job.end = *t;
   }

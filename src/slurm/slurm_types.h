@@ -35,6 +35,7 @@ struct SlurmJob {
   int32_t exit_signal = 0;                // terminating signal, 0 when none
   int32_t restarts = 0;
   std::vector<std::string> excluded_nodes;  // ExcNodeList expanded ("" / (null) -> none)
+  std::vector<std::string> required_nodes;  // ReqNodeList (sbatch -w) expanded
   std::string comment;
   std::string command;  // the batch script path at submission
   std::string work_dir;

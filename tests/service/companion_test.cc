@@ -306,6 +306,45 @@ TEST_F(CompanionTest, ActionSinkSeesEveryOutcomeAndPolicyIsSummarised) {
             "DRY RUN: actions are recorded, never executed");
 }
 
+TEST_F(CompanionTest, RecordShowsTheExclusionSlurmActuallyGot) {
+  std::string log = Log("w.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("15", "gpu2", log);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(j, 1);
+  cluster_.Render();
+  // The job was submitted with `sbatch -w gpu2`: it cannot be kept off gpu2.
+  fake_.SetOutput({"scontrol", "show", "job", "-d", "-o", "15"},
+                  "JobId=15 JobName=train-15 UserId=root(0) JobState=FAILED Restarts=0 "
+                  "ReqNodeList=gpu2 ExcNodeList=(null) NodeList=gpu2 StdOut=" +
+                      log + "\n");
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=15 ExcNodeList").empty());
+  auto requeues = ActionsOf("15", "requeue");
+  ASSERT_EQ(requeues.size(), 1u);
+  EXPECT_EQ(requeues[0].outcome, "done");
+  EXPECT_TRUE(requeues[0].exclude_nodes.empty());  // in the database too
+  EXPECT_EQ(requeues[0].detail,
+            "requeued, attempt 1/1, starts in 1m; warning: not excluding gpu2: the job requires "
+            "it (ReqNodeList)");
+}
+
+TEST_F(CompanionTest, StaleBacklogIsRecordedButNotAnnounced) {
+  std::string log = Log("old.out", "NVRM: Xid 79\n");
+  FakeJob& j = Running("16", "gpu1", log);
+  Fail(j, 1);
+  j.end = clock_.Now().seconds() - 3600;
+  j.start = j.end - 60;
+  cluster_.Render();
+  Companion& c = Make();
+  int announced = 0;
+  c.SetActionSink([&](const ActionRecord&) { ++announced; });
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(announced, 0);
+  EXPECT_EQ(Actions().size(), 3u);
+}
+
 TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
   config_.dry_run = true;
   config_.retries_per_job = 0;
@@ -383,6 +422,34 @@ TEST_F(CompanionTest, DrainCapAndRetryBudgetBoundActions) {
   EXPECT_TRUE(cap_skip);
   EXPECT_TRUE(kept_a_node);
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=21 ExcNodeList").empty());
+}
+
+TEST_F(CompanionTest, NodeResumedOutsideTheServiceFreesTheDrainCap) {
+  std::string log1 = Log("a.out", "NVRM: Xid 48\n");
+  FakeJob& a = Running("23", "gpu1", log1);
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  Fail(a, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());  // drains gpu1 (cap 1)
+  ASSERT_EQ(fake_.CallsStartingWith("scontrol update NodeName=gpu1 State=DRAIN").size(), 1u);
+  // sinfo shows gpu1 drained, then an operator resumes it with scontrol (not through the API).
+  cluster_.SetDrained("gpu1", "schedmate: gpu_xid in job 23");
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  cluster_.AddNode("gpu1", 8);  // resumed
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  std::string log2 = Log("b.out", "NVRM: Xid 48\n");
+  FakeJob& b = Running("24", "gpu2", log2);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  Fail(b, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update NodeName=gpu2 State=DRAIN").size(), 1u);
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=24 ExcNodeList=gpu2").size(), 1u);
 }
 
 TEST_F(CompanionTest, NoHoldAfterBudgetWhenTurnedOff) {

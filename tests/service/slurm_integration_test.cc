@@ -401,6 +401,67 @@ TEST_F(SlurmIntegration, RepeatedInfraFailureIsHeldAfterTheRetryBudget) {
       took);
 }
 
+// A node dies under a running job (its slurmd is killed): Slurm ends the run NODE_FAIL and
+// requeues the job itself; the service drains the node and updates the pending job (exclusion,
+// release time) instead of requeueing it again. Takes ~1 minute (SlurmdTimeout=30).
+TEST_F(SlurmIntegration, NodeFailRequeuedBySlurmIsExcludedFromTheDeadNode) {
+  auto [id, err] =
+      Submit("nodefail", "echo \"run on $SLURMD_NODENAME\"\nsleep 600\n", "--gres=gpu:8");
+  std::string node;
+  ASSERT_TRUE(WaitFor(10, [&] {
+    auto j = ShowJob(id);
+    node = j["NodeList"];
+    return j["JobState"] == "RUNNING";
+  }));
+  std::string pid_file =
+      (std::filesystem::path(conf_dir_).parent_path() / "run" / ("slurmd-" + node + ".pid"))
+          .string();
+  auto pid = ParseInt(Trim(ReadFileToString(pid_file).value_or("")));
+  if (!pid) {
+    RunShell("scancel " + id);
+    GTEST_SKIP() << "no slurmd pid file " << pid_file << " (cluster not from slurm-local.sh)";
+  }
+  auto t0 = Clock::now();
+  ASSERT_EQ(kill(static_cast<pid_t>(*pid), SIGTERM), 0);
+  double failed_at = -1;
+  std::vector<json> actions;
+  bool acted = WaitFor(120, [&] {
+    if (failed_at < 0 && ShowJob(id)["JobState"] != "RUNNING") failed_at = Since(t0);
+    actions = ActionsFor(id);
+    int done = 0;
+    for (const auto& a : actions)
+      if (a["outcome"] == "done" && (a["kind"] == "drain" || a["kind"] == "requeue")) ++done;
+    return done == 2;
+  });
+  double acted_at = Since(t0);
+  auto job = ShowJob(id);
+  json failure = FindFailure(id);
+  // Bring the node back whatever happened.
+  RunShell("slurmd -N " + node);
+  EXPECT_TRUE(WaitFor(20, [&] {
+    RunShell("scontrol update NodeName=" + node + " State=RESUME 2>/dev/null");
+    return Sh("sinfo -h -N -n " + node + " -o '%T'").find("idle") != std::string::npos ||
+           Sh("sinfo -h -N -n " + node + " -o '%T'").find("alloc") != std::string::npos ||
+           Sh("sinfo -h -N -n " + node + " -o '%T'").find("mix") != std::string::npos;
+  })) << Sh("sinfo -N");
+  RunShell("scancel " + id);
+  ASSERT_TRUE(acted) << json(actions).dump(1) << Sh("scontrol show job " + id);
+  ASSERT_TRUE(failure.is_object());
+  EXPECT_EQ(failure["state"], "NODE_FAIL");
+  EXPECT_EQ(failure["class"], "infra");
+  std::string requeue_detail;
+  for (const auto& a : actions)
+    if (a["kind"] == "requeue") requeue_detail = a["detail"];
+  EXPECT_NE(requeue_detail.find("updated the job Slurm had requeued itself"), std::string::npos)
+      << requeue_detail;
+  EXPECT_EQ(job["ExcNodeList"], node) << Sh("scontrol show job " + id);
+  EXPECT_EQ(job["Restarts"], "1");  // Slurm's requeue only: schedmate did not requeue it again
+  std::cout << fmt::format(
+      "[measure] slurmd killed -> job off the node (Slurm NODE_FAIL) {:.1f}s; -> drained + "
+      "exclusion + delayed release recorded {:.1f}s\n",
+      failed_at, acted_at);
+}
+
 TEST_F(SlurmIntegration, AppFailureIsNotRequeuedAndItsReasonIsVisible) {
   auto [id, err] =
       Submit("app",

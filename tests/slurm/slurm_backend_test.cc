@@ -142,6 +142,27 @@ TEST(SlurmBackend, RequeueOfAJobSlurmRequeuedItselfOnlyUpdatesIt) {
   EXPECT_EQ(b2.Requeue("6").status().code(), StatusCode::kFailedPrecondition);
 }
 
+TEST(SlurmBackend, NeverExcludesANodeTheJobRequires) {
+  // Seen on the real cluster: `sbatch -w gpu2` + ExcNodeList=gpu2 leaves the job pending forever
+  // with Reason=BadConstraints.
+  FakeCommandRunner fake;
+  fake.SetOutput({"scontrol", "requeue"}, "");
+  fake.SetOutput({"scontrol", "update"}, "");
+  fake.SetOutput({"scontrol", "show", "job"},
+                 "JobId=3 JobState=PENDING ReqNodeList=gpu[2-3] ExcNodeList=(null)\n");
+  SlurmBackend backend(fake, {});
+  auto report = backend.Requeue("3", {.delay = Duration::Seconds(5), .exclude_nodes = {"gpu2"}});
+  ASSERT_OK(report);
+  EXPECT_TRUE(report->excluded.empty());
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_EQ(report->warnings[0], "not excluding gpu2: the job requires it (ReqNodeList)");
+  EXPECT_TRUE(fake.CallsStartingWith("scontrol update JobId=3 ExcNodeList").empty());
+  EXPECT_EQ(fake.CallsStartingWith("scontrol update JobId=3 StartTime=now+5").size(), 1u);
+  auto some = backend.Requeue("3", {.exclude_nodes = {"gpu2", "gpu1"}});
+  ASSERT_OK(some);
+  EXPECT_EQ(some->excluded, std::vector<std::string>{"gpu1"});
+}
+
 TEST(SlurmBackend, HoldForReviewRequeuesFinishedJobsHeldAndHoldsPendingOnes) {
   FakeCommandRunner fake;
   fake.SetOutput({"scontrol", "requeuehold"}, "");

@@ -143,6 +143,7 @@ TEST(Scontrol, RequeuedDelayedAndHeldJobs) {
   EXPECT_EQ(job->state, "PENDING");
   EXPECT_EQ(job->restarts, 1);
   EXPECT_EQ(job->excluded_nodes, std::vector<std::string>{"gpu1"});
+  EXPECT_TRUE(job->required_nodes.empty());  // ReqNodeList=(null)
   ASSERT_TRUE(job->eligible.has_value());
   EXPECT_EQ(job->eligible, ParseSlurmTimestamp("2026-11-22T03:05:52"));
   EXPECT_EQ(job->comment, "schedmate: requeued 1/1 (gpu_xid); resume from ckpt/step_1200.pt");
