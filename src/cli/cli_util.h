@@ -27,6 +27,8 @@ inline constexpr int kExitUsage = 2;
 }
 
 // One JSON document on stdout, indented, newline-terminated.
-inline void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+inline void PrintJson(const nlohmann::json& j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 }  // namespace schedmate::cli

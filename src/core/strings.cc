@@ -13,6 +13,17 @@ std::string_view Trim(std::string_view s) {
   return s.substr(b, e - b);
 }
 
+std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t cut = max_bytes;
+  // Back off over continuation bytes (10xxxxxx), at most 3: a longer run is not UTF-8 anyway.
+  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80; ++i) {
+    --cut;
+  }
+  if ((static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) cut = max_bytes;
+  return s.substr(0, cut);
+}
+
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

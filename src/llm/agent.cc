@@ -38,7 +38,7 @@ std::string RunOneCall(const ToolCall& call, const std::map<std::string, const A
   std::string text = std::move(out).value();
   rec.result_bytes = text.size();
   if (text.size() > limits.max_tool_bytes) {
-    text.resize(limits.max_tool_bytes);
+    text.resize(Utf8Prefix(text, limits.max_tool_bytes).size());
     text += fmt::format("\n[truncated: first {} of {} bytes shown]", limits.max_tool_bytes,
                         rec.result_bytes);
     rec.truncated = true;
@@ -172,7 +172,7 @@ Result<AgentResult> RunAgent(ChatClient& client, std::string system, std::string
       if (++repeats[key] > limits.max_repeats) {
         return Status::ResourceExhausted(
             fmt::format("tool loop; the model called {}({}) {} times with the same arguments",
-                        call.name, call.arguments.substr(0, 80), repeats[key]));
+                        call.name, Utf8Prefix(call.arguments, 80), repeats[key]));
       }
       AgentToolCallRecord rec;
       rec.step = step;

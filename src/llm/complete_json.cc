@@ -19,7 +19,7 @@ std::string_view StripFence(std::string_view s) {
 }
 
 std::string Excerpt(std::string_view s) {
-  std::string out(s.substr(0, 160));
+  std::string out(Utf8Prefix(s, 160));
   for (char& c : out) {
     if (c == '\n' || c == '\r') c = ' ';
   }
@@ -40,6 +40,9 @@ Result<nlohmann::json> ParseModelJson(std::string_view text, const nlohmann::jso
         fmt::format("malformed JSON from model; parse error at byte {}; "
                     "answer was: {}",
                     e.byte, Excerpt(body)));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: number overflow
+    return Status::DataLoss(
+        fmt::format("malformed JSON from model; {}; answer was: {}", e.what(), Excerpt(body)));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "core/strings.h"
 #include "fmt/format.h"
 
 namespace schedmate::llm {
@@ -127,7 +128,7 @@ Status Violation(const std::string& path, const std::string& what) {
 
 std::string Short(const json& v) {
   std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+  return s.size() > 60 ? std::string(Utf8Prefix(s, 57)) + "..." : s;
 }
 
 Status ValidateAt(const json& v, const json& schema, const std::string& path) {
@@ -162,7 +163,8 @@ Status ValidateAt(const json& v, const json& schema, const std::string& path) {
     }
   }
   if (v.is_string()) {
-    const size_t n = v.get_ref<const std::string&>().size();
+    size_t n = 0;  // JSON Schema counts characters (code points), not bytes
+    for (unsigned char c : v.get_ref<const std::string&>()) n += (c & 0xC0) != 0x80;
     if (auto m = schema.find("minLength"); m != schema.end() && n < m->get<size_t>()) {
       return Violation(path, fmt::format("string shorter than {}", m->get<size_t>()));
     }

@@ -18,7 +18,7 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 std::string Excerpt(std::string_view s, size_t max = 40) {
-  std::string out(Trim(s).substr(0, max));
+  std::string out(Utf8Prefix(Trim(s), max));
   for (char& c : out) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }

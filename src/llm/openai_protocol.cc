@@ -53,7 +53,7 @@ TokenUsage ParseUsage(const json& u) {
 }
 
 std::string Abbreviate(std::string_view s, size_t max = 200) {
-  std::string out(s.substr(0, max));
+  std::string out(Utf8Prefix(s, max));
   for (char& c : out) {
     if (c == '\n' || c == '\r') c = ' ';
   }

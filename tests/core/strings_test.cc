@@ -27,6 +27,21 @@ TEST(StringsTest, SplitKeepsEmptyFields) {
   EXPECT_EQ(f[3], "");
 }
 
+TEST(StringsTest, Utf8PrefixNeverSplitsACharacter) {
+  const std::string s =
+      "ab\xE7\x81\xB5"
+      "c";  // a, b, U+7075 (3 bytes), c
+  EXPECT_EQ(Utf8Prefix(s, 10), s);
+  EXPECT_EQ(Utf8Prefix(s, 2), "ab");
+  EXPECT_EQ(Utf8Prefix(s, 3), "ab");
+  EXPECT_EQ(Utf8Prefix(s, 4), "ab");
+  EXPECT_EQ(Utf8Prefix(s, 5), "ab\xE7\x81\xB5");
+  EXPECT_EQ(Utf8Prefix(s, 0), "");
+  // Stray continuation bytes are not UTF-8: cut where asked.
+  const std::string junk = "a\x80\x80\x80\x80\x80";
+  EXPECT_EQ(Utf8Prefix(junk, 5), junk.substr(0, 5));
+}
+
 TEST(StringsTest, CaseHelpers) {
   EXPECT_EQ(ToLower("CUDA Error"), "cuda error");
   EXPECT_TRUE(IContains("RuntimeError: CUDA out of memory", "cuda OUT"));

@@ -64,6 +64,22 @@ TEST(CompleteJsonTest, MalformedJsonIsAnErrorAfterOneRepair) {
   EXPECT_NE(repair[2].content.find("malformed JSON"), std::string::npos);
 }
 
+// Found by the llama-server e2e test: grammar-valid JSON whose number overflows a double must be
+// a DataLoss answer, not an exception; the excerpt must stay valid UTF-8.
+TEST(CompleteJsonTest, OverflowingNumberAndMultibyteExcerptAreRejectedCleanly) {
+  FakeChatClient fake;
+  const std::string overflow =
+      R"({"framework":"jax","epochs":-2222229999999999.1e9999999999999999})";
+  fake.EnqueueText(overflow);
+  // The excerpt (160 bytes) would end inside the 3-byte character starting at byte 159.
+  fake.EnqueueText(overflow + std::string(159 - overflow.size(), ' ') + "\xE7\x81\xB5 }");
+  auto r = CompleteJson(fake, Prompt(), kMetaSchema);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message().rfind("malformed JSON from model", 0), 0u) << r.status().message();
+  EXPECT_NO_THROW((void)json(r.status().message()).dump());  // valid UTF-8
+}
+
 TEST(CompleteJsonTest, SchemaViolationThenValidSucceedsOnTheRepair) {
   FakeChatClient fake;
   fake.EnqueueText(R"({"framework":"tensorflow","epochs":3})", 10);
@@ -141,6 +157,11 @@ TEST(JsonSchemaTest, ValidatesTheSupportedSubset) {
        "more than 3"},
       {"not an object", json::array(), "expected object, got array"},
   };
+  // String lengths count characters (code points), as JSON Schema and llama.cpp's grammar do.
+  const json name_schema = {{"type", "string"}, {"minLength", 2}, {"maxLength", 6}};
+  EXPECT_OK(ValidateJson("+Prem\u7075", name_schema));     // 6 characters, 8 bytes
+  EXPECT_FALSE(ValidateJson("\u7075", name_schema).ok());  // 1 character, 3 bytes
+  EXPECT_FALSE(ValidateJson("abcdefg", name_schema).ok());
   ASSERT_OK(CheckSchemaSupported(kMetaSchema));
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
