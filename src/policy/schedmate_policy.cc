@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 
-#include "core/check.h"
 #include "policy/placer.h"
 
 namespace schedmate::policy {
