@@ -314,6 +314,20 @@ TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesWithBackoffAndExclusion) 
   std::string sinfo = Sh("sinfo -h -N -n " + node + " -o '%T|%E'");
   EXPECT_NE(sinfo.find("drain"), std::string::npos) << sinfo;
   EXPECT_NE(sinfo.find("schedmate: "), std::string::npos) << sinfo;
+  // The API's job view shows the wait: release time, excluded node, and a start estimate that
+  // respects both.
+  json view;
+  EXPECT_TRUE(WaitFor(2, [&] {
+    view = Get("/v1/jobs/" + id);
+    return view.is_object() && view["state"] == "PENDING" && view["eligible"].is_number() &&
+           view["excluded_nodes"] == json::array({node});
+  })) << view.dump();
+  if (view["start_estimate"].is_object() && view["start_estimate"]["estimated_start"].is_number()) {
+    EXPECT_GE(view["start_estimate"]["estimated_start"].get<int64_t>(),
+              view["eligible"].get<int64_t>());
+    EXPECT_EQ(view["start_estimate"]["nodes"].dump().find(node), std::string::npos)
+        << view["start_estimate"].dump();
+  }
   // Requeued with the same id; the second run waits out the backoff and succeeds elsewhere.
   ASSERT_TRUE(WaitFor(20, [&] { return ShowJob(id)["JobState"] == "COMPLETED"; }))
       << Sh("scontrol show job " + id);
