@@ -28,7 +28,10 @@ function(schedmate_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
-  # A list of labels must reach ctest escaped, or only the first survives.
-  string(REPLACE ";" "\\;" labels_escaped "${labels}")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels_escaped}")
+  # gtest_discover_tests (CMake 3.25) flattens a list of labels into separate properties, so
+  # several labels become ONE joined label ("integration_llama"). ctest's -L/-LE take regular
+  # expressions matched anywhere in a label, so `-L llama`, `-L integration` and
+  # `-LE 'slurm|llama'` all still select it.
+  list(JOIN labels "_" joined_label)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${joined_label}")
 endfunction()

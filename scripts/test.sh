@@ -2,8 +2,11 @@
 # The whole test suite, as CI runs it: installs what is missing, builds, runs every test.
 #   1. unit + integration tests on a RelWithDebInfo build          (build/)
 #   2. tests against a real local Slurm (started here, stopped after)  (label: slurm)
-#   3. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
-# Environment: SCHEDMATE_SKIP_ASAN=1 skips 3; SCHEDMATE_SKIP_SLURM=1 skips 2.
+#   3. protocol tests against a real llama.cpp llama-server with a tiny random-weight model
+#      (built from the source npm's node-llama-cpp ships; label: llama)
+#   4. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
+# Environment: SCHEDMATE_SKIP_SLURM=1 skips 2; SCHEDMATE_SKIP_LLAMA=1 skips 3;
+#              SCHEDMATE_SKIP_ASAN=1 skips 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -31,6 +34,18 @@ if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   ctest --test-dir build --output-on-failure -L slurm --timeout 600 || status=1
   scripts/slurm-local.sh stop || true
   trap - EXIT
+fi
+
+if [[ "${SCHEDMATE_SKIP_LLAMA:-0}" != 1 ]]; then
+  step "real llama-server protocol tests"
+  # Building llama-server needs the npm registry; without it these tests are skipped, not failed.
+  if scripts/llama-server.sh install; then
+    eval "$(scripts/llama-server.sh env)"
+    export SCHEDMATE_LLAMA_SERVER_BIN SCHEDMATE_LLAMA_MODEL
+    ctest --test-dir build --output-on-failure -L llama --timeout 600 || status=1
+  else
+    echo "schedmate: warning: could not build llama-server; its protocol tests were skipped" >&2
+  fi
 fi
 
 if [[ "${SCHEDMATE_SKIP_ASAN:-0}" != 1 ]]; then
