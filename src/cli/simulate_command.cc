@@ -309,6 +309,8 @@ void Run(const SimulateArgs& a) {
     pc.lucid_compat = a.lucid_compat;
     pc.estimator = estimator.get();
     pc.colocation = model ? &*model : nullptr;
+    pc.preemption_cost = cost->first;
+    pc.preemption_cost_large = cost->second;
     sim::SimOptions so;
     so.lucid_compat = a.lucid_compat;
     so.preemption_cost.small = cost->first;

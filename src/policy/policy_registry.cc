@@ -57,9 +57,15 @@ Status RegisterBuiltinPolicies(PolicyRegistry& r) {
   SM_RETURN_IF_ERROR(
       r.Register("lucid", "interference-aware packing, estimate-ordered queue",
                  [](const PolicyConfig& c) { return std::make_unique<LucidPolicy>(c); }));
-  SM_RETURN_IF_ERROR(
-      r.Register("schedmate", "estimator-ordered queue, packing that un-packs, failure-aware",
-                 [](const PolicyConfig& c) { return std::make_unique<SchedmatePolicy>(c); }));
+  SM_RETURN_IF_ERROR(r.Register("schedmate",
+                                "estimator-ordered queue, packing that un-packs, failure-aware",
+                                [](const PolicyConfig& c) {
+                                  SchedmateOptions o;
+                                  o.preemption_cost = c.preemption_cost;
+                                  o.preemption_cost_large = c.preemption_cost_large;
+                                  o.large_above_gpus = c.preemption_large_above_gpus;
+                                  return std::make_unique<SchedmatePolicy>(c, o);
+                                }));
   SM_RETURN_IF_ERROR(
       r.Register("reject-all", "test policy: rejects every job",
                  [](const PolicyConfig&) { return std::make_unique<RejectAllPolicy>(); }));

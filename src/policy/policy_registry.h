@@ -30,6 +30,12 @@ struct PolicyConfig {
   DurationEstimator* estimator = nullptr;
   // Co-location measurements for lucid and schedmate; may be null (utilisation model).
   const ColocationModel* colocation = nullptr;
+  // What a preemption costs the victim (checkpoint + restore), as the simulator charges it; the
+  // schedmate policy weighs it against the wait a preemption saves. Jobs with more than
+  // `preemption_large_above_gpus` GPUs pay the large cost.
+  Duration preemption_cost = Duration::Seconds(40);
+  Duration preemption_cost_large = Duration::Seconds(60);
+  int32_t preemption_large_above_gpus = 8;
   // kill-after-N test policy: preempt-and-reject a job after it ran this long.
   Duration kill_after = Duration::Hours(1);
 };

@@ -65,7 +65,8 @@ struct SchedmateOptions {
   bool preempt = true;  // rank-driven preemption
   bool unpack = true;   // gain-driven un-packing
   PackingRules packing;
-  // Checkpoint + restore cost a preemption is assumed to add (the simulator's default).
+  // Checkpoint + restore cost a preemption adds (the registry passes PolicyConfig's, which
+  // `simulate --preemption-cost` sets; these defaults are the simulator's).
   Duration preemption_cost = Duration::Seconds(40);
   Duration preemption_cost_large = Duration::Seconds(60);
   int32_t large_above_gpus = 8;

@@ -131,6 +131,21 @@ TEST(SchedmatePolicyTest, PreemptsAJobThatOutlivedItsEstimate) {
   EXPECT_EQ(End(*r, 0), 10090);
 }
 
+TEST(SchedmatePolicyTest, PreemptionCostComesFromThePolicyConfig) {
+  // The first case again with a 1,000 s checkpoint cost (as `simulate --preemption-cost 1000`
+  // sets it): A's rank 487 - 1,000 < B's 50, so B waits for A instead.
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
+  policy::PolicyConfig config;
+  config.preemption_cost = config.preemption_cost_large = Duration::Seconds(1000);
+  sim::SimOptions options;
+  options.preemption_cost.small = options.preemption_cost.large = Duration::Seconds(1000);
+  auto r = RunPolicy("schedmate", t, OneVc(1), config, options);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 1), 10000);
+}
+
 TEST(SchedmatePolicyTest, KeepsAJobThatIsAboutToEnd) {
   // A (est 1000, runs 1000) at 0; B (est 100) at 900. A's rank: 1000 x (1 - edge(0.9)) = 134 s;
   // 134 - 40 = 94 < 100: preempting would delay A by 140 s to save B ~100 s. B waits: 1000..1100.
