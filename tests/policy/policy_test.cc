@@ -17,9 +17,12 @@
 namespace schedmate::policy {
 namespace {
 
+using testing::FixtureColocationModel;
 using testing::JobBuilder;
 using testing::OneVc;
+using testing::ResNet18Job;
 using testing::RunPolicy;
+using testing::RunPolicyColocated;
 using testing::Table;
 
 int64_t Start(const sim::SimResult& r, int j) { return r.jobs[j].first_start.seconds(); }
@@ -148,26 +151,20 @@ TEST(EstimatorRegistryTest, BuiltinsAndOnlineLearning) {
 
 // ---- co-location model ----------------------------------------------------------------------
 
-Result<ColocationModel> FixtureModel() {
-  return ColocationModel::Load(testing::TestDataPath("sim/colocate_info.csv"),
-                               testing::TestDataPath("sim/single_data.csv"));
-}
-
-JobBuilder ResNet() { return JobBuilder().Model("ResNet18", "CIFAR-10", 64, 0).Gmem(3000); }
 JobBuilder Ppo() { return JobBuilder().Model("PPO", "CartPole", 32, 0).Gmem(1000); }
 JobBuilder Vgg() { return JobBuilder().Model("VGG", "ImageNet", 64, 0).Gmem(12000); }
 
 TEST(ColocationModelTest, MeasuredPairsBothWays) {
-  auto m = FixtureModel();
+  auto m = FixtureColocationModel();
   ASSERT_OK(m);
-  const auto r1 = m->Rates(ResNet().Build(), Ppo().Build());
+  const auto r1 = m->Rates(ResNet18Job().Build(), Ppo().Build());
   EXPECT_TRUE(r1.measured);
   EXPECT_DOUBLE_EQ(r1.a, 0.8);
   EXPECT_DOUBLE_EQ(r1.b, 0.7);
-  const auto r2 = m->Rates(Ppo().Build(), ResNet().Build());
+  const auto r2 = m->Rates(Ppo().Build(), ResNet18Job().Build());
   EXPECT_DOUBLE_EQ(r2.a, 0.7);
   EXPECT_DOUBLE_EQ(r2.b, 0.8);
-  EXPECT_EQ(m->ShareScore(ResNet().Build()), 0);
+  EXPECT_EQ(m->ShareScore(ResNet18Job().Build()), 0);
   EXPECT_EQ(m->ShareScore(Ppo().Build()), 1);
 }
 
@@ -279,15 +276,9 @@ TEST(LucidPolicyTest, PacksCompatibleJobsAndSlowsThem) {
   // node is full (contention), the pair is measured at 0.8 (ResNet18) / 0.7 (PPO), scores 0+1,
   // memory 4 GB: A shares X's GPUs. A needs 70 / 0.7 = 100 s: ends at 110. X had 90 s left at 10,
   // does 0.8 x 100 = 80 of it by 110, then the last 10 s alone: ends at 120.
-  auto model = FixtureModel();
-  ASSERT_OK(model);
-  PolicyConfig pc;
-  pc.colocation = &*model;
-  sim::SimOptions so;
-  so.colocation = &*model;
-  JobTable t = Table({ResNet().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
+  JobTable t = Table({ResNet18Job().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
                       Ppo().Gpus(8).SubmitAt(10).Runtime(70).Estimate(70)});
-  auto r = RunPolicy("lucid", t, OneVc(1), pc, so);
+  auto r = RunPolicyColocated("lucid", t, OneVc(1));
   ASSERT_OK(r);
   EXPECT_EQ(Start(*r, 1), 10);
   EXPECT_EQ(End(*r, 1), 110);
@@ -296,15 +287,9 @@ TEST(LucidPolicyTest, PacksCompatibleJobsAndSlowsThem) {
 
 TEST(LucidPolicyTest, DoesNotPackPairsThatSlowDown) {
   // VGG + PPO is measured at 0.4 / 0.5: not packed; A waits for X (ends at 100) and runs alone.
-  auto model = FixtureModel();
-  ASSERT_OK(model);
-  PolicyConfig pc;
-  pc.colocation = &*model;
-  sim::SimOptions so;
-  so.colocation = &*model;
   JobTable t = Table({Vgg().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
                       Ppo().Gpus(8).SubmitAt(10).Runtime(70).Estimate(70)});
-  auto r = RunPolicy("lucid", t, OneVc(1), pc, so);
+  auto r = RunPolicyColocated("lucid", t, OneVc(1));
   ASSERT_OK(r);
   EXPECT_EQ(Start(*r, 1), 100);
   EXPECT_EQ(End(*r, 1), 170);
@@ -332,16 +317,10 @@ TEST(SchedmatePolicyTest, UnpacksWhenContentionEnds) {
   // onto X1. At 100 X2 ends; no job waits, A runs at 0.9 < 0.95 with 1910 s estimated left, so it
   // is moved alone to node 1: it had done 0.9 x 90 = 81 s, so 1919 s + 40 s cost remain: ends at
   // 100 + 1959 = 2059. X1: 990 s left at 10, 0.9 x 90 = 81 done by 100, 909 s alone: ends 1009.
-  auto model = FixtureModel();
-  ASSERT_OK(model);
-  PolicyConfig pc;
-  pc.colocation = &*model;
-  sim::SimOptions so;
-  so.colocation = &*model;
-  JobTable t = Table({ResNet().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
-                      ResNet().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
-                      ResNet().Gpus(8).SubmitAt(10).Runtime(2000).Estimate(2000)});
-  auto r = RunPolicy("schedmate", t, OneVc(2), pc, so);
+  JobTable t = Table({ResNet18Job().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      ResNet18Job().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
+                      ResNet18Job().Gpus(8).SubmitAt(10).Runtime(2000).Estimate(2000)});
+  auto r = RunPolicyColocated("schedmate", t, OneVc(2));
   ASSERT_OK(r);
   EXPECT_EQ(Start(*r, 2), 10);
   EXPECT_EQ(r->jobs[2].preemptions, 1);

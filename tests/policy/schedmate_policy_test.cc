@@ -21,9 +21,12 @@
 namespace schedmate::policy {
 namespace {
 
+using testing::FixtureColocationModel;
 using testing::JobBuilder;
 using testing::OneVc;
+using testing::ResNet18Job;
 using testing::RunPolicy;
+using testing::RunPolicyColocated;
 using testing::Table;
 
 int64_t Start(const sim::SimResult& r, int j) { return r.jobs[j].first_start.seconds(); }
@@ -227,27 +230,15 @@ TEST(SchedmatePolicyTest, LearntErrorsChangeThePreemptionDecision) {
   EXPECT_EQ(Start(*r, 17), 7000);
 }
 
-Result<ColocationModel> FixtureModel() {
-  return ColocationModel::Load(testing::TestDataPath("sim/colocate_info.csv"),
-                               testing::TestDataPath("sim/single_data.csv"));
-}
-JobBuilder ResNet() { return JobBuilder().Model("ResNet18", "CIFAR-10", 64, 0).Gmem(3000); }
-
 TEST(SchedmatePolicyTest, KeepsAPackedJobWhenMovingGainsLessThanItCosts) {
   // As UnpacksWhenContentionEnds (policy_test.cc) but A is short: ResNet18 x2 runs at 0.9 / 0.9;
   // A (8 GPUs, est 300, runs 300) packs onto X1 at 10. At 100 X2 ends and nobody waits, but A's
   // rank is 300 x (1 - edge(0.3)) = 211.7 s and running alone would save 211.7 x (1/0.9 - 1) =
   // 23.5 s < the 40 s move: A stays packed (no preemption), ends at 10 + 300 / 0.9 = 343.
-  auto model = FixtureModel();
-  ASSERT_OK(model);
-  PolicyConfig pc;
-  pc.colocation = &*model;
-  sim::SimOptions so;
-  so.colocation = &*model;
-  JobTable t = Table({ResNet().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
-                      ResNet().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
-                      ResNet().Gpus(8).SubmitAt(10).Runtime(300).Estimate(300)});
-  auto r = RunPolicy("schedmate", t, OneVc(2), pc, so);
+  JobTable t = Table({ResNet18Job().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      ResNet18Job().Gpus(8).SubmitAt(0).Runtime(100).Estimate(100),
+                      ResNet18Job().Gpus(8).SubmitAt(10).Runtime(300).Estimate(300)});
+  auto r = RunPolicyColocated("schedmate", t, OneVc(2));
   ASSERT_OK(r);
   EXPECT_EQ(Start(*r, 2), 10);
   EXPECT_EQ(r->jobs[2].preemptions, 0);
