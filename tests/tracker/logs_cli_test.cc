@@ -4,9 +4,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
+#include "corpus_score.h"
 #include "testing/test_util.h"
 
 namespace schedmate {
@@ -107,14 +107,9 @@ TEST(LogsMetricsCliTest, FollowStreamsAppendedRecords) {
 TEST(LogsMetricsCliTest, SharedCorpusScoresAtLeast95Percent) {
   SM_SKIP_WITHOUT_SHARED(corpus, "corpus/training-logs");
   SM_SKIP_WITHOUT_SHARED(scorer, "tools/score_tracker.py");
-  auto r = RunShell("python3 " + ShellQuote(scorer) + " " + ShellQuote(corpus) + " -- " +
-                    ShellQuote(testing::SchedmateBinary()) + " logs metrics --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(tracker: (\d+)/(\d+) logs correct)")))
-      << r.out;
-  const int good = std::stoi(m[1]), total = std::stoi(m[2]);
-  EXPECT_GE(good * 100, total * 95) << r.out;
+  const auto score = testing::ScoreTrackerCorpus(scorer, corpus);
+  ASSERT_GT(score.total, 0);
+  EXPECT_GE(score.good * 100, score.total * 95) << score.output;
 }
 
 }  // namespace
