@@ -417,6 +417,13 @@ void ApiServer::Routes() {
       out += fmt::format("schedmate_failures_total{{class=\"{}\"}} {}\n", cls,
                          it == v->failures_by_class.end() ? 0 : it->second);
     }
+    metric("schedmate_failure_diagnoses_total", "counter",
+           "diagnosed failed runs by engine (llm_fallback: the LLM failed, built-in used)");
+    for (const char* engine : {"builtin", "llm", "llm_fallback"}) {
+      auto it = v->failures_by_engine.find(engine);
+      out += fmt::format("schedmate_failure_diagnoses_total{{engine=\"{}\"}} {}\n", engine,
+                         it == v->failures_by_engine.end() ? 0 : it->second);
+    }
     metric("schedmate_actions_total", "counter", "automated actions by kind and outcome");
     for (const auto& [key, n] : v->actions_by_kind) {
       auto colon = key.find(':');

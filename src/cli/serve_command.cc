@@ -38,6 +38,8 @@ struct ServeFlags {
   std::string submit_policy;
   int ticks = 0;
   std::string engines;
+  std::string llm_engine;
+  std::string llm_config;
 };
 
 template <typename T>
@@ -57,6 +59,8 @@ void RunServe(const ServeFlags& f) {
   if (f.poll_s > 0) config.poll_interval = Duration::FromSecondsF(f.poll_s);
   if (f.dry_run) config.dry_run = true;
   if (!f.engines.empty()) config.engines = f.engines;
+  if (!f.llm_engine.empty()) config.llm_engine = f.llm_engine;
+  if (!f.llm_config.empty()) config.llm_config = f.llm_config;
   if (!f.submit_policy.empty()) {
     auto parsed = service::ParseServiceConfig("submit:\n  policy: " + f.submit_policy + "\n",
                                               "--submit-policy");
@@ -84,6 +88,7 @@ void RunServe(const ServeFlags& f) {
                                        .use_sacct = config.use_sacct,
                                        .command_timeout = config.command_timeout});
   service::Engines engines = OrFail(service::MakeEngines(config.engines, config, *history));
+  if (!engines.notice.empty()) std::cerr << engines.notice << "\n";
   SystemClock clock;
   service::Companion companion({backend, *history, *service_store, *engines.advisor,
                                 *engines.tracker, *engines.diagnoser, clock},
@@ -175,6 +180,13 @@ void RegisterServeCommands(CLI::App& app) {
   cmd->add_option("--engines", flags->engines,
                   "auto, components (advisor/tracker/failure) or basic (overrides service.engines)")
       ->check(CLI::IsMember({"auto", "components", "basic"}));
+  cmd->add_option("--llm-engine", flags->llm_engine,
+                  "Failure diagnosis engine: builtin, llm or auto (overrides llm.engine; any LLM "
+                  "failure falls back to builtin and is counted in /metrics)")
+      ->check(CLI::IsMember({"builtin", "llm", "auto"}));
+  cmd->add_option("--llm-config", flags->llm_config,
+                  "LLM configuration YAML (overrides llm.config; default $SCHEDMATE_LLM_CONFIG, "
+                  "else the SCHEDMATE_LLM_* environment)");
   cmd->add_option("--ticks", flags->ticks,
                   "Run this many passes without the API, print a summary and exit")
       ->check(CLI::Range(1, 1000000));

@@ -12,6 +12,13 @@
 #include "slurm/slurm_parsers.h"
 
 namespace schedmate::service {
+
+std::string FailureEngineKind(std::string_view engine) {
+  if (engine.find("(llm ") != std::string_view::npos) return "llm_fallback";
+  if (engine.find("llm (") != std::string_view::npos) return "llm";
+  return "builtin";
+}
+
 namespace {
 
 constexpr size_t kRecentLimit = 200;
@@ -112,7 +119,11 @@ Status Companion::Load() {
   SM_RETURN_IF_ERROR(deps_.store.MarkInterruptedActions().status());
   SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
   SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
-  for (const auto& f : recent_failures_) ++failures_by_class_[f.cls];
+  for (const auto& f : recent_failures_) {
+    ++failures_by_class_[f.cls];
+    ++failures_by_engine_[FailureEngineKind(f.engine)];
+    ++failures_by_engine_[FailureEngineKind(f.engine)];
+  }
   for (const auto& a : recent_actions_) {
     ++actions_by_kind_[a.kind + ":" + a.outcome];
     // A delayed requeue done within the last hour may still wait for its release.
@@ -833,6 +844,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->actions = recent_actions_;
   view->prediction_error = prediction_error_;
   view->failures_by_class = failures_by_class_;
+  view->failures_by_engine = failures_by_engine_;
   view->actions_by_kind = actions_by_kind_;
   view->estimates_served = estimates_served_.load();
   view->tracked_logs = static_cast<int64_t>(deps_.tracker.Tracked());

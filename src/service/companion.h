@@ -48,6 +48,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -89,6 +90,9 @@ struct ServiceView {
   std::vector<ActionRecord> actions;    // most recent first (bounded)
   PredictionErrorStats prediction_error;
   std::map<std::string, int64_t> failures_by_class;
+  // Which engine diagnosed them: "builtin", "llm", or "llm_fallback" (the LLM was asked and
+  // failed; the built-in diagnosis was used). See FailureEngineKind().
+  std::map<std::string, int64_t> failures_by_engine;
   std::map<std::string, int64_t> actions_by_kind;  // "<kind>:<outcome>"
   int64_t estimates_served = 0;
   int64_t tracked_logs = 0;
@@ -104,6 +108,11 @@ struct CompanionDeps {
   FailureDiagnoser& diagnoser;
   const Clock& clock;
 };
+
+// "llm_fallback" for a Diagnosis::engine naming an LLM failure ("... (llm unavailable: ...)",
+// "... (llm answer rejected: ...)"), "llm" for one the LLM answered ("... llm (MODEL)"), else
+// "builtin".
+std::string FailureEngineKind(std::string_view engine);
 
 class Companion {
  public:
@@ -202,6 +211,7 @@ class Companion {
   bool quiet_ = false;  // records of stale runs are not announced to the sink
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;
+  std::map<std::string, int64_t> failures_by_engine_;
   std::map<std::string, int64_t> actions_by_kind_;
   std::atomic<int64_t> estimates_served_{0};
   int64_t ticks_ = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "advisor/builtin_extractor.h"
 #include "advisor/fingerprint.h"
@@ -17,6 +18,11 @@
 #include "tracker/metric_extractor.h"
 #include "tracker/metric_tracker.h"
 #include "tracker/signals.h"
+#ifdef SCHEDMATE_HAVE_LLM
+#include "failure/llm_failure_classifier.h"
+#include "llm/engine.h"
+#include "llm/llm_setup.h"
+#endif
 
 namespace schedmate::service {
 
@@ -214,8 +220,12 @@ FailureHandlerDiagnoser::FailureHandlerDiagnoser() = default;
 FailureHandlerDiagnoser::~FailureHandlerDiagnoser() = default;
 
 Result<std::unique_ptr<FailureHandlerDiagnoser>> FailureHandlerDiagnoser::Create(
-    Duration backoff_base, Duration backoff_cap) {
+    Duration backoff_base, Duration backoff_cap, std::shared_ptr<llm::LlmSetup> llm) {
+#ifndef SCHEDMATE_HAVE_LLM
+  if (llm != nullptr) return Status::FailedPrecondition("this build has no llm component");
+#endif
   std::unique_ptr<FailureHandlerDiagnoser> d(new FailureHandlerDiagnoser());
+  d->llm_ = std::move(llm);
   d->backoff_base_ = backoff_base;
   d->backoff_cap_ = std::max(backoff_base, backoff_cap);
   SM_ASSIGN_OR_RETURN(failure::SignatureSet set, failure::SignatureSet::Builtin());
@@ -226,9 +236,28 @@ Result<std::unique_ptr<FailureHandlerDiagnoser>> FailureHandlerDiagnoser::Create
 
 Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::string_view log) {
   failure::LogView view = failure::LogView::FromString(std::string(log));
-  SM_ASSIGN_OR_RETURN(failure::Diagnosis fd, handler_->Diagnose(view));
+  std::string engine = "failure-handler";
+  std::optional<failure::Diagnosis> by_llm;
+#ifdef SCHEDMATE_HAVE_LLM
+  if (llm_ != nullptr) {
+    auto r = failure::DiagnoseWithLlm(llm_->chat(), llm_->chat_model(), *signatures_,
+                                      /*examples=*/nullptr, {}, view);
+    if (r.ok()) {
+      by_llm = std::move(r).value();
+      engine += " " + llm::LlmEngineLabel(llm_->chat_model());
+    } else {
+      engine += " " + llm::FallbackReason(r.status());
+    }
+  }
+#endif
+  failure::Diagnosis fd;
+  if (by_llm) {
+    fd = std::move(*by_llm);
+  } else {
+    SM_ASSIGN_OR_RETURN(fd, handler_->Diagnose(view));
+  }
   Diagnosis d;
-  d.engine = "failure-handler";
+  d.engine = engine;
   d.category = fd.category;
   switch (fd.label) {
     case failure::FailureLabel::kInfrastructure:

@@ -14,7 +14,11 @@
 //   schedmate's own requeues) and backoff, so its requeue delay, attempt, exclusions, checkpoint
 //   and its hold + operator notice after the budget reach the service unchanged. A NODE_FAIL run
 //   with a silent log is infrastructure by Slurm's word. The user's job directory is not
-//   scanned for checkpoints (only what the log reports).
+//   scanned for checkpoints (only what the log reports). With an LLM (llm.engine: llm|auto in
+//   the service configuration) the located window is classified by the model
+//   (failure::DiagnoseWithLlm); any LLM failure gives the built-in diagnosis instead, and
+//   Diagnosis::engine says which ran: "failure-handler", "failure-handler llm (MODEL)" or
+//   "failure-handler builtin (llm unavailable: timeout after 20 s)".
 
 #include <map>
 #include <memory>
@@ -36,6 +40,9 @@ namespace schedmate::failure {
 class SignatureSet;
 class FailureHandler;
 }  // namespace schedmate::failure
+namespace schedmate::llm {
+class LlmSetup;
+}  // namespace schedmate::llm
 
 namespace schedmate::service {
 
@@ -72,8 +79,11 @@ class TrackerLogTracker final : public LogTracker {
 class FailureHandlerDiagnoser final : public FailureDiagnoser {
  public:
   // `backoff_base` doubles per retry up to `backoff_cap` (ServiceConfig actions.backoff_*).
+  // `llm`: the LLM stack to classify with (null: built-in only; kept alive by the diagnoser).
+  // kFailedPrecondition when an LLM is given to a build without the llm component.
   static Result<std::unique_ptr<FailureHandlerDiagnoser>> Create(
-      Duration backoff_base = Duration::Seconds(60), Duration backoff_cap = Duration::Minutes(30));
+      Duration backoff_base = Duration::Seconds(60), Duration backoff_cap = Duration::Minutes(30),
+      std::shared_ptr<llm::LlmSetup> llm = nullptr);
   ~FailureHandlerDiagnoser() override;
   Result<Diagnosis> Diagnose(const FailedJob& job, std::string_view log) override;
 
@@ -82,6 +92,7 @@ class FailureHandlerDiagnoser final : public FailureDiagnoser {
   std::unique_ptr<failure::SignatureSet> signatures_;
   std::unique_ptr<failure::FailureHandler> handler_;
   Duration backoff_base_, backoff_cap_;
+  std::shared_ptr<llm::LlmSetup> llm_;
 };
 
 }  // namespace schedmate::service

@@ -22,10 +22,14 @@ struct Engines {
   std::unique_ptr<LogTracker> tracker;
   std::unique_ptr<FailureDiagnoser> diagnoser;
   std::string
-      description;  // "advisor=history-estimator tracker=metric-tracker failure=failure-handler"
+      description;     // "advisor=history-estimator tracker=metric-tracker failure=failure-handler"
+  std::string notice;  // non-empty: a start-up warning (e.g. the LLM is configured but down)
 };
 
 // `history` seeds the advisor (finished jobs); it must outlive the engines only during the call.
+// config.llm_engine (llm|auto) gives the failure diagnoser an LLM per llm/engine.h's rule: "auto"
+// probes once and uses it only when healthy; "llm" uses it and falls back per failure. An
+// unreadable llm.config file is an error; a missing or dead LLM is a notice, never an error.
 // kInvalidArgument for an unknown choice; kUnimplemented for "components" in a build without them.
 Result<Engines> MakeEngines(const std::string& choice, const ServiceConfig& config,
                             store::HistoryStore& history);

@@ -138,14 +138,6 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
     }
     return Status::Ok();
   };
-  s["service"]["engines"] = [](Reader& r, const YAML::Node& n, const std::string& k,
-                               ServiceConfig& c) -> Status {
-    SM_RETURN_IF_ERROR(r.String(n, k, c.engines));
-    if (c.engines != "auto" && c.engines != "components" && c.engines != "basic") {
-      return r.Error(n, k, fmt::format("expected auto, components or basic; got '{}'", c.engines));
-    }
-    return Status::Ok();
-  };
   s["slurm"]["jobcomp_path"] = str(&ServiceConfig::jobcomp_path);
   s["slurm"]["use_sacct"] = boolean(&ServiceConfig::use_sacct);
   s["slurm"]["command_timeout_s"] = seconds(&ServiceConfig::command_timeout, 0.1, 600);
@@ -188,6 +180,15 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
   s["tracker"]["max_samples_per_job"] = int32(&ServiceConfig::max_samples_per_job, 1, 1000000);
   s["failure"]["capture_bytes"] = int64(&ServiceConfig::capture_bytes, 1024, int64_t{1} << 32);
+  s["llm"]["engine"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                          ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.llm_engine));
+    if (c.llm_engine != "builtin" && c.llm_engine != "llm" && c.llm_engine != "auto") {
+      return r.Error(n, k, fmt::format("expected builtin, llm or auto; got '{}'", c.llm_engine));
+    }
+    return Status::Ok();
+  };
+  s["llm"]["config"] = str(&ServiceConfig::llm_config);
   return s;
 }
 

@@ -107,6 +107,8 @@ TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("schedmate_queue_jobs{state=\"RUNNING\"} 1"), std::string::npos);
   EXPECT_NE(metrics->body.find("schedmate_failures_total{class=\"infra\"} 0"), std::string::npos);
+  EXPECT_NE(metrics->body.find("schedmate_failure_diagnoses_total{engine=\"llm_fallback\"} 0"),
+            std::string::npos);
   auto logres = client_->Get("/v1/jobs/3/log?bytes=9");
   ASSERT_TRUE(logres);
   EXPECT_EQ(logres->body, "loss 0.5\n");

@@ -57,6 +57,18 @@ TEST(ServiceConfig, RecoveryKnobsAndTheirDefaults) {
   EXPECT_FALSE(config->annotate_comment);
 }
 
+TEST(ServiceConfig, LlmSection) {
+  auto d = ParseServiceConfig("service:\n  dry_run: true\n", "t.yaml");
+  ASSERT_OK(d);
+  EXPECT_EQ(d->llm_engine, "builtin");  // the built-in engines are the default
+  EXPECT_TRUE(d->llm_config.empty());
+  auto c =
+      ParseServiceConfig("llm:\n  engine: auto\n  config: /etc/schedmate/llm.yaml\n", "t.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->llm_engine, "auto");
+  EXPECT_EQ(c->llm_config, "/etc/schedmate/llm.yaml");
+}
+
 struct BadCase {
   const char* name;
   const char* yaml;
@@ -81,6 +93,8 @@ TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
        "actions.backoff_cap_s must not be below actions.backoff_base_s"},
       {"negative backoff", "actions:\n  backoff_base_s: -1\n",
        "t.yaml:2: actions.backoff_base_s: expected a number in 0..86400"},
+      {"bad llm engine", "llm:\n  engine: gpt\n",
+       "t.yaml:2: llm.engine: expected builtin, llm or auto; got 'gpt'"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
