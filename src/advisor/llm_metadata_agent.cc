@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "core/json_dump.h"
 #include "core/strings.h"
 #include "fmt/format.h"
 
@@ -285,7 +286,7 @@ Result<JobMetadata> LlmMetadataAgent::Extract(const JobSource& source, const Job
   std::string user = fmt::format(
       "The job's entry file is '{}'. A rule-based parser already found these values (it may be "
       "incomplete or wrong): {}\nLook at the files and answer with the JSON object.",
-      builtin.entry.empty() ? std::string("(unknown)") : builtin.entry, known.dump());
+      builtin.entry.empty() ? std::string("(unknown)") : builtin.entry, DumpJson(known));
   if (!source.script_text.empty() && source.path.empty()) {
     user += "\nThe batch script '" + source.script_name + "' is:\n" +
             source.script_text.substr(0, options_.limits.max_tool_bytes);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/json_codecs.h"
+#include "core/json_dump.h"
 #include "core/strings.h"
 #include "service/log_access.h"
 #include "slurm/slurm_parsers.h"
@@ -32,7 +33,7 @@ namespace {
 
 void SendJson(httplib::Response& res, const json& body, int status = 200) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {

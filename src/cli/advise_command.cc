@@ -31,6 +31,7 @@
 #include "cli/embedder_util.h"
 #include "cli/engine_util.h"
 #include "core/job.h"
+#include "core/json_dump.h"
 #include "core/progress.h"
 #include "fmt/format.h"
 #include "store/history_store.h"
@@ -222,7 +223,7 @@ void RunAdvise(const AdviseArgs& a) {
     sj.job = job;
     sj.job.id = "advise:" + std::filesystem::absolute(a.path, ec).lexically_normal().string();
     sj.fingerprint = fp.workload;
-    sj.metadata_json = meta->FieldsJson().dump();
+    sj.metadata_json = DumpJson(meta->FieldsJson());
     sj.source = "advise";
     Status s = history->PutJob(sj);
     store::StoredPrediction p;
@@ -237,7 +238,7 @@ void RunAdvise(const AdviseArgs& a) {
     nlohmann::json ev = nlohmann::json::array();
     for (const auto& n : d.neighbours)
       ev.push_back({{"job_id", n.job_id}, {"duration_s", n.duration_s}});
-    p.neighbours_json = ev.dump();
+    p.neighbours_json = DumpJson(ev);
     if (s.ok()) s = history->PutPrediction(p);
     if (!s.ok()) Fail(s);
     // Its server vector too, when the store's vectors are this embedder's.

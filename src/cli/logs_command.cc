@@ -39,6 +39,7 @@
 #include "cli/engine_util.h"
 #include "core/clock.h"
 #include "core/file_util.h"
+#include "core/json_dump.h"
 #include "plot/svg_plot.h"
 #include "tracker/embedding_filter.h"
 #include "tracker/log_reader.h"
@@ -347,7 +348,7 @@ void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
     if (o.json) {
       nlohmann::json j = RecordJson(r);
       j["signals"] = SignalsJson(analyzer.Compute(r, clock.Now().seconds_f()));
-      std::cout << j.dump() << "\n" << std::flush;
+      std::cout << DumpJson(j) << "\n" << std::flush;
     } else {
       std::cout << RecordText(r) << "\n" << std::flush;
     }
@@ -406,7 +407,7 @@ void RunMetrics(const MetricsOptions& o) {
       if (!o.plot.empty()) plot_data.Add(rec);
       if (!o.all) return;
       if (o.json) {
-        std::cout << (emitted == 0 ? "[\n" : ",\n") << RecordJson(rec).dump();
+        std::cout << (emitted == 0 ? "[\n" : ",\n") << DumpJson(RecordJson(rec));
       } else {
         std::cout << RecordText(rec) << "\n";
       }

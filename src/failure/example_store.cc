@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/file_util.h"
+#include "core/json_dump.h"
 
 namespace schedmate::failure {
 
@@ -191,7 +192,7 @@ Status ExampleStore::Append(const std::string& path, const FailureExample& examp
                       {"text", example.text}};
   std::ofstream out(path, std::ios::app);
   if (!out) return Status::DataLoss(path + ": cannot open for appending");
-  out << j.dump() << "\n";
+  out << DumpJson(j) << "\n";
   out.flush();
   if (!out) return Status::DataLoss(path + ": write failed");
   return Status::Ok();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/json_dump.h"
 #include "core/strings.h"
 #include "fmt/format.h"
 #include "llm/complete_json.h"
@@ -193,7 +194,7 @@ Result<std::vector<LineRole>> LlmLineJudge::ScoreLines(const LogChunk& chunk) {
           chat_,
           {llm::ChatMessage::System(std::string(prompts::FailureLineJudgeSystem())),
            llm::ChatMessage::User(fmt::format("Give the role of each of these {} lines:\n{}",
-                                              lines.size(), lines.dump()))},
+                                              lines.size(), DumpJson(lines)))},
           schema, jo));
   std::vector<LineRole> out;
   for (const json& r : a["roles"]) out.push_back(*ParseLineRole(r.get<std::string>()));

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "core/file_util.h"
+#include "core/json_dump.h"
 #include "fmt/format.h"
 #include "llm/openai_protocol.h"
 
@@ -64,7 +65,7 @@ CachingChatClient::CachingChatClient(ChatClient& target, std::string dir, std::s
     : target_(target), dir_(std::move(dir)), key_namespace_(std::move(key_namespace)) {}
 
 std::string CachingChatClient::Canonical(const ChatRequest& request) const {
-  return ChatRequestToJson(request, /*default_model=*/"", /*stream=*/false).dump();
+  return DumpJson(ChatRequestToJson(request, /*default_model=*/"", /*stream=*/false));
 }
 
 std::string CachingChatClient::EntryPath(const ChatRequest& request) const {
@@ -92,7 +93,7 @@ void CachingChatClient::Store(const std::string& path, const std::string& canoni
   std::filesystem::create_directories(dir_, ec);
   json entry = {
       {"namespace", key_namespace_}, {"request", canonical}, {"response", ResponseToJson(r)}};
-  if (ec || !WriteStringToFile(path, entry.dump(1) + "\n").ok()) ++write_failures_;
+  if (ec || !WriteStringToFile(path, DumpJson(entry, 1) + "\n").ok()) ++write_failures_;
 }
 
 Result<ChatResponse> CachingChatClient::Complete(const ChatRequest& request) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "core/json_dump.h"
 #include "fmt/format.h"
 
 namespace schedmate::llm {
@@ -34,7 +35,7 @@ Result<std::unique_ptr<JsonlCallLog>> JsonlCallLog::Open(const std::string& path
 JsonlCallLog::~JsonlCallLog() { std::fclose(file_); }
 
 void JsonlCallLog::Record(const CallRecord& record) {
-  const std::string line = CallRecordToJson(record).dump() + "\n";
+  const std::string line = DumpJson(CallRecordToJson(record)) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   std::fwrite(line.data(), 1, line.size(), file_);
   std::fflush(file_);

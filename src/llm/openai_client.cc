@@ -1,5 +1,6 @@
 #include "llm/openai_client.h"
 
+#include "core/json_dump.h"
 #include "fmt/format.h"
 #include "llm/llm_status.h"
 #include "llm/openai_protocol.h"
@@ -28,7 +29,7 @@ OpenAiCompatibleClient::OpenAiCompatibleClient(OpenAiEndpoint endpoint, HttpTran
 
 HttpRequest OpenAiCompatibleClient::MakeRequest(const ChatRequest& request, bool stream) const {
   HttpRequest r = BaseRequest(endpoint_, "chat/completions",
-                              ChatRequestToJson(request, endpoint_.model, stream).dump());
+                              DumpJson(ChatRequestToJson(request, endpoint_.model, stream)));
   if (stream) r.headers.emplace_back("Accept", "text/event-stream");
   return r;
 }
@@ -98,8 +99,8 @@ OpenAiEmbedder::OpenAiEmbedder(OpenAiEndpoint endpoint, HttpTransport& transport
 
 Result<std::vector<Embedding>> OpenAiEmbedder::Embed(std::span<const std::string> texts) {
   if (texts.empty()) return std::vector<Embedding>{};
-  const HttpRequest http =
-      BaseRequest(endpoint_, "embeddings", EmbeddingRequestToJson(texts, endpoint_.model).dump());
+  const HttpRequest http = BaseRequest(endpoint_, "embeddings",
+                                       DumpJson(EmbeddingRequestToJson(texts, endpoint_.model)));
   SM_ASSIGN_OR_RETURN(HttpResponse response, transport_.Send(http));
   if (response.status < 200 || response.status >= 300) {
     return HttpErrorToStatus(response.status, response.body, Where(http));

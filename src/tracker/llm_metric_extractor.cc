@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 
+#include "core/json_dump.h"
 #include "fmt/format.h"
 #include "llm/complete_json.h"
 
@@ -123,7 +124,7 @@ Result<LlmMetricResult> LlmMetricExtractor::FindLatest(std::span<const ProgressR
         json answer,
         llm::CompleteJson(chat_,
                           {llm::ChatMessage::System(std::string(prompts::TrackerMetricsSystem())),
-                           llm::ChatMessage::User("Log lines (newest first):\n" + lines.dump())},
+                           llm::ChatMessage::User("Log lines (newest first):\n" + DumpJson(lines))},
                           LlmMetricAnswerSchema(), jo));
     std::optional<ProgressRecord> best;
     for (const json& e : answer["records"]) {
