@@ -80,5 +80,30 @@ TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
   EXPECT_EQ(j["label"], jb["label"]);
 }
 
+// A log with bytes that are not UTF-8 (binary junk, Latin-1) must still reach the model as valid
+// JSON (U+FFFD in place of the bytes), never crash the request builder.
+TEST_F(DiagnoseLlmCliTest, InvalidUtf8InTheLogReachesTheModelAsValidJson) {
+  const std::string bad = dir_.File("bad.log");
+  ASSERT_OK(WriteStringToFile(bad,
+                              "step 1 loss 0.5\n\xff\xfe junk \xc3\x28\n"
+                              "NVRM: Xid 79 \xff GPU has fallen off the bus\n"
+                              "RuntimeError: CUDA error \xe9t\xe9\n"));
+  server_.EnqueueChat(ScriptedReply::Text(json{
+      {"label", "infrastructure"},
+      {"category", "gpu_xid"},
+      {"confidence", 0.9},
+      {"root_cause_line", 3},
+      {"evidence", {{{"line_no", 3}}}}}.dump()));
+  auto r = RunSchedmateWithLlm(
+      server_.base_url(), "diagnose " + ShellQuote(bad) + " --json --no-examples --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "llm (scripted-model)");
+  ASSERT_EQ(server_.CountRequests("/v1/chat/completions"), 1u);
+  const auto req = server_.requests()[0];
+  ASSERT_FALSE(req.json.is_null()) << "the request body was not JSON";
+  EXPECT_NE(req.body.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+}
+
 }  // namespace
 }  // namespace schedmate
