@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/json_codecs.h"
+#include "api/ui_assets.h"
 #include "core/json_dump.h"
 #include "core/strings.h"
 #include "service/log_access.h"
@@ -140,6 +141,19 @@ void ApiServer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Serves one embedded dashboard file (see ui_assets.h); reads need no token.
+void SendUiAsset(httplib::Response& res, const UiAsset& asset) {
+  res.set_header("Content-Security-Policy", std::string(kUiContentSecurityPolicy));
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Cache-Control", "no-cache");
+  res.set_content(asset.body.data(), asset.body.size(), std::string(asset.content_type).c_str());
+}
+
+}  // namespace
+
 void ApiServer::Routes() {
   auto& s = *server_;
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
@@ -154,6 +168,20 @@ void ApiServer::Routes() {
       SendError(res, res.status, res.status == 413 ? "request body too large" : "not found");
     }
   });
+
+  // The operator dashboard: a static page that polls the GET endpoints below.
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    const UiAsset* index = FindUiAsset("index.html");
+    if (index == nullptr) return SendError(res, 404, "dashboard not built in");
+    SendUiAsset(res, *index);
+  });
+  s.Get(R"(/ui/([A-Za-z0-9_-][A-Za-z0-9._-]{0,63}))",
+        [](const httplib::Request& req, httplib::Response& res) {
+          const UiAsset* asset = FindUiAsset(std::string(req.matches[1]));
+          if (asset == nullptr)
+            return SendError(res, 404, "no dashboard file " + std::string(req.matches[1]));
+          SendUiAsset(res, *asset);
+        });
 
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();

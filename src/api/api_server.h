@@ -1,6 +1,8 @@
 #pragma once
 // ApiServer: schedmate's HTTP JSON API over a running Companion (cpp-httplib).
 //
+//   GET  /                              the operator dashboard (web/ui/, embedded; see
+//   GET  /ui/{file}                     ui_assets.h): a read-only page polling the GETs below
 //   GET  /healthz                       liveness + whether Slurm answered the last tick
 //   GET  /metrics                       Prometheus text: queue, prediction error, failures by
 //                                       class, actions by kind/outcome, estimates served, ...

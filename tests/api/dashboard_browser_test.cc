@@ -1,0 +1,49 @@
+// The dashboard in a real browser: serves the API over the fake scene and runs
+// web/tests/dashboard.test.mjs (playwright-core driving Debian's /usr/bin/chromium) against it.
+// Skips when chromium, node or web/node_modules/playwright-core is missing
+// (apt-get install chromium; npm ci --ignore-scripts --prefix web).
+// SCHEDMATE_DASHBOARD_SCREENSHOT=<png> keeps the screenshot; otherwise it goes to a temp dir.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "dashboard_fixture.h"
+
+namespace schedmate::api {
+namespace {
+
+using schedmate::testing::RunShell;
+using schedmate::testing::ShellQuote;
+
+class DashboardBrowserTest : public testing::DashboardFixture {};
+
+TEST_F(DashboardBrowserTest, ShowsTheQueueFailuresNodesAndChartsAsText) {
+  namespace fs = std::filesystem;
+  const std::string web = std::string(SCHEDMATE_SOURCE_DIR) + "/web";
+  const char* chromium_env = std::getenv("CHROMIUM");
+  const std::string chromium = chromium_env != nullptr ? chromium_env : "/usr/bin/chromium";
+  if (!fs::exists(chromium)) GTEST_SKIP() << chromium << " missing: apt-get install -y chromium";
+  if (!fs::exists(web + "/node_modules/playwright-core/package.json"))
+    GTEST_SKIP()
+        << "web/node_modules/playwright-core missing: npm ci --ignore-scripts --prefix web";
+  if (RunShell("command -v node").exit_code != 0) GTEST_SKIP() << "node not on PATH";
+
+  StartWithScene();
+  const char* keep = std::getenv("SCHEDMATE_DASHBOARD_SCREENSHOT");
+  std::string shot = keep != nullptr && *keep != '\0' ? keep : dir_.File("dashboard.png");
+  std::string cmd = fmt::format(
+      "CHROMIUM={} node {} --url http://127.0.0.1:{}/ --screenshot {} --expect-jobs 5 "
+      "--expect-failures 2 --expect-nodes 4 --xss-job 102 2>&1",
+      ShellQuote(chromium), ShellQuote(web + "/tests/dashboard.test.mjs"), server_->port(),
+      ShellQuote(shot));
+  auto run = RunShell(cmd);
+  EXPECT_EQ(run.exit_code, 0) << cmd << "\n" << run.out << run.err;
+  EXPECT_NE(run.out.find("checks passed"), std::string::npos) << run.out;
+  ASSERT_TRUE(fs::exists(shot)) << shot;
+  EXPECT_GT(fs::file_size(shot), 10000u) << "screenshot suspiciously small";
+}
+
+}  // namespace
+}  // namespace schedmate::api
