@@ -119,9 +119,17 @@ TEST_F(DashboardAssetsTest, SceneHasDataOnEveryPanel) {
     return res ? json::parse(res->body, nullptr, false) : json();
   };
   json jobs = get("/v1/jobs")["jobs"];
-  ASSERT_EQ(jobs.size(), 5u);
+  ASSERT_EQ(jobs.size(), 6u);
   std::map<std::string, std::string> state;
-  for (const auto& j : jobs) state[j["id"]] = j["state"];
+  std::map<std::string, json> metrics;
+  for (const auto& j : jobs) {
+    state[j["id"]] = j["state"];
+    metrics[j["id"]] = j["metrics"];
+  }
+  EXPECT_EQ(state["105"], "RUNNING");
+  EXPECT_EQ(metrics["105"]["stalled"], true) << metrics["105"].dump();
+  EXPECT_EQ(metrics["101"]["stalled"], false) << metrics["101"].dump();
+  EXPECT_TRUE(metrics["101"]["progress"].is_number());
   EXPECT_EQ(state["101"], "RUNNING");
   EXPECT_EQ(state["102"], "RUNNING");
   EXPECT_EQ(state["103"], "PENDING");

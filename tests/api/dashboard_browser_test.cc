@@ -34,7 +34,8 @@ TEST_F(DashboardBrowserTest, ShowsTheQueueFailuresNodesAndChartsAsText) {
   const char* keep = std::getenv("SCHEDMATE_DASHBOARD_SCREENSHOT");
   std::string shot = keep != nullptr && *keep != '\0' ? keep : dir_.File("dashboard.png");
   std::string cmd = fmt::format(
-      "CHROMIUM={} node {} --url http://127.0.0.1:{}/ --screenshot {} --expect-jobs 5 "
+      "CHROMIUM={} node {} --url http://127.0.0.1:{}/ --screenshot {} --expect-jobs 6 "
+      "--expect-stalled 1 "
       "--expect-failures 2 --expect-nodes 4 --xss-job 102 2>&1",
       ShellQuote(chromium), ShellQuote(web + "/tests/dashboard.test.mjs"), server_->port(),
       ShellQuote(shot));

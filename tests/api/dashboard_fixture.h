@@ -1,8 +1,8 @@
 #pragma once
 // DashboardFixture: an ApiServer over a Companion with a FakeCluster that has something to show
 // on every panel of the dashboard: running jobs with a metric series (loss, step time), pending
-// jobs with start estimates and reasons, an infrastructure failure (node drained, job requeued), an
-// application failure, and a job whose name is an HTML injection attempt.
+// jobs with start estimates and reasons, a stalled job, an infrastructure failure (node drained,
+// job requeued), an application failure, and a job whose name is an HTML injection attempt.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -70,14 +70,17 @@ class DashboardFixture : public ::testing::Test {
   void StartWithScene() {
     std::string resnet = dir_.File("resnet.out"), xss = dir_.File("xss.out");
     std::string bert = dir_.File("bert.out"), llama = dir_.File("llama.out");
+    std::string eval = dir_.File("eval.out");
     ASSERT_OK(WriteStringToFile(resnet, "starting training\n"));
     ASSERT_OK(WriteStringToFile(xss, "step 1/50 loss 3.0\n"));
     ASSERT_OK(WriteStringToFile(bert, "step 10/1000 loss 7.1\n"));
     ASSERT_OK(WriteStringToFile(llama, "loading checkpoint\n"));
+    ASSERT_OK(WriteStringToFile(eval, "step 5/100 loss 2.0\n"));  // and then nothing: stalls
     Running("101", "resnet50-imagenet", "alice", "gpu1", 4, resnet);
     Running("102", kXssJobName, "bob", "gpu1", 2, xss);
     auto& b = Running("201", "bert-pretrain", "carol", "gpu2", 8, bert);
     auto& l = Running("202", "llama-finetune", "dave", "gpu3", 8, llama);
+    Running("105", "gpt-eval", "erin", "gpu4", 2, eval);
     Pending("103", "vit-large", "alice", 8, "Resources");
     Pending("104", "sweep-lr", "bob", 8, "Priority");
     cluster_.Render();
@@ -88,9 +91,9 @@ class DashboardFixture : public ::testing::Test {
         config_);
     ASSERT_OK(companion_->Load());
     ASSERT_OK(companion_->Tick());
-    // Training progresses: one metric sample per tick.
+    // Training progresses: one metric sample per tick; 12 minutes, so gpt-eval is stalled.
     for (int i = 1; i <= 8; ++i) {
-      clock_.Advance(Duration::Seconds(30));
+      clock_.Advance(Duration::Seconds(90));
       double loss = 2.4 / (1.0 + 0.35 * i);
       double step_time = 0.42 + 0.03 * (i % 3) + (i == 6 ? 0.25 : 0.0);
       Append(resnet,

@@ -100,6 +100,9 @@ try {
     check(r.cells[3] === j.state, `job ${j.id} state`);
     check(r.cells[4] === String(j.gpus), `job ${j.id} GPUs`);
     if (j.prediction) check(/\d/.test(r.cells[5]), `job ${j.id} predicted duration shown`);
+    if (j.state === 'RUNNING' && j.metrics && j.metrics.stalled) {
+      check(r.cells[8].includes('stalled'), `job ${j.id} marked stalled: ${r.cells[8]}`);
+    }
     if (j.state === 'RUNNING' && j.metrics && j.metrics.progress !== null) {
       const pct = Math.round(j.metrics.progress * 100) + '%';
       check(r.cells[6].includes(pct), `job ${j.id} progress ${pct} in ${JSON.stringify(r.cells[6])}`);
@@ -206,6 +209,7 @@ try {
   expect('expect-jobs', rows.length);
   expect('expect-failures', frows.length);
   expect('expect-nodes', nrows.length);
+  expect('expect-stalled', rows.filter((r) => r.cells[8].includes('stalled')).length);
 
   // Summary tiles agree with the API.
   const tile = (id) => page.$eval(`.tile[data-tile="${id}"] .value`, (e) => e.textContent);
@@ -219,6 +223,19 @@ try {
 
   await page.mouse.move(0, 0);
   await page.screenshot({ path: args.screenshot, fullPage: true });
+
+  // When the API stops answering, the page says so and keeps the last data it had.
+  await page.route('**/v1/jobs', (route) => route.abort());
+  await page.waitForSelector('#error:not(.hidden)', { timeout: 15000 });
+  check((await page.$eval('#error', (e) => e.textContent)).includes('API unreachable'),
+        'error banner names the problem');
+  check((await page.$$('#jobs tbody tr[data-job-id]')).length === rows.length,
+        'queue kept while the API is down');
+  await page.unroute('**/v1/jobs');
+  await page.waitForSelector('#error.hidden', { state: 'attached', timeout: 15000 })
+    .catch(() => {});
+  check(await page.$eval('#error', (e) => e.classList.contains('hidden')),
+        'banner cleared once the API answers again');
   console.log(`dashboard: ${checks - failures.length}/${checks} checks passed; screenshot ${args.screenshot}`);
   exitCode = failures.length === 0 ? 0 : 1;
 } catch (err) {
