@@ -185,6 +185,8 @@
       const reason = (j.start_estimate && j.start_estimate.pending_reason) || j.reason;
       if (reason && reason !== 'None') cell.appendChild(el('span', { cls: 'reason', text: reason }));
     }
+    if (j.state !== 'RUNNING' && j.state !== 'PENDING' && j.exit_code)
+      cell.appendChild(el('span', { cls: 'reason', text: 'exit ' + j.exit_code }));
     if (j.excluded_nodes && j.excluded_nodes.length)
       cell.appendChild(el('span', { cls: 'range', text: ' excl. ' + j.excluded_nodes.join(',') }));
     if (m && m.loss !== null && m.loss !== undefined && j.state === 'RUNNING')
@@ -253,9 +255,11 @@
 
   function renderActions(actions, now) {
     const rows = actions.map((a) => {
+      const kind = a.outcome === 'done' ? 'ok' : a.outcome === 'failed' ? 'bad'
+        : a.outcome === 'dry-run' ? 'wait' : 'muted';
       const outcome = el('td', {}, [
-        badge(a.outcome, a.outcome === 'done' ? 'ok' : a.outcome === 'failed' ? 'bad' : 'muted'),
-        a.dry_run ? badge('dry-run', 'wait') : null]);
+        badge(a.outcome, kind),
+        a.dry_run && a.outcome !== 'dry-run' ? badge('dry-run', 'wait', 'recorded in dry-run mode') : null]);
       return el('tr', { data: { actionId: a.id, kind: a.kind } }, [
         td(ago(a.at, now), 'nowrap', iso(a.at)),
         td(a.job_id || '–', 'mono'),
