@@ -123,6 +123,24 @@ void RunImport(const ImportArgs& a) {
   auto n = (*st)->CountJobs();
   std::cout << "imported " << rows.size() << " jobs from " << a.trace << " into " << path << " ("
             << (n.ok() ? *n : 0) << " jobs stored)\n";
+  // Stored server vectors do not cover workloads that are new to the store: say so.
+  auto stored = (*st)->StoredEmbedder();
+  if (stored.ok() && stored->has_value()) {
+    auto vectors = (*st)->ListEmbeddings(**stored);
+    if (vectors.ok()) {
+      std::unordered_set<std::string> have;
+      for (const auto& v : *vectors) have.insert(v.key);
+      std::unordered_set<std::string> missing;
+      for (const store::StoredJob& j : rows) {
+        std::string t = WorkloadTextOf(j);
+        if (!t.empty() && have.count(t) == 0) missing.insert(std::move(t));
+      }
+      if (!missing.empty()) {
+        std::cout << "note: " << missing.size() << " new workload texts have no stored "
+                  << (*stored)->name << " vector; run `schedmate history reindex`\n";
+      }
+    }
+  }
 }
 
 struct AdviseArgs {

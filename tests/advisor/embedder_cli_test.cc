@@ -189,6 +189,23 @@ TEST_F(EmbedderCliTest, NotConfiguredAndClear) {
   EXPECT_EQ(RunSchedmateWithLlm(Env(), "advise " + job_ + " --embedder bge").exit_code, 2);
 }
 
+TEST_F(EmbedderCliTest, ImportNamesWorkloadsWithoutStoredVectors) {
+  ASSERT_EQ(Reindex(Env()).exit_code, 0);
+  const std::string more = dir_.File("more.csv");
+  ASSERT_OK(WriteStringToFile(
+      more,
+      "job_id,user,vc,gpu_num,cpu_num,state,submit_s,duration_s,dataset,model,batchsize,amp,"
+      "speed,gpu_util,gmem_util,gmem\n"
+      "20,dave,vc1,4,16,COMPLETED,7000,600,C4,T5,128,1,0,0,0,0\n"
+      "21,alice,vc1,1,4,COMPLETED,7100,100,CIFAR-10,ResNet18,64,1,0,0,0,0\n"));
+  auto r = RunSchedmateWithLlm(LlmCliEnv{}, "history import " + ShellQuote(more) +
+                                                " --format lucid --store " + ShellQuote(db_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 1 new workload texts have no stored server:scripted-embed vector"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(EmbedderCliTest, ReplayWithServerEmbeddingsAndADeadServer) {
   const std::string trace = ShellQuote(TestDataPath("advisor/tiny_lucid.csv"));
   auto base = RunSchedmateWithLlm(
