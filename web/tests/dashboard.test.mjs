@@ -236,6 +236,25 @@ try {
     .catch(() => {});
   check(await page.$eval('#error', (e) => e.classList.contains('hidden')),
         'banner cleared once the API answers again');
+
+  // A queue of 1,200 jobs: the page shows the first 1,000 (running first) and says how many more.
+  const big = { updated_at: jobs.updated_at, jobs: [] };
+  for (let i = 0; i < 1200; ++i) {
+    big.jobs.push({ id: String(5000 + i), name: '<b>bulk ' + i + '</b>', user: 'u' + (i % 7),
+                    state: i < 3 ? 'RUNNING' : 'PENDING', reason: 'Priority', gpus: 1,
+                    prediction: null, metrics: null, start_estimate: null, restarts: 0,
+                    excluded_nodes: [], start: null, exit_code: 0 });
+  }
+  await page.route('**/v1/jobs', (route) => route.fulfill({
+    status: 200, contentType: 'application/json', body: JSON.stringify(big) }));
+  await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr[data-job-id]').length === 1000,
+                             null, { timeout: 15000 }).catch(() => {});
+  check(await page.$$eval('#jobs tbody tr[data-job-id]', (x) => x.length) === 1000,
+        'a 1,200-job queue shows 1,000 rows');
+  check((await page.$eval('#jobs tbody tr.more', (tr) => tr.textContent).catch(() => ''))
+    .includes('200 more jobs'), 'and says 200 more');
+  check(await page.$$eval('#jobs b', (x) => x.length) === 0, 'bulk names stay text');
+  await page.unroute('**/v1/jobs');
   console.log(`dashboard: ${checks - failures.length}/${checks} checks passed; screenshot ${args.screenshot}`);
   exitCode = failures.length === 0 ? 0 : 1;
 } catch (err) {

@@ -8,6 +8,7 @@
 
 (function () {
   const POLL_MS = 4000;
+  const MAX_QUEUE_ROWS = 1000;  // a huge queue stays responsive; the rest is in /v1/jobs
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const state = { selected: null, lastOk: null };
 
@@ -204,7 +205,7 @@
 
   function renderJobs(jobs, now) {
     const sorted = jobs.slice().sort(jobOrder);
-    const rows = sorted.map((j) => {
+    const rows = sorted.slice(0, MAX_QUEUE_ROWS).map((j) => {
       const running = j.state === 'RUNNING';
       const tr = el('tr', {
         cls: (running ? 'clickable' : '') + (state.selected === j.id ? ' selected' : ''),
@@ -231,6 +232,12 @@
     const r = jobs.filter((j) => j.state === 'RUNNING').length;
     const p = jobs.filter((j) => j.state === 'PENDING').length;
     setText('queue-count', r + ' running · ' + p + ' pending');
+    if (sorted.length > MAX_QUEUE_ROWS) {
+      const more = el('td', { cls: 'empty', text: (sorted.length - MAX_QUEUE_ROWS) +
+        ' more jobs not shown (the full list is at /v1/jobs)' });
+      more.colSpan = 9;
+      rows.push(el('tr', { cls: 'more' }, [more]));
+    }
     replaceRows('jobs', rows, 'No jobs in the queue.', 9);
   }
 
@@ -413,14 +420,16 @@
     }
   }
 
+  // Polls while the tab is visible; a hidden tab asks nothing and refreshes when shown again.
   async function loop() {
-    await refresh();
+    if (!document.hidden) await refresh();
     setTimeout(loop, POLL_MS);
   }
 
   document.addEventListener('DOMContentLoaded', () => {
     const m = /^#job=([0-9_]+)$/.exec(location.hash);
     if (m) state.selected = m[1];
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
     loop();
   });
 })();
