@@ -14,4 +14,3 @@ echo "== schedmate simulate on $trace (every policy)"
 ./build/src/cli/schedmate simulate --trace "$trace" \
     --vc-config data/traces/philly_chronus_mix1_1h_vc_config.csv --policy all \
     --plot out/demo.svg "$@"
-echo "== plot written to out/demo.svg"
