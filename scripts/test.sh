@@ -4,9 +4,10 @@
 #   2. tests against a real local Slurm (started here, stopped after)  (label: slurm)
 #   3. protocol tests against a real llama.cpp llama-server with a tiny random-weight model
 #      (built from the source npm's node-llama-cpp ships; label: llama)
-#   4. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
+#   4. the dashboard in headless Chromium (playwright-core from npm; label: browser)
+#   5. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
 # Environment: SCHEDMATE_SKIP_SLURM=1 skips 2; SCHEDMATE_SKIP_LLAMA=1 skips 3;
-#              SCHEDMATE_SKIP_ASAN=1 skips 4.
+#              SCHEDMATE_SKIP_BROWSER=1 skips 4; SCHEDMATE_SKIP_ASAN=1 skips 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -25,7 +26,7 @@ cmake --build build -j"$jobs"
 
 status=0
 step "unit and integration tests"
-ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama' --timeout 600 || status=1
+ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser' --timeout 600 || status=1
 
 if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   step "real Slurm tests"
@@ -46,6 +47,16 @@ if [[ "${SCHEDMATE_SKIP_LLAMA:-0}" != 1 ]]; then
     ctest --test-dir build --output-on-failure -L llama --timeout 600 || status=1
   else
     echo "schedmate: warning: could not build llama-server; its protocol tests were skipped" >&2
+  fi
+fi
+
+if [[ "${SCHEDMATE_SKIP_BROWSER:-0}" != 1 ]]; then
+  step "dashboard in a real browser"
+  # playwright-core comes from the npm registry (no browser download: Debian's chromium is used).
+  if npm ci --ignore-scripts --no-audit --no-fund --prefix web >/dev/null; then
+    ctest --test-dir build --output-on-failure -L browser --timeout 600 || status=1
+  else
+    echo "schedmate: warning: npm ci failed in web/; the browser test was skipped" >&2
   fi
 fi
 
