@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api_fixture.h"
 #include "core/file_util.h"
 #include "service/basic_engines.h"
 #include "service/fake_cluster.h"
@@ -15,34 +16,17 @@ namespace schedmate::api {
 namespace {
 
 using nlohmann::json;
-using schedmate::testing::TempDir;
 
-class ApiServerTest : public ::testing::Test {
+class ApiServerTest : public testing::ApiFixture {
  protected:
   void SetUp() override {
-    db_ = std::move(store::SqliteDb::Open(dir_.File("s.db")).value());
-    history_ = std::move(store::SqliteHistoryStore::Attach(*db_).value());
-    store_ = std::move(service::ServiceStore::Attach(*db_).value());
-    read_db_ = std::move(store::SqliteDb::Open(dir_.File("s.db")).value());
-    read_history_ = std::move(store::SqliteHistoryStore::Attach(*read_db_).value());
-    read_store_ = std::move(service::ServiceStore::Attach(*read_db_).value());
-    advisor_ = std::move(service::BasicJobAdvisor::Create(history_.get()).value());
+    ApiFixture::SetUp();
     cluster_.AddNode("gpu1", 8);
-    config_.data_dir = dir_.path();
     config_.max_body_bytes = 4096;
   }
   void Start(const std::string& token = "t0k") {
-    backend_ = std::make_unique<slurm::SlurmBackend>(fake_, slurm::SlurmBackendOptions{});
-    companion_ = std::make_unique<service::Companion>(
-        service::CompanionDeps{*backend_, *history_, *store_, *advisor_, tracker_, diagnoser_,
-                               clock_},
-        config_);
-    ASSERT_OK(companion_->Load());
-    ASSERT_OK(companion_->Tick());
-    server_ = std::make_unique<ApiServer>(*companion_, ApiReadStores{*read_store_, *read_history_},
-                                          token);
-    ASSERT_OK(server_->Start("127.0.0.1", 0));
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    CreateCompanion();
+    StartServer(token);
   }
   json GetJson(const std::string& path, int want = 200) {
     auto res = client_->Get(path.c_str());
@@ -51,22 +35,6 @@ class ApiServerTest : public ::testing::Test {
     EXPECT_EQ(res->status, want) << path << ": " << res->body;
     return json::parse(res->body, nullptr, false);
   }
-
-  TempDir dir_;
-  std::unique_ptr<store::SqliteDb> db_, read_db_;
-  std::unique_ptr<store::SqliteHistoryStore> history_, read_history_;
-  std::unique_ptr<service::ServiceStore> store_, read_store_;
-  std::unique_ptr<service::BasicJobAdvisor> advisor_;
-  service::BasicLogTracker tracker_;
-  service::BasicFailureDiagnoser diagnoser_;
-  slurm::FakeCommandRunner fake_;
-  service::testing::FakeCluster cluster_{fake_};
-  FakeClock clock_{SimTime::FromSeconds(1'800'000'000)};
-  service::ServiceConfig config_;
-  std::unique_ptr<slurm::SlurmBackend> backend_;
-  std::unique_ptr<service::Companion> companion_;
-  std::unique_ptr<ApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
 };
 
 TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/api_server.h"
+#include "api_fixture.h"
 #include "core/file_util.h"
 #include "service/basic_engines.h"
 #include "service/fake_cluster.h"
@@ -21,18 +22,11 @@ namespace schedmate::api::testing {
 
 inline constexpr const char* kXssJobName = "<img src=x onerror=\"window.__xss=1\">";
 
-class DashboardFixture : public ::testing::Test {
+class DashboardFixture : public ApiFixture {
  protected:
   void SetUp() override {
-    db_ = std::move(store::SqliteDb::Open(dir_.File("s.db")).value());
-    history_ = std::move(store::SqliteHistoryStore::Attach(*db_).value());
-    store_ = std::move(service::ServiceStore::Attach(*db_).value());
-    read_db_ = std::move(store::SqliteDb::Open(dir_.File("s.db")).value());
-    read_history_ = std::move(store::SqliteHistoryStore::Attach(*read_db_).value());
-    read_store_ = std::move(service::ServiceStore::Attach(*read_db_).value());
-    advisor_ = std::move(service::BasicJobAdvisor::Create(history_.get()).value());
+    ApiFixture::SetUp();
     for (const char* n : {"gpu1", "gpu2", "gpu3", "gpu4"}) cluster_.AddNode(n, 8);
-    config_.data_dir = dir_.path();
     config_.metrics_interval = Duration::Zero();
   }
 
@@ -84,13 +78,7 @@ class DashboardFixture : public ::testing::Test {
     Pending("103", "vit-large", "alice", 8, "Resources");
     Pending("104", "sweep-lr", "bob", 8, "Priority");
     cluster_.Render();
-    backend_ = std::make_unique<slurm::SlurmBackend>(fake_, slurm::SlurmBackendOptions{});
-    companion_ = std::make_unique<service::Companion>(
-        service::CompanionDeps{*backend_, *history_, *store_, *advisor_, tracker_, diagnoser_,
-                               clock_},
-        config_);
-    ASSERT_OK(companion_->Load());
-    ASSERT_OK(companion_->Tick());
+    CreateCompanion();
     // Training progresses: one metric sample per tick; 12 minutes, so gpt-eval is stalled.
     for (int i = 1; i <= 8; ++i) {
       clock_.Advance(Duration::Seconds(90));
@@ -128,27 +116,8 @@ class DashboardFixture : public ::testing::Test {
     cluster_.Render();
     clock_.Advance(Duration::Seconds(2));
     ASSERT_OK(companion_->Tick());
-    server_ = std::make_unique<ApiServer>(*companion_, ApiReadStores{*read_store_, *read_history_},
-                                          "t0k");
-    ASSERT_OK(server_->Start("127.0.0.1", 0));
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    StartServer();
   }
-
-  schedmate::testing::TempDir dir_;
-  std::unique_ptr<store::SqliteDb> db_, read_db_;
-  std::unique_ptr<store::SqliteHistoryStore> history_, read_history_;
-  std::unique_ptr<service::ServiceStore> store_, read_store_;
-  std::unique_ptr<service::BasicJobAdvisor> advisor_;
-  service::BasicLogTracker tracker_;
-  service::BasicFailureDiagnoser diagnoser_;
-  slurm::FakeCommandRunner fake_;
-  service::testing::FakeCluster cluster_{fake_};
-  FakeClock clock_{SimTime::FromSeconds(1'800'000'000)};
-  service::ServiceConfig config_;
-  std::unique_ptr<slurm::SlurmBackend> backend_;
-  std::unique_ptr<service::Companion> companion_;
-  std::unique_ptr<ApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
 };
 
 }  // namespace schedmate::api::testing
