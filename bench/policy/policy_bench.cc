@@ -20,6 +20,7 @@
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "testing/test_util.h"
+#include "testing/venus_data.h"
 #include "trace/cluster_config.h"
 #include "trace/estimates.h"
 #include "trace/trace_reader.h"
@@ -55,33 +56,8 @@ void BM_GittinsObserve(benchmark::State& state) {
 }
 BENCHMARK(BM_GittinsObserve);
 
-struct Venus {
-  JobTable table;
-  ClusterSpec cluster;
-  policy::ColocationModel model;
-  bool ok = false;
-};
-
-const Venus& LoadVenus() {
-  static Venus v = [] {
-    Venus out;
-    auto dir = testing::SharedPath("traces/venus_sept2020_lucid");
-    if (!dir) return out;
-    auto t = trace::ReadTrace(*dir + "/venus_sept2020_jobs.csv");
-    auto c = trace::ReadVcConfig(*dir + "/lucid_aux/vc_config.csv");
-    auto e = trace::ReadEstimates(*dir + "/lucid_aux/Venus_Sept_ebm_weekly_updated.csv");
-    auto m = policy::ColocationModel::Load(*dir + "/lucid_aux/colocate_info.csv",
-                                           *dir + "/lucid_aux/single_data.csv");
-    if (!t.ok() || !c.ok() || !e.ok() || !m.ok()) return out;
-    out.table = std::move(t).value();
-    trace::ApplyEstimates(out.table, *e);
-    out.cluster = std::move(c).value();
-    out.model = std::move(m).value();
-    out.ok = true;
-    return out;
-  }();
-  return v;
-}
+using Venus = testing::VenusData;
+const Venus& LoadVenus() { return testing::SharedVenus(); }
 
 void BM_Venus(benchmark::State& state, std::string policy_name) {
   const Venus& v = LoadVenus();

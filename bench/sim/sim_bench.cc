@@ -22,6 +22,7 @@
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "testing/test_util.h"
+#include "testing/venus_data.h"
 #include "trace/cluster_config.h"
 #include "trace/estimates.h"
 #include "trace/trace_reader.h"
@@ -54,29 +55,8 @@ Result<sim::SimResult> Run(const std::string& name, const JobTable& table,
       so);
 }
 
-struct Venus {
-  JobTable table;
-  ClusterSpec cluster;
-  bool ok = false;
-};
-
-const Venus& LoadVenus() {
-  static Venus v = [] {
-    Venus out;
-    auto dir = testing::SharedPath("traces/venus_sept2020_lucid");
-    if (!dir) return out;
-    auto t = trace::ReadTrace(*dir + "/venus_sept2020_jobs.csv");
-    auto c = trace::ReadVcConfig(*dir + "/lucid_aux/vc_config.csv");
-    auto e = trace::ReadEstimates(*dir + "/lucid_aux/Venus_Sept_ebm_weekly_updated.csv");
-    if (!t.ok() || !c.ok() || !e.ok()) return out;
-    out.table = std::move(t).value();
-    trace::ApplyEstimates(out.table, *e);
-    out.cluster = std::move(c).value();
-    out.ok = true;
-    return out;
-  }();
-  return v;
-}
+using Venus = testing::VenusData;
+const Venus& LoadVenus() { return testing::SharedVenus(); }
 
 void BM_VenusLucidCompat(benchmark::State& state, std::string policy_name) {
   const Venus& v = LoadVenus();
