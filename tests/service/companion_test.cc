@@ -117,6 +117,25 @@ class CompanionTest : public ::testing::Test {
     j.exit_code = exit_code;
     j.end = clock_.Now().seconds() - 1;
   }
+  // Job `id` on `node` with `log_text` as its log (file `log_name`): a fresh companion sees it
+  // running (one tick), then it fails with `exit_code`; the next Tick() handles the failure.
+  struct SeenFailure {
+    FakeJob& job;
+    Companion& companion;
+    std::string log;
+  };
+  SeenFailure SeenRunningThenFailed(const std::string& id, const std::string& node,
+                                    const std::string& log_name, const std::string& log_text,
+                                    int exit_code) {
+    std::string log = Log(log_name, log_text);
+    FakeJob& j = Running(id, node, log);
+    cluster_.Render();
+    Companion& c = Make();
+    EXPECT_OK(c.Tick());
+    Fail(j, exit_code);
+    cluster_.Render();
+    return {j, c, log};
+  }
   std::vector<ActionRecord> Actions() { return store_->RecentActions(100).value_or({}); }
   // The job runs again (a new run after a requeue) and fails again.
   void Rerun(Companion& c, FakeJob& j, int restarts) {
@@ -240,14 +259,9 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
 }
 
 TEST_F(CompanionTest, AppFailureIsNotRequeuedAndSaysWhy) {
-  std::string log = Log(
-      "app.out", "Traceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'lr'\n");
-  FakeJob& j = Running("11", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 3);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed(
+      "11", "gpu1", "app.out",
+      "Traceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'lr'\n", 3);
   ASSERT_OK(c.Tick());
   auto view = c.View();
   ASSERT_EQ(view->failures.size(), 1u);
@@ -261,13 +275,8 @@ TEST_F(CompanionTest, AppFailureIsNotRequeuedAndSaysWhy) {
 
 TEST_F(CompanionTest, DryRunRecordsButDoesNothing) {
   config_.dry_run = true;
-  std::string log = Log("infra.out", "uncorrectable ECC error detected on GPU 3\n");
-  FakeJob& j = Running("12", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("12", "gpu1", "infra.out",
+                                           "uncorrectable ECC error detected on GPU 3\n", 1);
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update").empty());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
@@ -307,13 +316,7 @@ TEST_F(CompanionTest, ActionSinkSeesEveryOutcomeAndPolicyIsSummarised) {
 }
 
 TEST_F(CompanionTest, RecordShowsTheExclusionSlurmActuallyGot) {
-  std::string log = Log("w.out", "NVRM: Xid 79\n");
-  FakeJob& j = Running("15", "gpu2", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("15", "gpu2", "w.out", "NVRM: Xid 79\n", 1);
   // The job was submitted with `sbatch -w gpu2`: it cannot be kept off gpu2.
   fake_.SetOutput({"scontrol", "show", "job", "-d", "-o", "15"},
                   "JobId=15 JobName=train-15 UserId=root(0) JobState=FAILED Restarts=0 "
@@ -348,13 +351,7 @@ TEST_F(CompanionTest, StaleBacklogIsRecordedButNotAnnounced) {
 TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
   config_.dry_run = true;
   config_.retries_per_job = 0;
-  std::string log = Log("infra.out", "NVRM: Xid 79 on gpu1\n");
-  FakeJob& j = Running("13", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("13", "gpu1", "infra.out", "NVRM: Xid 79 on gpu1\n", 1);
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeuehold").empty());
   std::vector<std::string> kinds;
@@ -524,13 +521,7 @@ TEST_F(CompanionTest, RequeueBackoffDoublesUpToTheCapAndAvoidsTheNode) {
   config_.retries_per_job = 3;
   config_.backoff_base = Duration::Seconds(30);
   config_.backoff_cap = Duration::Seconds(100);
-  std::string log = Log("r.out", "NVRM: Xid 79 on gpu1\n");
-  FakeJob& j = Running("60", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("60", "gpu1", "r.out", "NVRM: Xid 79 on gpu1\n", 1);
   ASSERT_OK(c.Tick());
   Rerun(c, j, 1);
   Rerun(c, j, 2);
@@ -554,13 +545,7 @@ TEST_F(CompanionTest, RequeueBackoffDoublesUpToTheCapAndAvoidsTheNode) {
 }
 
 TEST_F(CompanionTest, DelayedRequeueIsNudgedOnceItsReleaseTimeHasPassed) {
-  std::string log = Log("d.out", "NVRM: Xid 79\n");
-  FakeJob& j = Running("59", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("59", "gpu1", "d.out", "NVRM: Xid 79\n", 1);
   ASSERT_OK(c.Tick());
   ASSERT_EQ(fake_.CallsStartingWith("scontrol update JobId=59 StartTime=now+60").size(), 1u);
   // What Slurm shows after the requeue: pending for BeginTime until now + 60 s.
@@ -584,15 +569,11 @@ TEST_F(CompanionTest, DelayedRequeueIsNudgedOnceItsReleaseTimeHasPassed) {
 }
 
 TEST_F(CompanionTest, CheckpointReachesRecordsNoticeAndComment) {
-  std::string log = Log("c.out",
-                        "step 1200 loss 0.31\nSaved checkpoint to ckpt/step_1200.pt\n"
-                        "step 1250 loss 0.30\nNVRM: Xid 79 GPU has fallen off the bus\n");
-  FakeJob& j = Running("61", "gpu2", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] =
+      SeenRunningThenFailed("61", "gpu2", "c.out",
+                            "step 1200 loss 0.31\nSaved checkpoint to ckpt/step_1200.pt\n"
+                            "step 1250 loss 0.30\nNVRM: Xid 79 GPU has fallen off the bus\n",
+                            1);
   ASSERT_OK(c.Tick());
   auto view = c.View();
   ASSERT_EQ(view->failures.size(), 1u);
@@ -619,26 +600,15 @@ TEST_F(CompanionTest, CheckpointReachesRecordsNoticeAndComment) {
 
 TEST_F(CompanionTest, CommentLeftAloneWhenAnnotationIsOff) {
   config_.annotate_comment = false;
-  std::string log = Log("c.out", "Saved checkpoint to ckpt/a.pt\nNVRM: Xid 79\n");
-  FakeJob& j = Running("62", "gpu2", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("62", "gpu2", "c.out",
+                                           "Saved checkpoint to ckpt/a.pt\nNVRM: Xid 79\n", 1);
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 62").size(), 1u);
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=62 Comment").empty());
 }
 
 TEST_F(CompanionTest, NeverInterruptsARunSlurmAlreadyRestarted) {
-  std::string log = Log("n.out", "NVRM: Xid 79\n");
-  FakeJob& j = Running("63", "gpu1", log);
-  cluster_.Render();
-  Companion& c = Make();
-  ASSERT_OK(c.Tick());
-  Fail(j, 1);
-  cluster_.Render();
+  auto [j, c, log] = SeenRunningThenFailed("63", "gpu1", "n.out", "NVRM: Xid 79\n", 1);
   // slurmctld already requeued and restarted it by the time the service acts.
   fake_.SetOutput({"scontrol", "show", "job", "-d", "-o", "63"},
                   "JobId=63 JobName=train-63 UserId=root(0) JobState=RUNNING Restarts=1 "
