@@ -131,7 +131,8 @@ std::optional<std::string> FindSavedCheckpoint(const LogView& log, size_t before
   return std::nullopt;
 }
 
-Result<std::optional<std::string>> FindLatestCheckpointInDir(const std::string& dir) {
+Result<std::optional<std::string>> FindLatestCheckpointInDir(const std::string& dir,
+                                                             size_t max_entries) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound(dir + ": not a directory");
@@ -142,7 +143,9 @@ Result<std::optional<std::string>> FindLatestCheckpointInDir(const std::string& 
   };
   std::optional<std::pair<fs::file_time_type, std::string>> best;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  size_t seen = 0;
+  for (; !ec && it != fs::recursive_directory_iterator() && seen < max_entries;
+       it.increment(ec), ++seen) {
     if (it.depth() >= 2) it.disable_recursion_pending();
     if (!looks_like_checkpoint(it->path())) continue;
     auto t = fs::last_write_time(it->path(), ec);

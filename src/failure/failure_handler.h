@@ -67,7 +67,9 @@ std::optional<std::string> FindSavedCheckpoint(const LogView& log, size_t before
 
 // The newest checkpoint-looking file or directory (name contains "ckpt" or "checkpoint", or ends
 // in .pt/.pth/.safetensors/.ckpt) under `dir`, two levels deep; newest mtime, ties by path.
-// nullopt if none; kNotFound if `dir` is not a directory.
-Result<std::optional<std::string>> FindLatestCheckpointInDir(const std::string& dir);
+// At most `max_entries` directory entries are looked at (a job directory may hold a dataset):
+// the best of those. nullopt if none; kNotFound if `dir` is not a directory.
+Result<std::optional<std::string>> FindLatestCheckpointInDir(const std::string& dir,
+                                                             size_t max_entries = 100000);
 
 }  // namespace schedmate::failure

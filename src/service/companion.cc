@@ -597,6 +597,7 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   fj.nodes = f.node_names;
   fj.ran = f.end - f.start;
   fj.restarts = t != nullptr ? t->job.restarts : 0;
+  fj.work_dir = t != nullptr && !t->context.work_dir.empty() ? t->context.work_dir : f.work_dir;
   fj.retries_used = static_cast<int32_t>(deps_.store.CountRequeues(f.id).value_or(0));
   fj.retry_budget = config_.retries_per_job;
   Diagnosis d;

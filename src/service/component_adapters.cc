@@ -216,6 +216,11 @@ void TrackerLogTracker::Forget(const std::string& key) { state_.erase(key); }
 
 // ---------------------------------------------------------------- FailureHandlerDiagnoser
 
+namespace {
+// Directory entries looked at when searching a job's directory for its newest checkpoint.
+constexpr size_t kMaxCheckpointScanEntries = 20000;
+}  // namespace
+
 FailureHandlerDiagnoser::FailureHandlerDiagnoser() = default;
 FailureHandlerDiagnoser::~FailureHandlerDiagnoser() = default;
 
@@ -301,8 +306,13 @@ Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::s
   if (!d.evidence.empty()) d.reason += fmt::format(" (line {}: {})", d.evidence_line, d.evidence);
   if (!fd.hint.empty()) d.reason += "; next: " + fd.hint;
 
-  d.checkpoint = fd.checkpoint;
   failure::JobContext ctx;
+  if (!fd.checkpoint && !job.work_dir.empty()) {
+    // The log names no saved checkpoint: the newest one in the job's directory (bounded scan).
+    auto found = failure::FindLatestCheckpointInDir(job.work_dir, kMaxCheckpointScanEntries);
+    if (found.ok() && found->has_value()) ctx.checkpoint = **found;
+  }
+  d.checkpoint = fd.checkpoint ? fd.checkpoint : ctx.checkpoint;
   ctx.job_id = job.job_id;
   ctx.nodes = job.nodes;
   ctx.restarts = job.retries_used;  // the budget that binds is schedmate's own requeues

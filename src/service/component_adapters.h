@@ -13,8 +13,9 @@
 //   PlanRecovery for the plan, run with the service's budget (FailedJob::retry_budget, counting
 //   schedmate's own requeues) and backoff, so its requeue delay, attempt, exclusions, checkpoint
 //   and its hold + operator notice after the budget reach the service unchanged. A NODE_FAIL run
-//   with a silent log is infrastructure by Slurm's word. The user's job directory is not
-//   scanned for checkpoints (only what the log reports). With an LLM (llm.engine: llm|auto in
+//   with a silent log is infrastructure by Slurm's word. The checkpoint is the one the log says was
+//   saved, else the newest checkpoint-looking file in the job's working directory (two levels,
+//   at most 20,000 entries looked at). With an LLM (llm.engine: llm|auto in
 //   the service configuration) the located window is classified by the model
 //   (failure::DiagnoseWithLlm); any LLM failure gives the built-in diagnosis instead, and
 //   Diagnosis::engine says which ran: "failure-handler", "failure-handler llm (MODEL)" or

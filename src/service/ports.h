@@ -113,6 +113,7 @@ struct FailedJob {
   int32_t restarts = 0;      // requeues of this job so far (Slurm's count: any cause)
   int32_t retries_used = 0;  // requeues schedmate itself did for this job (its budget)
   int32_t retry_budget = 0;  // actions.retries_per_job: requeues schedmate may do in all
+  std::string work_dir;      // the job's working directory ("" = unknown)
 };
 
 struct Diagnosis {

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+
+#include "core/file_util.h"
 #include "testing/test_util.h"
 
 namespace schedmate::service {
@@ -44,6 +48,32 @@ TEST(FailureHandlerDiagnoser, RequeueCarriesBackoffAttemptExclusionAndCheckpoint
   EXPECT_EQ(rq.checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
   EXPECT_NE(rq.reason.find("retry 2 of 3 from checkpoint ckpt/step_1200.pt"), std::string::npos)
       << rq.reason;
+}
+
+TEST(FailureHandlerDiagnoser, WithoutACheckpointInTheLogTheJobDirectoryIsSearched) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.File("out/ckpt"));
+  ASSERT_OK(WriteStringToFile(dir.File("out/ckpt/step_800.pt"), "old"));
+  ASSERT_OK(WriteStringToFile(dir.File("out/ckpt/step_900.pt"), "new"));
+  std::filesystem::last_write_time(
+      dir.File("out/ckpt/step_800.pt"),
+      std::filesystem::last_write_time(dir.File("out/ckpt/step_900.pt")) - std::chrono::hours(1));
+  auto diag = FailureHandlerDiagnoser::Create(Duration::Seconds(30), Duration::Minutes(10));
+  ASSERT_OK(diag);
+  FailedJob job{"13", "train", "FAILED", 1, 0, {"gpu3"}, Duration::Minutes(20)};
+  job.retry_budget = 3;
+  job.work_dir = dir.File("out");
+  // No "saved checkpoint" line: the newest checkpoint of the job's directory.
+  auto d =
+      (*diag)->Diagnose(job, "step 900/5000 loss 0.3\nNVRM: Xid 79, GPU has fallen off the bus\n");
+  ASSERT_OK(d);
+  EXPECT_EQ(d->checkpoint, std::optional<std::string>(dir.File("out/ckpt/step_900.pt")));
+  ASSERT_GE(d->plan.size(), 2u);
+  EXPECT_EQ(d->plan[1].checkpoint, d->checkpoint);
+  // A checkpoint the log names wins over the directory's newest file.
+  auto named = (*diag)->Diagnose(job, kXidLog);
+  ASSERT_OK(named);
+  EXPECT_EQ(named->checkpoint, std::optional<std::string>("ckpt/step_1200.pt"));
 }
 
 TEST(FailureHandlerDiagnoser, BudgetUsedMeansHoldAndOperatorNotice) {
