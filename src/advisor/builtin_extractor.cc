@@ -826,12 +826,10 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     std::vector<std::string> opts_words = rest(i + 1);
     std::vector<SbatchDirective> ds = ParseSbatchOptions(opts_words, cmd.line);
     std::string wrap;
-    size_t consumed = 0;
     for (const auto& d : ds) {
-      consumed += (d.value.empty() || StartsWith(d.option, "--") ? 1 : 2);
       if (d.option == "--wrap") wrap = d.value;
     }
-    // Count consumed words precisely: re-walk.
+    // The words the options consumed: re-walk them.
     size_t k = i + 1;
     while (k < w.size() && LooksLikeOption(w[k])) {
       if (w[k].find('=') == std::string::npos && !StartsWith(w[k], "--") && w[k].size() == 2 &&
@@ -886,11 +884,9 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     if (b == "srun") {
       std::vector<std::string> sw;
       for (const auto& [o, v] : opts) {
-        sw.push_back((o.size() == 1 ? "-" : "--") + (o.size() == 1 ? o : [&] {
-                       std::string x = o;
-                       std::replace(x.begin(), x.end(), '_', '-');
-                       return x;
-                     }()));
+        std::string name = o;  // --ntasks_per_node as written --ntasks-per-node
+        if (name.size() > 1) std::replace(name.begin(), name.end(), '_', '-');
+        sw.push_back((name.size() == 1 ? "-" : "--") + name);
         if (!v.empty()) sw.push_back(v);
       }
       AddSbatch(ParseSbatchOptions(sw, cmd.line), rel);
