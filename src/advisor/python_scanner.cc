@@ -236,6 +236,19 @@ class Parser {
   bool IsName(std::string_view n, size_t k = 0) const {
     return Peek(k).kind == Tk::kName && Peek(k).text == n;
   }
+  // Advances to the bracket that closes the one we are inside (not past it), skipping nested
+  // brackets: the rest of a comprehension, a generator argument or a subscript.
+  void SkipToClosingBracket() {
+    int depth = 0;
+    while (Peek().kind != Tk::kEnd) {
+      if (IsOp("(") || IsOp("[") || IsOp("{")) ++depth;
+      if (IsOp(")") || IsOp("]") || IsOp("}")) {
+        if (depth == 0) return;
+        --depth;
+      }
+      ++pos;
+    }
+  }
   std::string TextFrom(size_t start_tok) const {
     if (start_tok >= t_.size()) return {};
     size_t b = t_[start_tok].begin;
@@ -427,15 +440,7 @@ class Parser {
         PyValue v = Expr();
         // Generator expression inside a call: skip to the closing paren.
         if (IsName("for")) {
-          int d = 0;
-          while (Peek().kind != Tk::kEnd) {
-            if (IsOp("(") || IsOp("[") || IsOp("{")) ++d;
-            if (IsOp(")") || IsOp("]") || IsOp("}")) {
-              if (d == 0) break;
-              --d;
-            }
-            ++pos;
-          }
+          SkipToClosingBracket();
           literal = false;
         }
         call.args.push_back(std::move(v));
@@ -485,15 +490,7 @@ class Parser {
       }
       if (IsOp("[")) {
         ++pos;
-        int d = 0;
-        while (Peek().kind != Tk::kEnd) {
-          if (IsOp("[") || IsOp("(") || IsOp("{")) ++d;
-          if (IsOp("]") || IsOp(")") || IsOp("}")) {
-            if (d == 0) break;
-            --d;
-          }
-          ++pos;
-        }
+        SkipToClosingBracket();
         if (IsOp("]")) ++pos;
         v.literal.reset();
         name += "[]";
@@ -536,15 +533,7 @@ class Parser {
         }
         if (IsName("for")) {  // comprehension
           literal = false;
-          int d = 0;
-          while (Peek().kind != Tk::kEnd) {
-            if (IsOp("(") || IsOp("[") || IsOp("{")) ++d;
-            if (IsOp(")") || IsOp("]") || IsOp("}")) {
-              if (d == 0) break;
-              --d;
-            }
-            ++pos;
-          }
+          SkipToClosingBracket();
         }
       }
       if (IsOp(",")) {
@@ -636,15 +625,7 @@ class Parser {
           }
           if (IsName("for")) {
             v.literal.reset();
-            int d = 0;
-            while (Peek().kind != Tk::kEnd) {
-              if (IsOp("(") || IsOp("[") || IsOp("{")) ++d;
-              if (IsOp(")") || IsOp("]") || IsOp("}")) {
-                if (d == 0) break;
-                --d;
-              }
-              ++pos;
-            }
+            SkipToClosingBracket();
           }
           if (IsOp(")")) {
             ++pos;
