@@ -2000,10 +2000,10 @@ JobMetadata Extraction::Finish() {
     } else if (!v.is_string()) {
       v = json(ValueText(v));
     }
-    if (field == "dataset" && v.is_string() && IsPlaceholder(v.get<std::string>())) {
-      v = json(v.get<std::string>() + " (placeholder name)");
-    }
-    if (field == "model" && v.is_string() && IsPlaceholder(v.get<std::string>())) {
+    // A template value the user never filled in ("your-model", "<dataset>") is reported, marked
+    // as such, rather than passed off as a real model or dataset name.
+    if ((field == "dataset" || field == "model") && v.is_string() &&
+        IsPlaceholder(v.get<std::string>())) {
       v = json(v.get<std::string>() + " (placeholder name)");
     }
     set(field, v, c->source);
