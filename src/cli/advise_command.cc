@@ -225,11 +225,15 @@ void RunAdvise(const AdviseArgs& a) {
     history = std::move(*st);
     auto jobs = history->ListJobs({});
     if (!jobs.ok()) Fail(jobs.status());
-    embedder_note = embedder->Preload(*history, *jobs);
+    std::vector<advisor::JobFingerprint> fps;
+    fps.reserve(jobs->size());
     for (const store::StoredJob& s : *jobs) {
-      advisor::JobFingerprint f = advisor::FingerprintOf(s.job);
-      f.workload = WorkloadTextOf(s);
-      estimator.ObserveWithFingerprint(s.job, *s.finish, f);
+      fps.push_back(advisor::FingerprintOf(s.job));
+      if (!s.fingerprint.empty()) fps.back().workload = s.fingerprint;
+    }
+    embedder_note = embedder->Preload(*history, fps);
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      estimator.ObserveWithFingerprint((*jobs)[i].job, *(*jobs)[i].finish, fps[i]);
       ++history_jobs;
     }
   }

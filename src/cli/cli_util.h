@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/json_dump.h"
 #include "core/status.h"
 
 namespace schedmate::cli {
@@ -27,8 +28,6 @@ inline constexpr int kExitUsage = 2;
 }
 
 // One JSON document on stdout, indented, newline-terminated.
-inline void PrintJson(const nlohmann::json& j) {
-  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-}
+inline void PrintJson(const nlohmann::json& j) { std::cout << DumpJson(j, 2) << "\n"; }
 
 }  // namespace schedmate::cli

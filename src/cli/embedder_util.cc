@@ -71,19 +71,19 @@ store::EmbedderIdentity SimilarityEmbedder::identity() const {
 }
 
 std::string SimilarityEmbedder::Preload(store::SqliteHistoryStore& store,
-                                        const std::vector<store::StoredJob>& jobs) {
+                                        std::span<const advisor::JobFingerprint> history) {
   if (cache_ == nullptr) return "";
   auto stored = store.StoredEmbedder();
   if (!stored.ok()) Fail(stored.status());
   if (!stored->has_value()) {
-    return "no stored vectors: the history is embedded now (run `schedmate history reindex "
-           "--embedder server` once to store them)";
+    return "no stored vectors: the history is embedded now (run `schedmate history reindex` "
+           "once to store them)";
   }
   const store::EmbedderIdentity& have = **stored;
   if (have.name != identity().name) {
     return fmt::format(
         "stored vectors come from {}, not {}: the history is embedded now (run `schedmate "
-        "history reindex --embedder server` to replace them)",
+        "history reindex` to replace them)",
         have.name, identity().name);
   }
   auto vectors = store.ListEmbeddings(have);
@@ -96,17 +96,15 @@ std::string SimilarityEmbedder::Preload(store::SqliteHistoryStore& store,
                          s.message());
     }
   }
-  size_t missing = 0;
-  std::unordered_set<std::string> texts;
-  for (const store::StoredJob& j : jobs) {
-    std::string t = WorkloadTextOf(j);
-    if (!t.empty() && cache_->Find(t) == nullptr && texts.insert(std::move(t)).second) ++missing;
+  std::unordered_set<std::string_view> missing;
+  for (const advisor::JobFingerprint& f : history) {
+    if (!f.workload.empty() && cache_->Find(f.workload) == nullptr) missing.insert(f.workload);
   }
-  if (missing > 0) {
+  if (!missing.empty()) {
     return fmt::format(
         "{} workload texts of the history have no stored vector and are embedded "
         "now (run `schedmate history reindex` to store them)",
-        missing);
+        missing.size());
   }
   return "";
 }

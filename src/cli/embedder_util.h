@@ -16,9 +16,11 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "advisor/fingerprint.h"
 #include "advisor/stored_vector_embedder.h"
 #include "core/status.h"
 #include "store/history_store.h"
@@ -45,9 +47,10 @@ class SimilarityEmbedder {
   // {"server:<model>", dimension}; the dimension is 0 until known.
   store::EmbedderIdentity identity() const;
   // Loads the store's vectors (keyed by workload text) when they were made by this embedder;
-  // returns a note for the output when some or all of `jobs`' texts must be embedded now (none
-  // stored, another embedder, new jobs). Fail()s on a corrupt store.
-  std::string Preload(store::SqliteHistoryStore& store, const std::vector<store::StoredJob>& jobs);
+  // returns a note for the output when some or all of `history`'s workload texts must be embedded
+  // now (none stored, another embedder, new jobs). Fail()s on a corrupt store.
+  std::string Preload(store::SqliteHistoryStore& store,
+                      std::span<const advisor::JobFingerprint> history);
   // The "embedder" field as things stand (after the run: includes a server failure).
   std::string Label() const;
   // On stderr once, when the server failed during the run.
