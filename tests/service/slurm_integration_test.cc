@@ -132,6 +132,16 @@ class SlurmIntegration : public ::testing::Test {
     for (int i = 0; i < 100 && !gone(pid_); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // Never two instances acting on one cluster: one that ignores SIGTERM for 5 s is killed.
+    if (!gone(pid_)) {
+      std::cerr << "[itest] serve " << pid_ << " still up 5 s after signal " << sig
+                << "; sending SIGKILL\n";
+      kill(pid_, SIGKILL);
+      for (int i = 0; i < 100 && !gone(pid_); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    EXPECT_TRUE(gone(pid_)) << "serve " << pid_ << " survived SIGKILL";
     pid_ = -1;
   }
 
@@ -181,6 +191,26 @@ class SlurmIntegration : public ::testing::Test {
     for (const auto& f : failures["failures"])
       if (f["job_id"] == job_id) return f;
     return json();
+  }
+
+  // Every node with its state, drain reason and when the reason was set, for failure messages.
+  static std::string NodeStates() {
+    return Sh("sinfo -h -N -o '%N %T reason=%E set=%H by=%u'") +
+           Sh("squeue -h -o '%i %j %T %N'");
+  }
+
+  // Waits until no test job is left and every node accepts work (earlier tests kill slurmd,
+  // drain and resume nodes; Slurm settles a restarted node in its own time).
+  static bool WaitForSettledCluster(double seconds) {
+    return WaitFor(seconds, [] {
+      if (!Trim(Sh("squeue -h -o '%j' | grep '^itest-' || true")).empty()) return false;
+      std::string states = Sh("sinfo -h -N -o '%T'");
+      for (auto line : Split(states, '\n')) {
+        line = Trim(line);
+        if (!line.empty() && line != "idle") return false;
+      }
+      return !Trim(states).empty();
+    });
   }
 
   static std::vector<json> ActionsFor(const std::string& job_id) {
@@ -552,7 +582,9 @@ TEST_F(SlurmIntegration, RestartAfterKillLosesNothing) {
 
 // Last: it swaps in a dry-run instance with its own database (the suite's tear-down stops it).
 TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
+  ASSERT_TRUE(WaitForSettledCluster(90)) << NodeStates();
   StartService("--dry-run", "data-dry-run");
+  std::string before = NodeStates();
   auto [id, err] = Submit("dry",
                           "echo 'Saved checkpoint to ckpt/step_9.pt'\n"
                           "echo \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus on "
@@ -568,7 +600,9 @@ TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
     EXPECT_TRUE(a["dry_run"].get<bool>()) << a.dump();
     if (a["kind"] == "drain") {
       node = a["node"];
-      EXPECT_EQ(a["outcome"], "dry-run");
+      EXPECT_EQ(a["outcome"], "dry-run") << "nodes before submitting:\n"
+                                         << before << "nodes now:\n"
+                                         << NodeStates() << json(actions).dump(1);
       EXPECT_EQ(a["detail"], "would drain " + node);
     }
     if (a["kind"] == "requeue") {
