@@ -196,7 +196,8 @@ class SlurmIntegration : public ::testing::Test {
   // Every node with its state, drain reason and when the reason was set, for failure messages.
   static std::string NodeStates() {
     return Sh("sinfo -h -N -o '%N %T reason=%E set=%H by=%u'") +
-           Sh("squeue -h -o '%i %j %T %N'");
+           Sh("squeue -h -o '%i %j %T %N'") + Sh("pgrep -af 'slurmstepd: \\[' || true") +
+           "serve.log (tail):\n" + Sh("tail -n 30 " + ShellQuote(dir_->File("serve.log")));
   }
 
   // Waits until no test job is left and every node accepts work (earlier tests kill slurmd,
@@ -204,6 +205,8 @@ class SlurmIntegration : public ::testing::Test {
   static bool WaitForSettledCluster(double seconds) {
     return WaitFor(seconds, [] {
       if (!Trim(Sh("squeue -h -o '%j' | grep '^itest-' || true")).empty()) return false;
+      // A step orphaned by the killed slurmd must be gone too, or Slurm may still act on it.
+      if (!Trim(Sh("pgrep -f 'slurmstepd: \\[' || true")).empty()) return false;
       std::string states = Sh("sinfo -h -N -o '%T'");
       for (auto line : Split(states, '\n')) {
         line = Trim(line);
@@ -463,6 +466,13 @@ TEST_F(SlurmIntegration, NodeFailRequeuedBySlurmIsExcludedFromTheDeadNode) {
   auto pid = ParseInt(Trim(ReadFileToString(pid_file).value_or("")));
   if (!pid) {
     RunShell("scancel " + id);
+  // The first run's step outlived its slurmd; Slurm kills it once the node registers again.
+  // Later tests need a clean node, so wait for that (and finish it off if Slurm does not).
+  std::string orphan = "pgrep -f 'slurmstepd: \\[" + id + "\\.' || true";
+  if (!WaitFor(20, [&] { return Trim(Sh(orphan)).empty(); })) {
+    std::cerr << "[itest] orphaned step of job " << id << " still running; killing it\n";
+    RunShell("pkill -9 -f 'slurmstepd: \\[" + id + "\\.'");
+  }
     GTEST_SKIP() << "no slurmd pid file " << pid_file << " (cluster not from slurm-local.sh)";
   }
   auto t0 = Clock::now();
@@ -621,7 +631,9 @@ TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
   EXPECT_EQ(job["JobState"], "FAILED");
   EXPECT_EQ(job["Restarts"], "0");
   EXPECT_EQ(job["ExcNodeList"], "(null)");
-  EXPECT_EQ(Sh("sinfo -h -N -n " + node + " -o '%T'").find("drain"), std::string::npos);
+  std::string state(Trim(Sh("sinfo -h -N -n " + node + " -o '%T'")));
+  EXPECT_FALSE(state.empty());
+  EXPECT_EQ(state.find("drain"), std::string::npos) << NodeStates();
   json health = Get("/v1/actions");
   EXPECT_EQ(health["dry_run"], true);
 }
