@@ -122,7 +122,6 @@ Status Companion::Load() {
   for (const auto& f : recent_failures_) {
     ++failures_by_class_[f.cls];
     ++failures_by_engine_[FailureEngineKind(f.engine)];
-    ++failures_by_engine_[FailureEngineKind(f.engine)];
   }
   for (const auto& a : recent_actions_) {
     ++actions_by_kind_[a.kind + ":" + a.outcome];
@@ -352,6 +351,7 @@ void Companion::RememberFailure(const FailureRecord& f) {
   recent_failures_.insert(recent_failures_.begin(), f);
   if (recent_failures_.size() > kRecentLimit) recent_failures_.pop_back();
   ++failures_by_class_[f.cls];
+  ++failures_by_engine_[FailureEngineKind(f.engine)];
 }
 
 void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,

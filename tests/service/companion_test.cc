@@ -256,6 +256,11 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue").size(), 1u);
   EXPECT_EQ(c.View()->failures_by_class.at("infra"), 1);
+  EXPECT_EQ(c.View()->failures_by_engine.at("builtin"), 1);
+  // A restarted service counts it once too (its counters are rebuilt from the store).
+  Companion& again = Make();
+  EXPECT_EQ(again.View()->failures_by_class.at("infra"), 1);
+  EXPECT_EQ(again.View()->failures_by_engine.at("builtin"), 1);
 }
 
 TEST_F(CompanionTest, AppFailureIsNotRequeuedAndSaysWhy) {
@@ -737,6 +742,33 @@ TEST_F(CompanionTest, UnknownHoldWhenAllowed) {
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 66").size(), 1u);
   EXPECT_EQ(ActionsOf("66", "hold").at(0).outcome, "done");
+}
+
+TEST_F(CompanionTest, DiagnosesAreCountedByEngineLiveAndAfterARestart) {
+  ScriptedDiagnoser scripted;
+  scripted.diagnosis.cls = FailureClass::kApp;
+  scripted.diagnosis.reason = "KeyError";
+  scripted.diagnosis.engine = "failure-handler llm (qwen2.5-7b)";
+  std::string log = Log("e.out", "step 3\n");
+  FakeJob& a = Running("67", "gpu1", log);
+  FakeJob& b = Running("68", "gpu2", log);
+  cluster_.Render();
+  Companion& c = Make(nullptr, &scripted);
+  ASSERT_OK(c.Tick());
+  Fail(a, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  scripted.diagnosis.engine = "failure-handler builtin (llm unavailable: connection refused)";
+  Fail(b, 1);
+  cluster_.Render();
+  ASSERT_OK(c.Tick());
+  ASSERT_EQ(scripted.seen.size(), 2u);
+  std::map<std::string, int64_t> want = {{"llm", 1}, {"llm_fallback", 1}};
+  EXPECT_EQ(c.View()->failures_by_engine, want);
+  EXPECT_EQ(c.View()->failures_by_class.at("app"), 2);
+  Companion& again = Make(nullptr, &scripted);
+  EXPECT_EQ(again.View()->failures_by_engine, want);
+  EXPECT_EQ(again.View()->failures_by_class.at("app"), 2);
 }
 
 TEST_F(CompanionTest, SlurmDownKeepsLastViewAndReportsIt) {
