@@ -593,6 +593,14 @@ TEST_F(SlurmIntegration, RestartAfterKillLosesNothing) {
 // Last: it swaps in a dry-run instance with its own database (the suite's tear-down stops it).
 TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
   ASSERT_TRUE(WaitForSettledCluster(90)) << NodeStates();
+  // A fresh database acts on runs that ended up to 2 s before it started (Slurm's whole seconds),
+  // so a dry run started right after the node-fail test would simulate draining that node and
+  // report the dry job's node as "already drained". Start it once the last run is older.
+  ASSERT_TRUE(WaitFor(10, [&] {
+    std::error_code ec;
+    auto written = std::filesystem::last_write_time(jobcomp_, ec);
+    return ec || std::filesystem::file_time_type::clock::now() - written > std::chrono::seconds(4);
+  }));
   StartService("--dry-run", "data-dry-run");
   std::string before = NodeStates();
   auto [id, err] = Submit("dry",
@@ -625,6 +633,11 @@ TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
     }
   }
   ASSERT_FALSE(node.empty()) << json(actions).dump(1);
+  // Only the dry job's failure was acted on: earlier runs ended before this database watched,
+  // so they are recorded, not (even simulated) acted on.
+  json all = Get("/v1/actions");
+  for (const auto& a : all["actions"])
+    if (a["job_id"] != id) EXPECT_NE(a["outcome"], "dry-run") << a.dump();
   // Nothing happened in Slurm.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto job = ShowJob(id);
