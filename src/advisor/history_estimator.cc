@@ -123,8 +123,10 @@ Result<std::vector<std::pair<uint32_t, float>>> HistoryEstimator::ExternalSimila
   ext_indexed_ = fp_texts_.size();
   if (ext_index_->size() == 0) return out;
   SM_ASSIGN_OR_RETURN(auto found, ext_index_->Search(vecs->back(), options_.similar_k));
+  const double threshold = options_.external_min_similarity >= 0 ? options_.external_min_similarity
+                                                                 : options_.min_similarity;
   for (const text::Neighbour& n : found) {
-    if (n.similarity < options_.min_similarity) continue;
+    if (n.similarity < threshold) continue;
     out.emplace_back(static_cast<uint32_t>(n.id), n.similarity);
   }
   if (ext_cache_.size() > 100000) ext_cache_.clear();  // bound memory

@@ -60,7 +60,10 @@ struct HistoryEstimatorOptions {
   size_t recent = 10;      // evidence per tier: the last `recent` jobs of the group
   double quantile = 0.35;  // point estimate quantile of the evidence, in (0, 1]
   bool cap_by_user_latest = true;
-  double min_similarity = 0.8;  // tier "similar"/"peers": cosine threshold
+  double min_similarity = 0.8;  // tier "similar"/"peers": cosine threshold (hashing vectors)
+  // The same threshold for the external embedder's vectors (a semantic model's cosines sit on
+  // another scale); below 0: min_similarity. A fallback to hashing uses min_similarity.
+  double external_min_similarity = -1;
   size_t similar_k = 8;         // workloads considered in the similarity tiers
   size_t embedding_dimension = 128;
   Duration cold_start = Duration::Hours(1);

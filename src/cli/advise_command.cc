@@ -1,7 +1,9 @@
 // schedmate advise / schedmate history: the advisor's command-line front end.
 //
 //   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record] [--embedder E]
+//                         [--min-similarity X]
 //   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q] [--embedder E]
+//                            [--min-similarity X]
 //   schedmate history import TRACE [--format F] [--store DB]
 //   schedmate history reindex [--store DB] [--llm-config F] [--batch N] [--clear] [--json]
 //
@@ -62,6 +64,7 @@ struct ReplayArgs {
   double quantile = advisor::HistoryEstimatorOptions{}.quantile;
   bool no_cap = false;
   std::string embedder = "hashing";
+  double min_similarity = -1;
   std::string llm_config;
 };
 
@@ -71,6 +74,7 @@ void RunReplay(const ReplayArgs& a) {
   advisor::HistoryEstimatorOptions opts;
   opts.quantile = a.quantile;
   opts.cap_by_user_latest = !a.no_cap;
+  opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
   advisor::HistoryEstimator estimator(opts, embedder->estimator_embedder());
   std::vector<advisor::ReplayPrediction> preds = advisor::ReplayTrace(*table, estimator);
@@ -152,6 +156,7 @@ struct AdviseArgs {
   EngineFlags engine;
   std::string prefer = "builtin";
   std::string embedder = "hashing";
+  double min_similarity = -1;
 };
 
 // The job as the estimator sees it: resources and workload from the extracted metadata.
@@ -213,7 +218,8 @@ void RunAdvise(const AdviseArgs& a) {
   }
   // History: the given store, or the default one when it exists (advise never creates it).
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.engine.llm_config, /*required=*/false);
-  advisor::HistoryEstimator estimator({}, embedder->estimator_embedder());
+  advisor::HistoryEstimator estimator(WithMinSimilarity({}, a.embedder, a.min_similarity),
+                                      embedder->estimator_embedder());
   std::string embedder_note;
   std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   std::error_code ec;
@@ -434,6 +440,7 @@ void RegisterAdviseCommands(CLI::App& app) {
                "Store the job and this prediction (with its evidence) in the history store");
   AddEngineFlags(ad, advise->engine);
   AddEmbedderFlag(ad, advise->embedder);
+  AddMinSimilarityFlag(ad, advise->min_similarity);
   ad->add_option("--prefer", advise->prefer,
                  "With the LLM engine, whose value wins on conflict: builtin (default; values "
                  "with file:line provenance) or llm");
@@ -455,6 +462,7 @@ void RegisterAdviseCommands(CLI::App& app) {
   rp->add_flag("--no-cap", replay->no_cap,
                "Do not cap estimates at the user's most recently finished job");
   AddEmbedderFlag(rp, replay->embedder);
+  AddMinSimilarityFlag(rp, replay->min_similarity);
   rp->add_option("--llm-config", replay->llm_config,
                  "LLM configuration YAML for --embedder server (default $SCHEDMATE_LLM_CONFIG, "
                  "else the SCHEDMATE_EMBED_* environment)");

@@ -27,6 +27,27 @@ void AddEmbedderFlag(CLI::App* cmd, std::string& kind) {
       ->check(CLI::IsMember({"hashing", "server"}, CLI::ignore_case));
 }
 
+void AddMinSimilarityFlag(CLI::App* cmd, double& value) {
+  cmd->add_option("--min-similarity", value,
+                  fmt::format("Cosine threshold for a past workload to count as similar, for the "
+                              "--embedder in use (default {}; a semantic model's cosines sit on "
+                              "another scale: tune it with `history replay` and "
+                              "score_predictions.py)",
+                              advisor::HistoryEstimatorOptions{}.min_similarity))
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+advisor::HistoryEstimatorOptions WithMinSimilarity(advisor::HistoryEstimatorOptions options,
+                                                   const std::string& kind, double value) {
+  if (value < 0) return options;
+  if (kind == "server") {
+    options.external_min_similarity = value;
+  } else {
+    options.min_similarity = value;
+  }
+  return options;
+}
+
 SimilarityEmbedder::~SimilarityEmbedder() = default;
 
 std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::string& kind,

@@ -13,6 +13,10 @@
 //   "hashing" | "server (bge-m3)" | "hashing (server embeddings unavailable: connection refused)"
 // A build without the llm component accepts `--embedder server` and answers with the hashing
 // embedder ("llm support not built").
+//
+//   --min-similarity X   the cosine threshold of the similar tiers for the chosen embedder's
+//                        vectors (default 0.8, tuned for hashing); with server it sets the
+//                        external threshold only, so a fallback to hashing keeps 0.8.
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "advisor/fingerprint.h"
+#include "advisor/history_estimator.h"
 #include "advisor/stored_vector_embedder.h"
 #include "core/status.h"
 #include "store/history_store.h"
@@ -68,5 +73,13 @@ class SimilarityEmbedder {
 
 // Adds --embedder to `cmd`, bound to `kind`.
 void AddEmbedderFlag(CLI::App* cmd, std::string& kind);
+
+// Adds --min-similarity to `cmd`, bound to `value` (below 0: not given).
+void AddMinSimilarityFlag(CLI::App* cmd, double& value);
+
+// The estimator options with a --min-similarity `value` applied to the vectors of `kind`
+// (server: the external threshold, so a fallback to hashing keeps the hashing default).
+advisor::HistoryEstimatorOptions WithMinSimilarity(advisor::HistoryEstimatorOptions options,
+                                                   const std::string& kind, double value);
 
 }  // namespace schedmate::cli

@@ -82,6 +82,33 @@ TEST(HistoryCliTest, ReplayWritesOnePredictionPerJobOnline) {
   EXPECT_DOUBLE_EQ(p["6"], 30);
 }
 
+// --min-similarity moves the similar tier's threshold: dave's batch-128 job leans on his
+// batch-256 job (a similar workload text) at the default 0.8 and with 0.5, never with 1.0.
+TEST(HistoryCliTest, MinSimilarityDecidesWhatCountsAsSimilar) {
+  TempDir dir;
+  std::string trace = dir.File("t.csv");
+  ASSERT_OK(WriteStringToFile(
+      trace,
+      "job_id,user,vc,gpu_num,cpu_num,state,submit_s,duration_s,dataset,model,batchsize,amp,"
+      "speed,gpu_util,gmem_util,gmem\n"
+      "1,dave,vc1,8,32,COMPLETED,0,5000,ImageNet,ResNet50,256,1,0,0,0,0\n"
+      "2,dave,vc1,4,16,COMPLETED,6000,4000,ImageNet,ResNet50,128,1,0,0,0,0\n"));
+  auto tiers = [&](const std::string& flag) {
+    auto r = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                          ShellQuote(dir.File("p.csv")) + " " + flag);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    size_t at = r.err.find("evidence tiers:");
+    return at == std::string::npos ? r.err : r.err.substr(at, r.err.find(';', at) - at);
+  };
+  EXPECT_EQ(tiers(""), "evidence tiers: cold-start=1 similar=1");
+  EXPECT_EQ(tiers("--min-similarity 0.5"), "evidence tiers: cold-start=1 similar=1");
+  EXPECT_EQ(tiers("--min-similarity 1"), "evidence tiers: cold-start=1 user=1");
+  auto bad = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                          ShellQuote(dir.File("p.csv")) + " --min-similarity 1.5");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
+}
+
 TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
   TempDir dir;
   std::string db = dir.File("history.db");

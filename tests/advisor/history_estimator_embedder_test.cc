@@ -105,5 +105,33 @@ TEST(HistoryEstimatorEmbedderTest, FailingEmbedderFallsBackAndSaysSo) {
   }
 }
 
+// The external vectors have their own threshold; a fallback to hashing keeps the hashing one.
+TEST(HistoryEstimatorEmbedderTest, ExternalThresholdAppliesOnlyToExternalVectors) {
+  HistoryEstimatorOptions strict{.cap_by_user_latest = false};
+  strict.external_min_similarity = 1.01;  // no external neighbour can pass
+  FakeEmbedder fake(strict.embedding_dimension);
+  HistoryEstimator builtin({.cap_by_user_latest = false}), external(strict, &fake);
+  FeedAll(builtin);
+  FeedAll(external);
+  JobRecord q = kQueries[1];  // similar tier with the default threshold
+  ASSERT_EQ(builtin.EstimateDetailed(q, FingerprintOf(q)).tier, "similar");
+  EXPECT_NE(external.EstimateDetailed(q, FingerprintOf(q)).tier, "similar");
+  // The embedder fails: the hashing index answers with min_similarity (0.8), so "similar" again.
+  fake.mode = FakeEmbedder::Mode::kError;
+  HistoryEstimator failing(strict, &fake);
+  FeedAll(failing);
+  EXPECT_EQ(failing.EstimateDetailed(q, FingerprintOf(q)).tier, "similar");
+  // Lowering only the external threshold lets a weaker neighbour in: carol's T5 job finds her
+  // BERT job "similar" with threshold 0, not with the default.
+  fake.mode = FakeEmbedder::Mode::kOk;
+  HistoryEstimatorOptions loose{.cap_by_user_latest = false};
+  loose.external_min_similarity = 0.0;
+  HistoryEstimator open(loose, &fake);
+  FeedAll(open);
+  JobRecord t5 = kQueries[3];
+  EXPECT_NE(builtin.EstimateDetailed(t5, FingerprintOf(t5)).tier, "similar");
+  EXPECT_EQ(open.EstimateDetailed(t5, FingerprintOf(t5)).tier, "similar");
+}
+
 }  // namespace
 }  // namespace schedmate::advisor
