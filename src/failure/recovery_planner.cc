@@ -62,10 +62,10 @@ RecoveryPlan PlanRecovery(const Diagnosis& d, const JobContext& job, const Recov
     RecoveryAction hold;
     hold.kind = Kind::kHold;
     hold.reason = "failure cause unclear (" + RootSummary(d) + "); held for a person to look";
-    plan.push_back(std::move(hold));
     RecoveryAction admin;
     admin.kind = Kind::kNotifyAdmin;
     admin.reason = hold.reason;
+    plan.push_back(std::move(hold));
     admin.hint =
         "Diagnose the log; label it with `schedmate diagnose --learn` so the next one is known.";
     plan.push_back(std::move(admin));

@@ -97,6 +97,9 @@ TEST(RecoveryPlannerTest, UnknownHoldsWithoutDrainingAndNoFailureDoesNothing) {
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].kind, RecoveryAction::Kind::kHold);
   EXPECT_EQ(plan[1].kind, RecoveryAction::Kind::kNotifyAdmin);
+  // The operator's notice says what the hold says (the hold's reason, not an empty one).
+  EXPECT_NE(plan[0].reason.find("ERROR: job failed"), std::string::npos) << plan[0].reason;
+  EXPECT_EQ(plan[1].reason, plan[0].reason);
   RecoveryPlan none = PlanRecovery(Diagnosis{}, JobContext{}, {});
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].kind, RecoveryAction::Kind::kNotifyUser);
