@@ -177,6 +177,13 @@ const std::initializer_list<std::string_view> kEpochWords = {"epoch", "epochs", 
 const std::initializer_list<std::string_view> kHeadQualifiers = {
     "train", "training", "meta",  "current", "cur", "curr", "the",   "num",
     "total", "idx",      "index", "no",      "nr",  "id",   "count", "counter"};
+// Keys of percentages that are a share of a resource or an efficiency, never training progress
+// ("mfu 30.12%", "gpu_util: 97%", "mem 81%").
+const std::initializer_list<std::string_view> kShareWords = {
+    "mfu",  "hfu",       "util", "utilization", "utilisation", "memory", "mem",    "gpu",
+    "cpu",  "usage",     "load", "occupancy",   "power",       "temp",   "disk",   "cache",
+    "hit",  "bandwidth", "bw",   "sparsity",    "dropout",     "flops",  "tflops", "ram"};
+
 const std::initializer_list<std::string_view> kMetricWords = {
     "acc",  "accuracy",   "top1", "top5",      "kl",     "reward",  "rewards", "return",
     "ppl",  "perplexity", "grad", "gnorm",     "norm",   "entropy", "miou",    "iou",
@@ -968,6 +975,35 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
   out.skeleton = h;
 }
 
+bool LineParser::IsShareOfSomething(const ParsedSegment& seg, size_t idx) {
+  const Field& f = seg.fields[idx];
+  const std::string_view s = seg.text;
+  if (f.key_end > f.key_begin) {
+    thread_local std::vector<std::string_view> words;
+    thread_local std::string scratch;
+    KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
+    for (auto w : words) {
+      if (InSet(w, kShareWords)) return true;
+    }
+    return false;
+  }
+  // Unkeyed, in parentheses right after a value that is not a fraction ("30.12GiB(38.04%)"):
+  // the share of that value. After a fraction ("[ 100/1251 (  8%)]") it is progress.
+  if (idx == 0) return false;
+  const Field& prev = seg.fields[idx - 1];
+  if (prev.kind == ValueKind::kFraction || prev.kind == ValueKind::kPercent) return false;
+  size_t from = std::max(prev.value_end, prev.unit_end);
+  bool paren = false;
+  for (size_t k = from; k < f.value_begin && k < s.size(); ++k) {
+    if (s[k] == '(') {
+      paren = true;
+    } else if (s[k] != ' ') {
+      return false;
+    }
+  }
+  return paren;
+}
+
 void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
   const std::string_view s = out.text;
   info.roles.clear();
@@ -998,6 +1034,9 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     } else if (r.role == Role::kNone && f.kind == ValueKind::kDuration) {
       r.role = f.eta_position ? Role::kEta : Role::kElapsed;
       if (f.eta_position) r.counts_as_metric = true;
+    } else if (f.kind == ValueKind::kPercent && r.role == Role::kNone &&
+               IsShareOfSomething(out, idx)) {
+      // "mfu 30.12%", "memory: 30.12GiB(38.04%)": a share, not progress; no role.
     } else if (f.kind == ValueKind::kPercent &&
                (r.role == Role::kNone || r.role == Role::kStep || r.role == Role::kEpoch)) {
       // A percentage is never a counter. "Epoch:  10%|#  | 1/10": the bar counts epochs.

@@ -139,6 +139,9 @@ class LineParser {
   static void KeyWords(std::string_view key, std::vector<std::string_view>& scratch_views,
                        std::string& scratch);
   static KeyRole AnalyzeKey(std::string_view key, const Field& field);
+  // Field `idx` (a percentage) is a share of a resource or quantity ("mfu 30%", "gpu_util 97%",
+  // "30.12GiB(38.04%)"), not training progress.
+  static bool IsShareOfSomething(const ParsedSegment& seg, size_t idx);
 
  private:
   struct TemplateInfo {

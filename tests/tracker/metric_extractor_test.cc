@@ -206,5 +206,34 @@ TEST(BuiltinMetricExtractorTest, ComponentLossesGoToTheMap) {
   EXPECT_DOUBLE_EQ(v.losses.at("IC loss"), 0.45);
 }
 
+// A percentage is progress only when it is one: bars and "(8%)" after a step fraction, not model
+// FLOPs utilisation, memory or GPU shares.
+TEST(BuiltinMetricExtractorTest, PercentIsProgressNotAResourceShare) {
+  struct Case {
+    const char* line;
+    std::optional<double> percent;
+  };
+  const Case cases[] = {
+      {"iter 390: loss 3.8100, time 123.45ms, mfu 30.12%", std::nullopt},
+      {"step: 390  loss:  8.7100  memory: 30.12GiB(38.04%)  tps: 5,678  mfu: 40.12%",
+       std::nullopt},
+      {"step 12 loss 0.5 gpu_util 97% mem 81%", std::nullopt},
+      {"Train: 3 [ 100/1251 (  8%)]  Loss: 6.123 (6.234)  Time: 0.456s", 8.0},
+      {"Epoch 1:  30%|###  | 30/100 [00:06<00:14,  4.97it/s, train_loss=0.655]", 30.0},
+      {"progress: 45% step 450 loss 0.3", 45.0},
+  };
+  LineParser parser;
+  BuiltinMetricExtractor ex;
+  ParsedSegment ps;
+  ExtractedValues v;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.line);
+    parser.Parse(c.line, ps);
+    ex.Extract(ps, v);
+    EXPECT_EQ(v.percent, c.percent);
+    EXPECT_TRUE(v.step.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace schedmate::tracker
