@@ -26,6 +26,9 @@ TEST(SignatureClassifierTest, Categories) {
        FailureLabel::kInfrastructure, "gpu_hardware"},
       {"Failed to initialize NVML: Driver/library version mismatch", FailureLabel::kInfrastructure,
        "cuda_driver"},
+      {"RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please "
+       "update your GPU driver",
+       FailureLabel::kInfrastructure, "cuda_driver"},
       {"RuntimeError: CUDA error: unspecified launch failure", FailureLabel::kInfrastructure,
        "cuda_launch_failure"},
       {"h1:1:2 [0] NCCL WARN NET/IB : Got completion from peer with error 12",
