@@ -483,6 +483,7 @@ class Extraction {
   std::vector<SbatchDirective> sbatch_;
   std::string sbatch_file_;
   std::map<std::string, int> votes_;
+  bool torchtune_packaged_config_ = false;  // `tune run ... --config family/SIZE_recipe`
   std::set<std::string> loaded_configs_;
   std::set<std::string> visited_scripts_;
   // Program facts used by derivations.
@@ -589,13 +590,35 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   std::string full;
   for (const auto& c : path) full += (full.empty() ? "" : ".") + NormKey(c);
   bool scalar = value.is_primitive();
+  // Hydra `_target_` and torchtune `_component_` name the class or builder to instantiate.
+  const bool instantiate = leaf == "_target_" || leaf == "_component_";
+  auto last_segment = [](std::string v) {
+    return v.substr(v.find_last_of('.') == std::string::npos ? 0 : v.find_last_of('.') + 1);
+  };
   if ((parent == "optimizer" || parent == "optim") &&
-      (leaf == "type" || leaf == "name" || leaf == "_target_")) {
+      (leaf == "type" || leaf == "name" || instantiate)) {
     if (value.is_string()) {
       std::string v = value.get<std::string>();
-      if (leaf == "_target_")
-        v = v.substr(v.find_last_of('.') == std::string::npos ? 0 : v.find_last_of('.') + 1);
+      if (instantiate) v = last_segment(v);
       Add("optimizer", json(v), level, 0, source, full);
+    }
+    return;
+  }
+  if (instantiate && path.size() == 2 && value.is_string() &&
+      (parent == "model" || parent == "dataset" || parent == "data")) {
+    // torchtune.models.llama3_1.llama3_1_8b -> llama3_1_8b; torchtune.datasets.alpaca_dataset
+    // -> alpaca; my.data.CIFAR10DataModule -> CIFAR10.
+    std::string v = last_segment(value.get<std::string>());
+    if (parent == "model") {
+      Add("model", json(v), level, 3, source, full);
+    } else {
+      for (std::string_view suffix : {"_dataset", "Dataset", "DataModule", "_datamodule"}) {
+        if (v.size() > suffix.size() && EndsWith(v, suffix)) {
+          v.resize(v.size() - suffix.size());
+          break;
+        }
+      }
+      Add("dataset", json(v), level, 2, source, full);
     }
     return;
   }
@@ -971,6 +994,37 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     for (; k < w.size(); ++k) l.args.push_back(w[k]);
     launches_.push_back(std::move(l));
     return;
+  } else if (b == "tune" && k < w.size() && w[k] == "run") {
+    // torchtune: `tune run [torchrun options] RECIPE --config CONFIG [key=value ...]`; with
+    // --nproc_per_node / --nnodes it starts torchrun, else one process.
+    l.launcher = "torchtune";
+    k = TakeOptions(w, k + 1, kTorchFlags, l.opts);
+    if (k >= w.size()) return;
+    l.program = "tune run " + w[k++];
+    for (; k < w.size(); ++k) l.args.push_back(w[k]);
+    Vote("torchtune", 8);
+    // A packaged config ("llama3/8B_full", "qwen2_5/7B_lora") names the model and its size; a
+    // local YAML is read like any --config.
+    for (size_t a = 0; a + 1 < l.args.size(); ++a) {
+      if (l.args[a] != "--config") continue;
+      static const std::regex kPackaged(R"(^([a-z][a-z0-9_]*)/(\d+(?:\.\d+)?[BbMm])_\w+$)");
+      std::smatch m;
+      const std::string& cfg = l.args[a + 1];
+      if (!std::regex_match(cfg, m, kPackaged)) break;
+      std::string family = m[1].str();
+      for (size_t c = 1; c + 1 < family.size(); ++c) {  // qwen2_5 -> qwen2.5
+        if (family[c] == '_' && std::isdigit(static_cast<unsigned char>(family[c - 1])) &&
+            std::isdigit(static_cast<unsigned char>(family[c + 1]))) {
+          family[c] = '.';
+        }
+      }
+      Add("model", json(family + "-" + m[2].str()), kCommandLine, 2,
+          Loc(rel, FindLine(rel, cmd.line, cfg)), "config");
+      torchtune_packaged_config_ = true;
+      break;
+    }
+    launches_.push_back(std::move(l));
+    return;
   } else if (b == "yolo" && k < w.size()) {
     // Ultralytics CLI: `yolo [task] train key=value ...`.
     l.launcher = "yolo";
@@ -1225,6 +1279,8 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
         {"jax", {"jax", 4}},
         {"flax", {"jax", 4}},
         {"torch", {"pytorch", 1}},
+        {"torchvision", {"pytorch", 1}},
+        {"torchaudio", {"pytorch", 1}},
         {"peft", {"hf-transformers", 1}},
         {"trl", {"hf-transformers", 2}},
         {"llamafactory", {"llama-factory", 6}},
@@ -1724,7 +1780,8 @@ JobMetadata Extraction::Finish() {
     };
     std::string s1, s2;
     if (main->launcher == "torchrun" || main->launcher == "torch.distributed.run" ||
-        main->launcher == "torch.distributed.launch") {
+        main->launcher == "torch.distributed.launch" ||
+        (main->launcher == "torchtune" && (o.count("nproc_per_node") || o.count("nnodes")))) {
       auto per = opt_int({"nproc_per_node"}, &s1);
       auto nn = opt_int({"nnodes"}, &s2);
       if (nn) {
@@ -1803,7 +1860,11 @@ JobMetadata Extraction::Finish() {
       nodes = 1;
       nodes_src = where + " (single process launch)";
       auto nproc_env = main->env.find("NPROC_PER_NODE");
-      if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
+      if (main->launcher == "torchtune" &&
+          main->program.find("single_device") != std::string::npos) {
+        processes = 1;  // `tune run lora_finetune_single_device ...`: one GPU by design
+        processes_src = where + " (single-device recipe)";
+      } else if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
         processes = *ParseInt(nproc_env->second);  // swift / llamafactory-cli start torchrun
         processes_src = Loc(main->file, FindLine(main->file, main->line, "NPROC_PER_NODE"));
       } else if (main->wrapper_processes) {
@@ -2097,8 +2158,9 @@ JobMetadata Extraction::Finish() {
     }
     if (hf_trainer_) Vote("hf-transformers", 2);
     static const char* kSpecific[] = {
-        "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
-        "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers"};
+        "llama-factory", "ms-swift",   "mmdetection", "ultralytics", "megatron",
+        "diffusers",     "lightning",  "tensorflow",  "jax",         "hf-transformers",
+        "torchtune"};
     int best = 0;
     for (const char* f : kSpecific) {
       auto it = votes_.find(f);
@@ -2142,6 +2204,8 @@ JobMetadata Extraction::Finish() {
   }
   if (framework == "megatron")
     lib_default("optimizer", json("adam (Megatron default)"), "Megatron --optimizer adam");
+  if (framework == "torchtune" && torchtune_packaged_config_)
+    lib_default("precision", json("bf16"), "torchtune's packaged configs set dtype: bf16");
   if (!m.Has("precision") && (training_job) && !framework.empty()) {
     m.values["precision"] = "fp32";
     m.sources["precision"] = "default: no mixed-precision setting found";

@@ -124,6 +124,54 @@ TEST(ExtractorTest, CudaVisibleDevicesIsAnIndexNotACount) {
   EXPECT_EQ(Val(*m, "framework"), json("hf-transformers"));
 }
 
+// torchtune: `tune run` with torchrun options, a packaged config naming the model, and key=value
+// overrides; a local YAML config with torchtune `_component_` builders.
+TEST(ExtractorTest, TorchtuneRecipes) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.script_text =
+      "#!/bin/bash\n#SBATCH --gres=gpu:4\n"
+      "tune run --nproc_per_node 4 full_finetune_distributed --config llama3/8B_full "
+      "batch_size=2 epochs=1 gradient_accumulation_steps=8\n";
+  s.root = "/nonexistent";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "framework"), json("torchtune"));
+  EXPECT_EQ(Val(*m, "launcher"), json("torchtune"));
+  EXPECT_EQ(Val(*m, "model"), json("llama3-8B"));
+  EXPECT_EQ(Val(*m, "params"), json("8B"));
+  EXPECT_EQ(Val(*m, "num_gpus"), json(4));
+  EXPECT_EQ(Val(*m, "per_device_batch_size"), json(2));
+  EXPECT_EQ(Val(*m, "global_batch_size"), json(64));
+  EXPECT_EQ(Val(*m, "precision"), json("bf16"));  // the packaged configs' dtype
+  // A single-device recipe: one process; qwen2_5 reads as qwen2.5.
+  s.script_text = "tune run lora_finetune_single_device --config qwen2_5/7B_lora_single_device\n";
+  m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "model"), json("qwen2.5-7B"));
+  EXPECT_EQ(Val(*m, "num_gpus"), json(1));
+
+  TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("run.sh"),
+                              "#!/bin/bash\ntune run --nnodes 1 --nproc_per_node 8 "
+                              "full_finetune_distributed --config ./my.yaml\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("my.yaml"),
+                              "model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+                              "dataset:\n  _component_: torchtune.datasets.alpaca_dataset\n"
+                              "batch_size: 4\nepochs: 2\ndtype: fp32\n"
+                              "optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\n"));
+  JobMetadata y = ExtractOrDie(dir.path(), "run.sh");
+  EXPECT_EQ(Val(y, "model"), json("llama3_1_8b"));
+  EXPECT_EQ(Src(y, "model"), "my.yaml:2");
+  EXPECT_EQ(Val(y, "model_family"), json("llama"));
+  EXPECT_EQ(Val(y, "dataset"), json("alpaca"));
+  EXPECT_EQ(Val(y, "optimizer"), json("AdamW"));
+  EXPECT_EQ(Val(y, "learning_rate"), json(2e-5));
+  EXPECT_EQ(Val(y, "num_gpus"), json(8));
+  EXPECT_EQ(Val(y, "global_batch_size"), json(32));
+  EXPECT_EQ(Val(y, "precision"), json("fp32"));  // the YAML says so: no packaged-config default
+}
+
 TEST(ExtractorTest, UnknownValuesStayNull) {
   BuiltinMetadataExtractor x;
   JobSource s;
