@@ -72,6 +72,7 @@ const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
       {"max_seq_length", {"sequence_length", 1}},
       {"seq_length", {"sequence_length", 1}},
       {"seq_len", {"sequence_length", 1}},
+      {"sequence_len", {"sequence_length", 1}},  // axolotl
       {"max_seq_len", {"sequence_length", 1}},
       {"cutoff_len", {"sequence_length", 1}},
       {"sequence_length", {"sequence_length", 1}},
@@ -620,6 +621,26 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
       }
       Add("dataset", json(v), level, 2, source, full);
     }
+    return;
+  }
+  if (path.size() == 1 && leaf == "datasets" && value.is_array()) {
+    // axolotl: datasets: [{path: tatsu-lab/alpaca, type: alpaca}, ...]
+    std::string names;
+    for (const json& d : value) {
+      const json* n = nullptr;
+      if (d.is_string()) {
+        n = &d;
+      } else if (d.is_object()) {
+        for (const char* k : {"path", "name"}) {
+          if (d.contains(k) && d[k].is_string()) {
+            n = &d[k];
+            break;
+          }
+        }
+      }
+      if (n != nullptr) names += (names.empty() ? "" : ", ") + n->get<std::string>();
+    }
+    if (!names.empty()) Add("dataset", json(names), level, 1, source, full);
     return;
   }
   if ((parent == "data" || parent == "dataset") && (leaf == "name" || leaf == "path") &&

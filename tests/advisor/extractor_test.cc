@@ -172,6 +172,25 @@ TEST(ExtractorTest, TorchtuneRecipes) {
   EXPECT_EQ(Val(y, "precision"), json("fp32"));  // the YAML says so: no packaged-config default
 }
 
+// axolotl: `accelerate launch -m axolotl.cli.train config.yml`; datasets is a list of entries.
+TEST(ExtractorTest, AxolotlConfigWithADatasetList) {
+  TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("run.sh"),
+                              "#!/bin/bash\n#SBATCH --gres=gpu:2\n"
+                              "accelerate launch -m axolotl.cli.train config.yml\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("config.yml"),
+                              "base_model: mistralai/Mistral-7B-v0.1\ndatasets:\n"
+                              "  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+                              "  - path: ./local/chat.jsonl\n    type: sharegpt\n"
+                              "sequence_len: 4096\nmicro_batch_size: 2\nnum_epochs: 3\n"));
+  JobMetadata m = ExtractOrDie(dir.path(), "run.sh");
+  EXPECT_EQ(Val(m, "dataset"), json("tatsu-lab/alpaca, ./local/chat.jsonl"));
+  EXPECT_EQ(Val(m, "model"), json("mistralai/Mistral-7B-v0.1"));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(2));
+  EXPECT_EQ(Val(m, "epochs"), json(3));
+  EXPECT_EQ(Val(m, "sequence_length"), json(4096));
+}
+
 TEST(ExtractorTest, UnknownValuesStayNull) {
   BuiltinMetadataExtractor x;
   JobSource s;
