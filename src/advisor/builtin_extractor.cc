@@ -2176,12 +2176,13 @@ JobMetadata Extraction::Finish() {
       if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
           StartsWith(l, "pretrain_t5"))
         Vote("megatron", 3);
+      if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
     }
     if (hf_trainer_) Vote("hf-transformers", 2);
     static const char* kSpecific[] = {
         "llama-factory", "ms-swift",   "mmdetection", "ultralytics", "megatron",
         "diffusers",     "lightning",  "tensorflow",  "jax",         "hf-transformers",
-        "torchtune"};
+        "torchtune",     "axolotl"};
     int best = 0;
     for (const char* f : kSpecific) {
       auto it = votes_.find(f);
@@ -2216,7 +2217,8 @@ JobMetadata Extraction::Finish() {
     lib_default("optimizer", json("auto (ultralytics default)"), "ultralytics optimizer='auto'");
   }
   if (StartsWith(framework, "hf-transformers") || StartsWith(framework, "llama-factory") ||
-      StartsWith(framework, "ms-swift") || StartsWith(framework, "diffusers")) {
+      StartsWith(framework, "ms-swift") || StartsWith(framework, "diffusers") ||
+      StartsWith(framework, "axolotl")) {
     lib_default("optimizer", json("AdamW (library default)"),
                 "HF Trainer / diffusers examples use AdamW");
   }

@@ -189,6 +189,8 @@ TEST(ExtractorTest, AxolotlConfigWithADatasetList) {
   EXPECT_EQ(Val(m, "per_device_batch_size"), json(2));
   EXPECT_EQ(Val(m, "epochs"), json(3));
   EXPECT_EQ(Val(m, "sequence_length"), json(4096));
+  EXPECT_EQ(Val(m, "framework"), json("axolotl + accelerate"));
+  EXPECT_EQ(Val(m, "optimizer"), json("AdamW (library default)"));  // axolotl uses HF Trainer
 }
 
 TEST(ExtractorTest, UnknownValuesStayNull) {
