@@ -636,8 +636,11 @@ TEST_F(SlurmIntegration, DryRunShowsTheWholePlanAndTouchesNothing) {
   // Only the dry job's failure was acted on: earlier runs ended before this database watched,
   // so they are recorded, not (even simulated) acted on.
   json all = Get("/v1/actions");
-  for (const auto& a : all["actions"])
-    if (a["job_id"] != id) EXPECT_NE(a["outcome"], "dry-run") << a.dump();
+  for (const auto& a : all["actions"]) {
+    if (a["job_id"] != id) {
+      EXPECT_NE(a["outcome"], "dry-run") << a.dump();
+    }
+  }
   // Nothing happened in Slurm.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto job = ShowJob(id);
