@@ -8,11 +8,12 @@
 // inner embedder's Dimension(), else by the first vector; any other length is kDataLoss
 // "embedding dimension mismatch: expected N, got M". The answer must hold one non-empty vector
 // per input (kDataLoss otherwise). Inner errors (server down, timeout, HTTP errors) pass through
-// unchanged so the caller's fallback can name them. (The same checks as advisor's
-// ServerTextEmbedder, written here because tracker does not depend on advisor.)
+// unchanged so the caller's fallback can name them. The checks are llm::CheckEmbeddings, shared
+// with advisor's ServerTextEmbedder (which also normalises; the filter's cosine does its own).
 //
 // Thread-safety: none (one filter run at a time).
 
+#include <atomic>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,12 +31,12 @@ class ServerTemplateEmbedder final : public TemplateEmbedder {
   std::string Name() const override { return model_.empty() ? "server" : model_; }
   Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) override;
   // 0 until known.
-  size_t dimension() const { return dimension_; }
+  size_t dimension() const { return dimension_.load(); }
 
  private:
   llm::Embedder& inner_;
   std::string model_;
-  size_t dimension_;
+  std::atomic<size_t> dimension_;
 };
 
 }  // namespace schedmate::tracker
