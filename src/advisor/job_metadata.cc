@@ -4,6 +4,17 @@
 
 namespace schedmate::advisor {
 
+std::optional<double> JobMetadata::Number(std::string_view field) const {
+  auto it = values.find(std::string(field));
+  if (it == values.end() || !it->second.is_number()) return std::nullopt;
+  return it->second.get<double>();
+}
+
+std::string JobMetadata::Text(std::string_view field) const {
+  auto it = values.find(std::string(field));
+  return it != values.end() && it->second.is_string() ? it->second.get<std::string>() : "";
+}
+
 nlohmann::json JobMetadata::FieldsJson() const {
   nlohmann::json j = nlohmann::json::object();
   for (std::string_view f : kMetadataFields) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,10 @@ struct JobMetadata {
   std::vector<std::string> notes;                // human-readable remarks (e.g. guesses)
 
   bool Has(std::string_view field) const { return values.count(std::string(field)) != 0; }
+  // The field's value when it is a number / a string (a derived text like "derived: 8 x
+  // num_processes" is a string, not a number); nullopt / "" otherwise.
+  std::optional<double> Number(std::string_view field) const;
+  std::string Text(std::string_view field) const;
   // {"field": value-or-null, ...} over kMetadataFields, in that order.
   nlohmann::json FieldsJson() const;
   nlohmann::json SourcesJson() const;

@@ -165,22 +165,13 @@ JobRecord JobFromMetadata(const advisor::JobMetadata& m, const std::string& user
   j.id = "advise:" + m.entry;
   j.user = user;
   j.name = std::filesystem::path(m.entry).filename().string();
-  auto num = [&](const char* f) -> std::optional<double> {
-    auto it = m.values.find(f);
-    if (it == m.values.end() || !it->second.is_number()) return std::nullopt;
-    return it->second.get<double>();
-  };
-  auto str = [&](const char* f) -> std::string {
-    auto it = m.values.find(f);
-    return it != m.values.end() && it->second.is_string() ? it->second.get<std::string>() : "";
-  };
-  if (auto g = num("num_gpus")) j.gpus = GpuAmount::FromDouble(*g);
-  if (auto n = num("num_nodes")) j.nodes = static_cast<int32_t>(*n);
-  if (auto b = num("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
-  if (auto s = num("max_steps")) j.iterations = static_cast<int64_t>(*s);
-  j.model = str("model");
-  j.dataset = str("dataset");
-  std::string p = str("precision");
+  if (auto g = m.Number("num_gpus")) j.gpus = GpuAmount::FromDouble(*g);
+  if (auto n = m.Number("num_nodes")) j.nodes = static_cast<int32_t>(*n);
+  if (auto b = m.Number("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
+  if (auto s = m.Number("max_steps")) j.iterations = static_cast<int64_t>(*s);
+  j.model = m.Text("model");
+  j.dataset = m.Text("dataset");
+  std::string p = m.Text("precision");
   if (!p.empty()) j.amp = (p == "fp32") ? 0 : 1;
   return j;
 }

@@ -45,19 +45,10 @@ JobRecord RecordOf(const JobContext& c) {
 
 // Fills the workload fields the estimator's fingerprint and work scaling use.
 void ApplyMetadata(const advisor::JobMetadata& m, JobRecord& j) {
-  auto num = [&](const char* f) -> std::optional<double> {
-    auto it = m.values.find(f);
-    if (it == m.values.end() || !it->second.is_number()) return std::nullopt;
-    return it->second.get<double>();
-  };
-  auto str = [&](const char* f) -> std::string {
-    auto it = m.values.find(f);
-    return it != m.values.end() && it->second.is_string() ? it->second.get<std::string>() : "";
-  };
-  if (auto b = num("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
-  if (auto s = num("max_steps")) j.iterations = static_cast<int64_t>(*s);
-  j.model = str("model");
-  j.dataset = str("dataset");
+  if (auto b = m.Number("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
+  if (auto s = m.Number("max_steps")) j.iterations = static_cast<int64_t>(*s);
+  j.model = m.Text("model");
+  j.dataset = m.Text("dataset");
 }
 
 }  // namespace
