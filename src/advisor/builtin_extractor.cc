@@ -148,6 +148,7 @@ const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
       {"model_id", {"model", 1}},
       {"model", {"model", 2}},
       {"arch", {"model", 2}},
+      {"backbone", {"model", 3}},  // a named backbone (string); mmcv's backbone dicts are below
       {"architecture", {"model", 2}},
       {"model_path", {"model", 2}},
       {"model_type", {"model", 3}},
@@ -1305,6 +1306,8 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
         {"peft", {"hf-transformers", 1}},
         {"trl", {"hf-transformers", 2}},
         {"llamafactory", {"llama-factory", 6}},
+        {"nemo", {"nemo", 6}},
+        {"t5x", {"jax", 4}},
         {"swift", {"ms-swift", 6}},
         {"timm", {"pytorch", 1}}};
     auto it = kImportVotes.find(top);
@@ -1424,9 +1427,20 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
               "torch_dtype");
       }
     }
-    if ((last == "load_dataset" || last == "load_from_disk") && !c.args.empty() &&
-        c.args[0].literal && c.args[0].literal->is_string()) {
+    if ((last == "load_dataset" || last == "load_from_disk" || c.callee == "tfds.load") &&
+        !c.args.empty() && c.args[0].literal && c.args[0].literal->is_string()) {
       Add("dataset", *c.args[0].literal, kScriptDefault, 2, src, last);
+    }
+    // Library datasets: torchvision.datasets.CIFAR10(...), keras.datasets.cifar10.load_data().
+    if (size_t at = c.callee.find("datasets."); at != std::string::npos &&
+                                                (at == 0 || c.callee[at - 1] == '.')) {
+      std::vector<std::string> parts = SplitPath(c.callee.substr(at + 9));
+      if (!parts.empty() && parts.back() == "load_data") parts.pop_back();
+      static const std::set<std::string> kGeneric = {"ImageFolder", "DatasetFolder",
+                                                     "VisionDataset", "FakeData"};
+      if (parts.size() == 1 && !parts[0].empty() && !kGeneric.count(parts[0])) {
+        Add("dataset", json(parts[0]), kScriptDefault, 3, src, c.callee);
+      }
     }
     if ((last == "read_json" || last == "read_csv" || last == "read_parquet" ||
          last == "from_json" || last == "from_csv" || last == "open") &&
@@ -2177,12 +2191,13 @@ JobMetadata Extraction::Finish() {
           StartsWith(l, "pretrain_t5"))
         Vote("megatron", 3);
       if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
+      if (StartsWith(l, "t5x.")) Vote("jax", 4);           // -m t5x.train (JAX)
     }
     if (hf_trainer_) Vote("hf-transformers", 2);
     static const char* kSpecific[] = {
         "llama-factory", "ms-swift",   "mmdetection", "ultralytics", "megatron",
         "diffusers",     "lightning",  "tensorflow",  "jax",         "hf-transformers",
-        "torchtune",     "axolotl"};
+        "torchtune",     "axolotl",    "nemo"};
     int best = 0;
     for (const char* f : kSpecific) {
       auto it = votes_.find(f);

@@ -360,6 +360,35 @@ std::vector<SbatchDirective> ParseSbatchOptions(const std::vector<std::string>& 
   return out;
 }
 
+void SeedSlurmEnvironment(const std::vector<SbatchDirective>& sbatch,
+                          std::map<std::string, std::string>& vars) {
+  // Last directive wins, as in sbatch. Only whole numbers: ranges ("2-4") and expressions are not
+  // what the job will see.
+  std::map<std::string, std::string> got;
+  auto whole = [](const std::string& v) { return ParseInt(v).has_value() && *ParseInt(v) > 0; };
+  for (const SbatchDirective& d : sbatch) {
+    const std::string& o = d.option;
+    if ((o == "--nodes" || o == "-N") && whole(d.value)) {
+      got["SLURM_NNODES"] = got["SLURM_JOB_NUM_NODES"] = d.value;
+    } else if ((o == "--ntasks" || o == "-n") && whole(d.value)) {
+      got["SLURM_NTASKS"] = got["SLURM_NPROCS"] = d.value;
+    } else if (o == "--ntasks-per-node" && whole(d.value)) {
+      got["SLURM_NTASKS_PER_NODE"] = d.value;
+    } else if ((o == "--cpus-per-task" || o == "-c") && whole(d.value)) {
+      got["SLURM_CPUS_PER_TASK"] = d.value;
+    } else if (o == "--gpus-per-node") {
+      std::string v = d.value.substr(d.value.find_last_of(':') == std::string::npos
+                                         ? 0
+                                         : d.value.find_last_of(':') + 1);  // [type:]N
+      if (whole(v)) got["SLURM_GPUS_PER_NODE"] = got["SLURM_GPUS_ON_NODE"] = v;
+    } else if (o == "--gres" && StartsWith(d.value, "gpu")) {
+      std::string v = d.value.substr(d.value.find_last_of(':') + 1);  // gpu[:type]:N
+      if (d.value.find(':') != std::string::npos && whole(v)) got["SLURM_GPUS_ON_NODE"] = v;
+    }
+  }
+  for (auto& [k, v] : got) vars.emplace(k, v);  // the caller's environment wins
+}
+
 ShellScript ParseShell(std::string_view text, const ShellContext& context) {
   ShellScript script;
   // #SBATCH directives: only comment lines starting with "#SBATCH".
@@ -382,6 +411,7 @@ ShellScript ParseShell(std::string_view text, const ShellContext& context) {
     }
   }
   std::map<std::string, std::string> vars = context.variables;
+  SeedSlurmEnvironment(script.sbatch, vars);
   Expander ex(vars, context.positional);
   Lexer lex(text);
   std::vector<RawWord> raw;

@@ -53,6 +53,13 @@ struct ShellContext {
 
 ShellScript ParseShell(std::string_view text, const ShellContext& context = {});
 
+// The variables Slurm sets for a batch script, as far as its #SBATCH directives decide them
+// (SLURM_NNODES, SLURM_JOB_NUM_NODES, SLURM_NTASKS, SLURM_NPROCS, SLURM_NTASKS_PER_NODE,
+// SLURM_CPUS_PER_TASK, SLURM_GPUS_PER_NODE, SLURM_GPUS_ON_NODE), added to `vars` where it has no
+// value yet; ParseShell expands them (`torchrun --nproc_per_node=$SLURM_GPUS_ON_NODE`).
+void SeedSlurmEnvironment(const std::vector<SbatchDirective>& sbatch,
+                          std::map<std::string, std::string>& vars);
+
 // Parses `--opt value`, `--opt=value`, `-N 2`, `-N2` in #SBATCH / sbatch option syntax.
 std::vector<SbatchDirective> ParseSbatchOptions(const std::vector<std::string>& words, int line);
 

@@ -193,6 +193,68 @@ TEST(ExtractorTest, AxolotlConfigWithADatasetList) {
   EXPECT_EQ(Val(m, "optimizer"), json("AdamW (library default)"));  // axolotl uses HF Trainer
 }
 
+// The variables Slurm sets from #SBATCH are expanded: the process count is known.
+TEST(ExtractorTest, SlurmVariablesFromDirectives) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.script_text =
+      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=4\n"
+      "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=$SLURM_GPUS_ON_NODE train.py "
+      "--batch-size 32\n";
+  s.root = "/nonexistent";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "num_nodes"), json(2));
+  EXPECT_EQ(Val(*m, "num_gpus"), json(8));
+  EXPECT_EQ(Val(*m, "global_batch_size"), json(256));
+  // --gres=gpu:TYPE:N gives SLURM_GPUS_ON_NODE too.
+  s.script_text =
+      "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\n"
+      "torchrun --nproc_per_node=$SLURM_GPUS_ON_NODE train.py --batch-size 16\n";
+  m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "num_gpus"), json(2));
+  EXPECT_EQ(Val(*m, "global_batch_size"), json(32));
+}
+
+// Framework and dataset vocabulary: NeMo, t5x (JAX), Lightning CLI backbones, library datasets.
+TEST(ExtractorTest, FrameworksAndLibraryDatasets) {
+  TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("nemo.sh"),
+                              "python megatron_gpt_pretraining.py trainer.devices=8 "
+                              "trainer.max_steps=1000\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("megatron_gpt_pretraining.py"), "import nemo\n"));
+  EXPECT_EQ(Val(ExtractOrDie(dir.path(), "nemo.sh"), "framework"), json("nemo"));
+  ASSERT_OK(WriteStringToFile(dir.File("t5x.sh"),
+                              "python -m t5x.train --gin_file=t5_1_1/base.gin "
+                              "--gin.TRAIN_STEPS=1000\n"));
+  EXPECT_EQ(Val(ExtractOrDie(dir.path(), "t5x.sh"), "framework"), json("jax"));
+  ASSERT_OK(WriteStringToFile(dir.File("cli.sh"), "python cli.py fit --config cli.yaml\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("cli.py"),
+                              "from lightning.pytorch.cli import LightningCLI\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("cli.yaml"),
+                              "model:\n  class_path: m.Classifier\n  init_args:\n"
+                              "    backbone: resnet34\n"));
+  JobMetadata l = ExtractOrDie(dir.path(), "cli.sh");
+  EXPECT_EQ(Val(l, "model"), json("resnet34"));
+  EXPECT_EQ(Val(l, "framework"), json("lightning"));
+  ASSERT_OK(WriteStringToFile(dir.File("k.sh"), "python k.py\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("k.py"),
+                              "from tensorflow import keras\n"
+                              "(x, y), _ = keras.datasets.cifar10.load_data()\n"));
+  JobMetadata k = ExtractOrDie(dir.path(), "k.sh");
+  EXPECT_EQ(Val(k, "dataset"), json("cifar10"));
+  EXPECT_EQ(Src(k, "dataset"), "k.py:2");
+  ASSERT_OK(WriteStringToFile(dir.File("v.sh"), "python v.py\n"));
+  ASSERT_OK(WriteStringToFile(dir.File("v.py"),
+                              "import torchvision\n"
+                              "a = torchvision.datasets.ImageFolder('/data/x')\n"
+                              "b = torchvision.datasets.CIFAR100(root='.', download=True)\n"));
+  JobMetadata v = ExtractOrDie(dir.path(), "v.sh");
+  EXPECT_EQ(Val(v, "dataset"), json("CIFAR100"));  // ImageFolder is a loader, not a dataset
+  EXPECT_EQ(Val(v, "framework"), json("pytorch"));
+}
+
 TEST(ExtractorTest, UnknownValuesStayNull) {
   BuiltinMetadataExtractor x;
   JobSource s;
