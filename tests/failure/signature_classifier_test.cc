@@ -42,6 +42,11 @@ TEST(SignatureClassifierTest, Categories) {
        FailureLabel::kInfrastructure, "preemption"},
       {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
        FailureLabel::kApplication, "cuda_oom"},
+      // NCCL could not allocate its buffers: GPU memory, not the network.
+      {"node1:1:2 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'",
+       FailureLabel::kApplication, "cuda_oom"},
+      {"srun: error: Unable to create step for job 123: Memory required by task is not available",
+       FailureLabel::kApplication, "resource_request"},
       {"RuntimeError: The size of tensor a (3) must match the size of tensor b (4) at "
        "non-singleton dimension 1",
        FailureLabel::kApplication, "shape_mismatch"},
