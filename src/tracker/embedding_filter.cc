@@ -172,14 +172,14 @@ EmbeddingProgressFilter::EmbeddingProgressFilter(TemplateEmbedder& embedder,
 }
 
 Status EmbeddingProgressFilter::EmbedAll(const std::vector<std::string>& texts) {
-  std::vector<std::string> todo;
+  std::vector<std::string> to_embed;
   std::set<std::string> queued;
   for (const std::string& t : texts) {
-    if (!cache_.count(t) && queued.insert(t).second) todo.push_back(t);
+    if (!cache_.count(t) && queued.insert(t).second) to_embed.push_back(t);
   }
-  for (size_t begin = 0; begin < todo.size(); begin += options_.batch) {
-    const size_t n = std::min(options_.batch, todo.size() - begin);
-    const std::span<const std::string> batch(todo.data() + begin, n);
+  for (size_t begin = 0; begin < to_embed.size(); begin += options_.batch) {
+    const size_t n = std::min(options_.batch, to_embed.size() - begin);
+    const std::span<const std::string> batch(to_embed.data() + begin, n);
     ++report_.requests;
     SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors, embedder_.Embed(batch));
     if (vectors.size() != n) {
