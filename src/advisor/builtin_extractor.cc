@@ -59,6 +59,7 @@ const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
       {"bs", {"per_device_batch_size", 4}},
       {"batch", {"per_device_batch_size", 4}},
       {"global_batch_size", {"global_batch_size", 1}},
+      {"ims_per_batch", {"global_batch_size", 2}},  // detectron2 SOLVER.IMS_PER_BATCH: all GPUs
       {"total_batch_size", {"global_batch_size", 1}},
       {"effective_batch_size", {"global_batch_size", 2}},
       {"gradient_accumulation_steps", {"gradient_accumulation", 1}},
@@ -104,6 +105,7 @@ const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
       {"num_train_steps", {"max_steps", 1}},
       {"train_steps", {"max_steps", 1}},
       {"max_iter", {"max_steps", 1}},
+      {"max_update", {"max_steps", 1}},  // fairseq --max-update
       {"total_iters", {"max_steps", 1}},
       {"max_iterations", {"max_steps", 1}},
       {"num_steps", {"max_steps", 3}},
@@ -470,6 +472,10 @@ class Extraction {
                                  std::vector<std::string>* positionals) const;
   void ProcessProgram(const std::string& rel, bool is_entry_python);
   void LoadConfig(const std::string& rel, int level, int depth, const std::string& prefix = {});
+  // A config that is not in the sources but named by a known convention: OpenMMLab's
+  // "{model}_{N}xb{B}-{E}e_{data}.py" / "{model}_{S}x_{data}.py", detectron2's model zoo
+  // "{Dataset}-{Task}/{model}_{S}x.yaml". Values at library-default level, said to be derived.
+  void FromConfigName(const std::string& path);
   void LoadPythonConfig(const std::string& rel, int level, int depth);
   void FlattenJson(const json& j, std::vector<std::string>& path, int level, const std::string& rel,
                    const std::function<int(const std::vector<std::string>&)>& line_of);
@@ -967,6 +973,28 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
                         rel, cmd.line, fmt::join(rest(i), " "), *script));
       }
     }
+    if (!script && !unknown && Basename(w[k]) == "dist_train.sh" && k + 2 < w.size() &&
+        ParseInt(w[k + 2])) {
+      // OpenMMLab's `tools/dist_train.sh CONFIG GPUS [ARGS]` (torchrun tools/train.py CONFIG
+      // --launcher pytorch ARGS on GPUS processes), not in the sources: read it as that.
+      Launch l;
+      l.launcher = "torchrun";
+      l.wrapper = wrapper;
+      l.env = env;
+      l.file = rel;
+      l.line = cmd.line;
+      l.cwd = cwd;
+      l.opts.emplace_back("nproc_per_node", w[k + 2]);
+      l.program = (fs::path(w[k]).parent_path() / "train.py").generic_string();
+      l.args.push_back(w[k + 1]);
+      for (size_t a = k + 3; a < w.size(); ++a) l.args.push_back(w[a]);
+      meta_.notes.push_back(fmt::format(
+          "{}:{}: {} is not in the sources; read as OpenMMLab's (torchrun {} {} on {} GPUs)", rel,
+          cmd.line, w[k], l.program, w[k + 1], w[k + 2]));
+      Vote("mmdetection", 3);
+      launches_.push_back(std::move(l));
+      return;
+    }
     if (!script || !visited_scripts_.insert(*script).second) return;
     if (auto text = Read(*script)) {
       ShellContext ctx;
@@ -1014,6 +1042,22 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
       l.args.push_back(w[k++]);
     }
     for (; k < w.size(); ++k) l.args.push_back(w[k]);
+    launches_.push_back(std::move(l));
+    return;
+  } else if (b == "fairseq-train") {
+    // fairseq's CLI: `fairseq-train DATA_DIR --arch A --lr X --max-update N --fp16 ...`, all
+    // visible GPUs. The data directory names the dataset.
+    l.launcher = "fairseq-train";
+    l.program = "fairseq-train";
+    for (; k < w.size(); ++k) l.args.push_back(w[k]);
+    if (!l.args.empty() && !LooksLikeOption(l.args[0])) {
+      std::string data = Basename(fs::path(l.args[0]).lexically_normal().generic_string());
+      if (!data.empty() && data != "." && data != "..") {
+        Add("dataset", json(data), kCommandLine, 2, Loc(rel, FindLine(rel, cmd.line, l.args[0])),
+            "data");
+      }
+    }
+    Vote("fairseq", 8);
     launches_.push_back(std::move(l));
     return;
   } else if (b == "tune" && k < w.size() && w[k] == "run") {
@@ -1125,6 +1169,13 @@ std::vector<ArgItem> Extraction::ParseArgs(const std::vector<std::string>& args,
       }
       continue;
     }
+    // detectron2 / yacs opts: `SOLVER.IMS_PER_BATCH 16 SOLVER.BASE_LR 0.02`.
+    static const std::regex kYacsKey(R"(^[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)+$)");
+    if (i + 1 < args.size() && !LooksLikeOption(args[i + 1]) && std::regex_match(a, kYacsKey)) {
+      out.push_back({NormKey(a), TypedValue(args[i + 1]), false, a});
+      ++i;
+      continue;
+    }
     size_t eq = a.find('=');
     if (eq != std::string::npos && eq > 0) {
       std::string k = a.substr(0, eq);
@@ -1213,7 +1264,11 @@ void Extraction::ProcessLaunch(const Launch& l) {
   // Config files first (lower level than the command line).
   for (const std::string& p : positionals) {
     if (!IsConfigPath(p)) continue;
-    if (auto c = Resolve(l.cwd, p, rel_dir)) LoadConfig(*c, kConfig, 0);
+    if (auto c = Resolve(l.cwd, p, rel_dir)) {
+      LoadConfig(*c, kConfig, 0);
+    } else {
+      FromConfigName(p);
+    }
   }
   for (const ArgItem& it : items) {
     static const std::set<std::string> kConfigKeys = {
@@ -1228,6 +1283,7 @@ void Extraction::ProcessLaunch(const Launch& l) {
                        : "");
       } else if (IsConfigPath(p)) {
         meta_.notes.push_back(fmt::format("{}: config {} is not in the sources", where, p));
+        FromConfigName(p);
       }
     }
   }
@@ -1432,8 +1488,8 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
       Add("dataset", *c.args[0].literal, kScriptDefault, 2, src, last);
     }
     // Library datasets: torchvision.datasets.CIFAR10(...), keras.datasets.cifar10.load_data().
-    if (size_t at = c.callee.find("datasets."); at != std::string::npos &&
-                                                (at == 0 || c.callee[at - 1] == '.')) {
+    if (size_t at = c.callee.find("datasets.");
+        at != std::string::npos && (at == 0 || c.callee[at - 1] == '.')) {
       std::vector<std::string> parts = SplitPath(c.callee.substr(at + 9));
       if (!parts.empty() && parts.back() == "load_data") parts.pop_back();
       static const std::set<std::string> kGeneric = {"ImageFolder", "DatasetFolder",
@@ -1657,6 +1713,63 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
   body.erase("defaults");
   FlattenJson(body, path, level, rel, line_of_unprefixed);
   if (deepspeed) Vote("deepspeed", 2);
+}
+
+void Extraction::FromConfigName(const std::string& path) {
+  const fs::path p(path);
+  const std::string stem = p.stem().string();
+  const std::string src = "derived: config name " + p.filename().string() + " (not in the sources)";
+  auto dataset_name = [](std::string d) -> std::string {
+    if (d == "coco") return "COCO";
+    if (d == "in1k") return "ImageNet-1k";
+    if (d == "in21k") return "ImageNet-21k";
+    if (d == "voc" || d == "voc0712") return "PASCAL VOC";
+    if (d == "cityscapes") return "Cityscapes";
+    if (d == "ade20k") return "ADE20K";
+    return d;
+  };
+  std::smatch m;
+  if (p.extension() == ".py") {
+    // rtmdet_l_8xb32-300e_coco, resnet50_8xb32_in1k, vit-base-p16_64xb64_in1k-384px
+    static const std::regex kBatch(R"(^(.+?)_(\d+)xb(\d+)(?:-(\d+)(e|k))?_([a-z0-9]+)(?:-.*)?$)");
+    // faster-rcnn_r50_fpn_1x_coco: mmdet schedules, 1x = 12 epochs
+    static const std::regex kSchedule(R"(^(.+?)_(\d+)x_([a-z0-9]+)(?:-.*)?$)");
+    if (std::regex_match(stem, m, kBatch)) {
+      Add("model", json(m[1].str()), kLibraryDefault, 5, src, "config");
+      Add("per_device_batch_size", json(*ParseInt(m[3].str())), kLibraryDefault, 5, src, "config");
+      if (m[4].matched) {
+        int64_t n = *ParseInt(m[4].str());
+        if (m[5].str() == "e") {
+          Add("epochs", json(n), kLibraryDefault, 5, src, "config");
+        } else {
+          Add("max_steps", json(n * 1000), kLibraryDefault, 5, src, "config");
+        }
+      }
+      Add("dataset", json(dataset_name(m[6].str())), kLibraryDefault, 5, src, "config");
+      Vote("mmdetection", 2);
+    } else if (std::regex_match(stem, m, kSchedule)) {
+      Add("model", json(m[1].str()), kLibraryDefault, 5, src, "config");
+      Add("epochs", json(12 * *ParseInt(m[2].str())), kLibraryDefault, 5, src + ", 1x = 12 epochs",
+          "config");
+      Add("dataset", json(dataset_name(m[3].str())), kLibraryDefault, 5, src, "config");
+      Vote("mmdetection", 2);
+    }
+    return;
+  }
+  if (p.extension() == ".yaml" || p.extension() == ".yml") {
+    // detectron2 model zoo: COCO-Detection/faster_rcnn_R_50_FPN_3x.yaml (1x = 90k iterations)
+    static const std::regex kZoo(R"(^(COCO|LVISv?[0-9.]*|Cityscapes|PascalVOC)-[A-Za-z]+$)");
+    static const std::regex kZooModel(R"(^(.+?)_(\d+)x$)");
+    std::smatch d;
+    const std::string dir = p.parent_path().filename().string();
+    if (std::regex_match(dir, d, kZoo) && std::regex_match(stem, m, kZooModel)) {
+      Add("model", json(m[1].str()), kLibraryDefault, 5, src, "config");
+      Add("dataset", json(d[1].str()), kLibraryDefault, 5, src, "config");
+      Add("max_steps", json(90000 * *ParseInt(m[2].str())), kLibraryDefault, 5,
+          src + ", 1x = 90k iterations", "config");
+      Vote("detectron2", 4);
+    }
+  }
 }
 
 void Extraction::LoadPythonConfig(const std::string& rel, int level, int depth) {
@@ -2191,13 +2304,13 @@ JobMetadata Extraction::Finish() {
           StartsWith(l, "pretrain_t5"))
         Vote("megatron", 3);
       if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
-      if (StartsWith(l, "t5x.")) Vote("jax", 4);           // -m t5x.train (JAX)
+      if (StartsWith(l, "t5x.")) Vote("jax", 4);          // -m t5x.train (JAX)
     }
     if (hf_trainer_) Vote("hf-transformers", 2);
     static const char* kSpecific[] = {
-        "llama-factory", "ms-swift",   "mmdetection", "ultralytics", "megatron",
-        "diffusers",     "lightning",  "tensorflow",  "jax",         "hf-transformers",
-        "torchtune",     "axolotl",    "nemo"};
+        "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
+        "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
+        "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2"};
     int best = 0;
     for (const char* f : kSpecific) {
       auto it = votes_.find(f);
@@ -2280,7 +2393,9 @@ JobMetadata Extraction::Finish() {
   }
   if (!family.empty())
     set("model_family", json(family),
-        family_src.empty() ? "derived" : "derived from " + family_src);
+        family_src.empty()                  ? "derived"
+        : StartsWith(family_src, "derived") ? family_src
+                                            : "derived from " + family_src);
   if (!model.empty()) {
     if (auto p = ParamsFromName(model)) set("params", json(*p), "derived: model name " + model);
   }

@@ -9,8 +9,8 @@ namespace schedmate::llm {
 Status CheckEmbeddings(std::vector<Embedding>& vectors, size_t inputs,
                        std::atomic<size_t>& dimension, bool normalise) {
   if (vectors.size() != inputs) {
-    return Status::DataLoss(fmt::format("embedding count mismatch: {} inputs, {} vectors", inputs,
-                                        vectors.size()));
+    return Status::DataLoss(
+        fmt::format("embedding count mismatch: {} inputs, {} vectors", inputs, vectors.size()));
   }
   for (size_t i = 0; i < vectors.size(); ++i) {
     Embedding& v = vectors[i];

@@ -180,9 +180,9 @@ const std::initializer_list<std::string_view> kHeadQualifiers = {
 // Keys of percentages that are a share of a resource or an efficiency, never training progress
 // ("mfu 30.12%", "gpu_util: 97%", "mem 81%").
 const std::initializer_list<std::string_view> kShareWords = {
-    "mfu",  "hfu",       "util", "utilization", "utilisation", "memory", "mem",    "gpu",
-    "cpu",  "usage",     "load", "occupancy",   "power",       "temp",   "disk",   "cache",
-    "hit",  "bandwidth", "bw",   "sparsity",    "dropout",     "flops",  "tflops", "ram"};
+    "mfu", "hfu",       "util", "utilization", "utilisation", "memory", "mem",    "gpu",
+    "cpu", "usage",     "load", "occupancy",   "power",       "temp",   "disk",   "cache",
+    "hit", "bandwidth", "bw",   "sparsity",    "dropout",     "flops",  "tflops", "ram"};
 
 const std::initializer_list<std::string_view> kMetricWords = {
     "acc",  "accuracy",   "top1", "top5",      "kl",     "reward",  "rewards", "return",

@@ -230,8 +230,8 @@ TEST(ExtractorTest, FrameworksAndLibraryDatasets) {
                               "--gin.TRAIN_STEPS=1000\n"));
   EXPECT_EQ(Val(ExtractOrDie(dir.path(), "t5x.sh"), "framework"), json("jax"));
   ASSERT_OK(WriteStringToFile(dir.File("cli.sh"), "python cli.py fit --config cli.yaml\n"));
-  ASSERT_OK(WriteStringToFile(dir.File("cli.py"),
-                              "from lightning.pytorch.cli import LightningCLI\n"));
+  ASSERT_OK(
+      WriteStringToFile(dir.File("cli.py"), "from lightning.pytorch.cli import LightningCLI\n"));
   ASSERT_OK(WriteStringToFile(dir.File("cli.yaml"),
                               "model:\n  class_path: m.Classifier\n  init_args:\n"
                               "    backbone: resnet34\n"));
@@ -253,6 +253,53 @@ TEST(ExtractorTest, FrameworksAndLibraryDatasets) {
   JobMetadata v = ExtractOrDie(dir.path(), "v.sh");
   EXPECT_EQ(Val(v, "dataset"), json("CIFAR100"));  // ImageFolder is a loader, not a dataset
   EXPECT_EQ(Val(v, "framework"), json("pytorch"));
+}
+
+// Launchers and configs that are not in the job's sources, read by their well-known conventions.
+TEST(ExtractorTest, ConfigNamesAndToolLaunchersOutsideTheSources) {
+  BuiltinMetadataExtractor x;
+  JobSource s;
+  s.root = "/nonexistent";
+  // OpenMMLab: tools/dist_train.sh CONFIG GPUS; the config name carries model, batch, schedule.
+  s.script_text = "bash tools/dist_train.sh configs/rtmdet/rtmdet_l_8xb32-300e_coco.py 4 --amp\n";
+  auto m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "model"), json("rtmdet_l"));
+  EXPECT_EQ(Val(*m, "per_device_batch_size"), json(32));
+  EXPECT_EQ(Val(*m, "epochs"), json(300));
+  EXPECT_EQ(Val(*m, "dataset"), json("COCO"));
+  EXPECT_EQ(Val(*m, "num_gpus"), json(4));  // the job's GPUS, not the config's reference 8
+  EXPECT_EQ(Val(*m, "global_batch_size"), json(128));
+  EXPECT_EQ(Val(*m, "framework"), json("mmdetection"));
+  EXPECT_NE(Src(*m, "model").find("derived: config name"), std::string::npos);
+  s.script_text = "python tools/train.py configs/faster_rcnn/faster-rcnn_r50_fpn_2x_coco.py\n";
+  m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "model"), json("faster-rcnn_r50_fpn"));
+  EXPECT_EQ(Val(*m, "epochs"), json(24));
+  // detectron2: model-zoo config name plus yacs opts on the command line (which win).
+  s.script_text =
+      "python tools/train_net.py --config-file configs/COCO-Detection/faster_rcnn_R_50_FPN_3x.yaml "
+      "--num-gpus 8 SOLVER.IMS_PER_BATCH 16 SOLVER.BASE_LR 0.02\n";
+  m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "model"), json("faster_rcnn_R_50_FPN"));
+  EXPECT_EQ(Val(*m, "dataset"), json("COCO"));
+  EXPECT_EQ(Val(*m, "max_steps"), json(270000));  // 3x = 270k iterations
+  EXPECT_EQ(Val(*m, "global_batch_size"), json(16));
+  EXPECT_EQ(Val(*m, "learning_rate"), json(0.02));
+  EXPECT_EQ(Val(*m, "framework"), json("detectron2"));
+  // fairseq-train: the data directory names the dataset.
+  s.script_text =
+      "fairseq-train data-bin/wmt16_en_de_bpe32k --arch transformer_vaswani_wmt_en_de_big "
+      "--lr 0.0005 --max-update 300000 --fp16\n";
+  m = x.Extract(s);
+  ASSERT_OK(m);
+  EXPECT_EQ(Val(*m, "framework"), json("fairseq"));
+  EXPECT_EQ(Val(*m, "dataset"), json("wmt16_en_de_bpe32k"));
+  EXPECT_EQ(Val(*m, "model"), json("transformer_vaswani_wmt_en_de_big"));
+  EXPECT_EQ(Val(*m, "max_steps"), json(300000));
+  EXPECT_EQ(Val(*m, "precision"), json("fp16"));
 }
 
 TEST(ExtractorTest, UnknownValuesStayNull) {

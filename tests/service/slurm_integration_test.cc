@@ -195,9 +195,9 @@ class SlurmIntegration : public ::testing::Test {
 
   // Every node with its state, drain reason and when the reason was set, for failure messages.
   static std::string NodeStates() {
-    return Sh("sinfo -h -N -o '%N %T reason=%E set=%H by=%u'") +
-           Sh("squeue -h -o '%i %j %T %N'") + Sh("pgrep -af 'slurmstepd: \\[' || true") +
-           "serve.log (tail):\n" + Sh("tail -n 30 " + ShellQuote(dir_->File("serve.log")));
+    return Sh("sinfo -h -N -o '%N %T reason=%E set=%H by=%u'") + Sh("squeue -h -o '%i %j %T %N'") +
+           Sh("pgrep -af 'slurmstepd: \\[' || true") + "serve.log (tail):\n" +
+           Sh("tail -n 30 " + ShellQuote(dir_->File("serve.log")));
   }
 
   // Waits until no test job is left and every node accepts work (earlier tests kill slurmd,
@@ -466,13 +466,13 @@ TEST_F(SlurmIntegration, NodeFailRequeuedBySlurmIsExcludedFromTheDeadNode) {
   auto pid = ParseInt(Trim(ReadFileToString(pid_file).value_or("")));
   if (!pid) {
     RunShell("scancel " + id);
-  // The first run's step outlived its slurmd; Slurm kills it once the node registers again.
-  // Later tests need a clean node, so wait for that (and finish it off if Slurm does not).
-  std::string orphan = "pgrep -f 'slurmstepd: \\[" + id + "\\.' || true";
-  if (!WaitFor(20, [&] { return Trim(Sh(orphan)).empty(); })) {
-    std::cerr << "[itest] orphaned step of job " << id << " still running; killing it\n";
-    RunShell("pkill -9 -f 'slurmstepd: \\[" + id + "\\.'");
-  }
+    // The first run's step outlived its slurmd; Slurm kills it once the node registers again.
+    // Later tests need a clean node, so wait for that (and finish it off if Slurm does not).
+    std::string orphan = "pgrep -f 'slurmstepd: \\[" + id + "\\.' || true";
+    if (!WaitFor(20, [&] { return Trim(Sh(orphan)).empty(); })) {
+      std::cerr << "[itest] orphaned step of job " << id << " still running; killing it\n";
+      RunShell("pkill -9 -f 'slurmstepd: \\[" + id + "\\.'");
+    }
     GTEST_SKIP() << "no slurmd pid file " << pid_file << " (cluster not from slurm-local.sh)";
   }
   auto t0 = Clock::now();

@@ -215,8 +215,7 @@ TEST(BuiltinMetricExtractorTest, PercentIsProgressNotAResourceShare) {
   };
   const Case cases[] = {
       {"iter 390: loss 3.8100, time 123.45ms, mfu 30.12%", std::nullopt},
-      {"step: 390  loss:  8.7100  memory: 30.12GiB(38.04%)  tps: 5,678  mfu: 40.12%",
-       std::nullopt},
+      {"step: 390  loss:  8.7100  memory: 30.12GiB(38.04%)  tps: 5,678  mfu: 40.12%", std::nullopt},
       {"step 12 loss 0.5 gpu_util 97% mem 81%", std::nullopt},
       {"Train: 3 [ 100/1251 (  8%)]  Loss: 6.123 (6.234)  Time: 0.456s", 8.0},
       {"Epoch 1:  30%|###  | 30/100 [00:06<00:14,  4.97it/s, train_loss=0.655]", 30.0},
