@@ -64,7 +64,7 @@ struct HistoryEstimatorOptions {
   // The same threshold for the external embedder's vectors (a semantic model's cosines sit on
   // another scale); below 0: min_similarity. A fallback to hashing uses min_similarity.
   double external_min_similarity = -1;
-  size_t similar_k = 8;         // workloads considered in the similarity tiers
+  size_t similar_k = 8;  // workloads considered in the similarity tiers
   size_t embedding_dimension = 128;
   Duration cold_start = Duration::Hours(1);
 };
