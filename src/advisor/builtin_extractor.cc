@@ -464,6 +464,11 @@ class Extraction {
                       const std::string& wrapper, int depth,
                       const std::map<std::string, std::string>& vars);
   void AddSbatch(const std::vector<SbatchDirective>& ds, const std::string& rel);
+  // A launch of the command at rel:cmd.line with its wrapper and environment (CUDA_VISIBLE_DEVICES
+  // inherited from the script's variables); launcher, program and args are the caller's.
+  static Launch NewLaunch(const std::string& rel, const ShellCommand& cmd, const std::string& cwd,
+                          const std::string& wrapper, const std::map<std::string, std::string>& env,
+                          const std::map<std::string, std::string>& vars);
   std::optional<std::string> GuessDelegate(const std::string& rel);
 
   // --- launch and program ---
@@ -825,6 +830,22 @@ void Extraction::ProcessShell(const std::string& rel, const std::string& text,
   for (const ShellCommand& c : s.commands) ProcessCommand(rel, c, cwd, wrapper, depth, vars);
 }
 
+Launch Extraction::NewLaunch(const std::string& rel, const ShellCommand& cmd,
+                             const std::string& cwd, const std::string& wrapper,
+                             const std::map<std::string, std::string>& env,
+                             const std::map<std::string, std::string>& vars) {
+  Launch l;
+  l.wrapper = wrapper;
+  l.env = env;
+  for (const auto& [k, v] : vars) {
+    if (k == "CUDA_VISIBLE_DEVICES" && !l.env.count(k)) l.env[k] = v;
+  }
+  l.file = rel;
+  l.line = cmd.line;
+  l.cwd = cwd;
+  return l;
+}
+
 void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd, std::string& cwd,
                                 const std::string& wrapper, int depth,
                                 const std::map<std::string, std::string>& vars) {
@@ -977,13 +998,8 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
         ParseInt(w[k + 2])) {
       // OpenMMLab's `tools/dist_train.sh CONFIG GPUS [ARGS]` (torchrun tools/train.py CONFIG
       // --launcher pytorch ARGS on GPUS processes), not in the sources: read it as that.
-      Launch l;
+      Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
       l.launcher = "torchrun";
-      l.wrapper = wrapper;
-      l.env = env;
-      l.file = rel;
-      l.line = cmd.line;
-      l.cwd = cwd;
       l.opts.emplace_back("nproc_per_node", w[k + 2]);
       l.program = (fs::path(w[k]).parent_path() / "train.py").generic_string();
       l.args.push_back(w[k + 1]);
@@ -1006,15 +1022,7 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     return;
   }
 
-  Launch l;
-  l.wrapper = wrapper;
-  l.env = env;
-  for (const auto& [k, v] : vars) {
-    if (k == "CUDA_VISIBLE_DEVICES" && !l.env.count(k)) l.env[k] = v;
-  }
-  l.file = rel;
-  l.line = cmd.line;
-  l.cwd = cwd;
+  Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
   size_t k = i + 1;
   static const std::set<std::string> kTorchFlags = {
       "standalone", "no_python", "use_env", "module", "m", "run_path", "redirects_all"};

@@ -365,7 +365,14 @@ void SeedSlurmEnvironment(const std::vector<SbatchDirective>& sbatch,
   // Last directive wins, as in sbatch. Only whole numbers: ranges ("2-4") and expressions are not
   // what the job will see.
   std::map<std::string, std::string> got;
-  auto whole = [](const std::string& v) { return ParseInt(v).has_value() && *ParseInt(v) > 0; };
+  auto whole = [](const std::string& v) {
+    auto n = ParseInt(v);
+    return n.has_value() && *n > 0;
+  };
+  auto count_after_colon = [](const std::string& v) {  // "[type:]N" / "gpu[:type]:N" -> "N"
+    size_t colon = v.find_last_of(':');
+    return colon == std::string::npos ? v : v.substr(colon + 1);
+  };
   for (const SbatchDirective& d : sbatch) {
     const std::string& o = d.option;
     if ((o == "--nodes" || o == "-N") && whole(d.value)) {
@@ -377,13 +384,11 @@ void SeedSlurmEnvironment(const std::vector<SbatchDirective>& sbatch,
     } else if ((o == "--cpus-per-task" || o == "-c") && whole(d.value)) {
       got["SLURM_CPUS_PER_TASK"] = d.value;
     } else if (o == "--gpus-per-node") {
-      std::string v = d.value.substr(d.value.find_last_of(':') == std::string::npos
-                                         ? 0
-                                         : d.value.find_last_of(':') + 1);  // [type:]N
+      std::string v = count_after_colon(d.value);
       if (whole(v)) got["SLURM_GPUS_PER_NODE"] = got["SLURM_GPUS_ON_NODE"] = v;
-    } else if (o == "--gres" && StartsWith(d.value, "gpu")) {
-      std::string v = d.value.substr(d.value.find_last_of(':') + 1);  // gpu[:type]:N
-      if (d.value.find(':') != std::string::npos && whole(v)) got["SLURM_GPUS_ON_NODE"] = v;
+    } else if (o == "--gres" && StartsWith(d.value, "gpu:")) {
+      std::string v = count_after_colon(d.value);
+      if (whole(v)) got["SLURM_GPUS_ON_NODE"] = v;
     }
   }
   for (auto& [k, v] : got) vars.emplace(k, v);  // the caller's environment wins
