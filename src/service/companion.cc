@@ -63,6 +63,24 @@ std::string WithHint(std::string reason, const std::string& hint) {
   return reason;
 }
 
+// A planner writes the user's notice before anything ran ("... and was requeued; ..."). Once the
+// plan's requeue has run (`outcome`: its action's outcome, "" when the plan had none), the notice
+// says what happened to it.
+std::string NoticeAfterRequeue(std::string reason, std::string_view outcome,
+                               const std::string& problem) {
+  if (outcome.empty()) return reason;
+  std::string fact = outcome == "done"      ? "was requeued"
+                     : outcome == "dry-run" ? "would be requeued (dry run: nothing was done)"
+                                            : "was not requeued (" + problem + ")";
+  constexpr std::string_view kClaim = "and was requeued";
+  if (auto at = reason.find(kClaim); at != std::string::npos) {
+    reason.replace(at, kClaim.size(), "and " + fact);
+  } else if (outcome != "done") {
+    reason += "; the job " + fact;
+  }
+  return reason;
+}
+
 store::StoredJob StoredFromContext(const JobContext& c) {
   store::StoredJob s;
   s.job.id = c.job_id;
@@ -359,6 +377,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
   quiet_ = stale;               // a backlog of stale runs is recorded, not announced
   bool held = false;            // at most one hold per plan
   std::string requeue_problem;  // set when a planned requeue did not happen (for the notice)
+  std::string requeue_outcome;  // the plan's requeue action's outcome ("" = none planned)
   bool requeued = false;
   auto hold = [&](ActionRecord a, const std::string& reason) {
     a.kind = "hold";
@@ -411,7 +430,10 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
               ? "run ended before schedmate started watching this cluster; not acting on it"
               : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
                             FormatDuration(now - f.end));
-      if (step.kind == PlannedAction::Kind::kRequeue) requeue_problem = a.detail;
+      if (step.kind == PlannedAction::Kind::kRequeue) {
+        requeue_problem = a.detail;
+        requeue_outcome = a.outcome;
+      }
       RunAction(a, nullptr);
       continue;
     }
@@ -457,6 +479,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         auto used_or = deps_.store.CountRequeues(f.id);
         int used = used_or.ok() ? static_cast<int>(*used_or) : 0;
         int budget = config_.retries_per_job;
+        requeue_outcome = "skipped";  // until the requeue below runs
         if (!config_.requeue_on_infra) {
           a.outcome = "skipped";
           a.detail = "actions.requeue_on_infra is false";
@@ -529,6 +552,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
           for (const auto& w : report.warnings) out += "; warning: " + w;
           return out;
         });
+        requeue_outcome = a.outcome;
         if (a.outcome == "done" && delay > Duration::Zero()) awaiting_release_[f.id] = now + delay;
         if (a.outcome == "done" || a.outcome == "dry-run") {
           requeued = true;
@@ -542,7 +566,8 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         hold(a, step.reason);
         break;
       case PlannedAction::Kind::kNotifyUser: {
-        a.reason = WithHint(step.reason, step.hint);
+        a.reason =
+            NoticeAfterRequeue(WithHint(step.reason, step.hint), requeue_outcome, requeue_problem);
         if (d.checkpoint && a.reason.find(*d.checkpoint) == std::string::npos) {
           a.reason += "; resume from " + *d.checkpoint;
         }

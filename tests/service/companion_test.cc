@@ -628,6 +628,31 @@ TEST_F(CompanionTest, NeverInterruptsARunSlurmAlreadyRestarted) {
   auto notices = ActionsOf("63", "notify");
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_NE(notices[0].detail.find("NOTE: the job was not requeued"), std::string::npos);
+  // The notice itself follows what happened, not what the planner expected.
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("not requeued"), std::string::npos) << notices[0].reason;
+}
+
+TEST_F(CompanionTest, NoticeSaysTheRequeueWasSkippedOrOnlySimulated) {
+  config_.requeue_on_infra = false;
+  auto [j, c, log] = SeenRunningThenFailed("65", "gpu1", "s.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  auto notices = ActionsOf("65", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("not requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("requeue_on_infra"), std::string::npos) << notices[0].reason;
+}
+
+TEST_F(CompanionTest, DryRunNoticeDoesNotClaimARequeue) {
+  config_.dry_run = true;
+  auto [j, c, log] = SeenRunningThenFailed("66", "gpu1", "d.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(c.Tick());
+  auto notices = ActionsOf("66", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("would be requeued"), std::string::npos) << notices[0].reason;
 }
 
 TEST_F(CompanionTest, CrashBetweenRecordAndActIsMarkedInterruptedNeverRepeated) {
