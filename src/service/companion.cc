@@ -150,12 +150,8 @@ Status Companion::Load() {
       awaiting_release_[a.job_id] = *a.release_at;
     }
   }
-  std::error_code ec;
-  std::filesystem::create_directories(config_.CapturedLogDir(), ec);
-  if (ec) {
-    return Status::Unavailable(
-        fmt::format("cannot create {}: {}", config_.CapturedLogDir(), ec.message()));
-  }
+  // Captured logs are other users' output: only the service's user may read them.
+  SM_RETURN_IF_ERROR(EnsurePrivateDir(config_.CapturedLogDir()));
   // What was recorded before a restart is visible at once, before the first tick.
   Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
   return Status::Ok();
@@ -174,7 +170,10 @@ void Companion::RefreshLogPath(Tracked& t) {
   }
   t.job.std_out = shown->std_out;
   if (t.context.work_dir.empty()) t.context.work_dir = shown->work_dir;
-  Status ok = CheckJobLog(shown->std_out, t.job.user);
+  t.log_scope = JobLogScope{t.job.user.empty() ? shown->user : t.job.user,
+                            shown->work_dir.empty() ? t.job.work_dir : shown->work_dir,
+                            shown->std_out, shown->std_err};
+  Status ok = CheckJobLog(shown->std_out, t.log_scope);
   // A running job's log may not exist for a moment; keep the path and retry next tick.
   if (ok.ok() || ok.code() == StatusCode::kNotFound) {
     t.log_path = shown->std_out;
@@ -594,18 +593,33 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
 void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
   // 1. Copy the log before anything else: a requeue truncates it.
   // squeue only knows StdOut as a pattern (%x-%j.out): use scontrol's expansion.
+  // The log is read only as the job's own file (log_access.h), never on the service's authority.
   std::string log_path = t != nullptr ? t->log_path : "";
-  std::string owner = t != nullptr ? t->job.user : f.user;
+  JobLogScope scope = t != nullptr ? t->log_scope : JobLogScope{};
+  if (scope.user.empty()) scope.user = t != nullptr ? t->job.user : f.user;
   if (log_path.empty()) {
-    if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) log_path = shown->std_out;
+    if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) {
+      log_path = shown->std_out;
+      scope.work_dir = shown->work_dir;
+      scope.std_out = shown->std_out;
+      scope.std_err = shown->std_err;
+      if (scope.user.empty()) scope.user = shown->user;
+    }
   }
+  if (scope.work_dir.empty()) scope.work_dir = f.work_dir;
   std::string log_text, copy_path, log_note;
   if (!log_path.empty()) {
-    auto tail = ReadJobLogTail(log_path, owner, static_cast<size_t>(config_.capture_bytes));
+    auto tail = ReadJobLogTail(log_path, scope, static_cast<size_t>(config_.capture_bytes));
     if (tail.ok()) {
       log_text = std::move(tail->text);
-      copy_path = fmt::format("{}/{}-{}.log", config_.CapturedLogDir(), f.id, f.start.seconds());
-      if (!WriteStringToFile(copy_path, log_text).ok()) copy_path.clear();
+      // 0600 in the 0700 logs directory, whatever the original's mode (log_access.h).
+      auto copy = WriteCapturedLog(config_.CapturedLogDir(),
+                                   fmt::format("{}-{}.log", f.id, f.start.seconds()), log_text);
+      if (copy.ok()) {
+        copy_path = *copy;
+      } else {
+        log_note = "not captured: " + copy.status().message();
+      }
     } else {
       log_note = tail.status().message();
     }
@@ -885,6 +899,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     v.start_estimate = t.start_estimate;
     v.log_path = t.log_path;
     v.log_problem = t.log_problem;
+    v.log_scope = t.log_scope.user.empty() ? LogScopeOf(t.job) : t.log_scope;
     view->jobs.push_back(std::move(v));
   }
   std::sort(view->jobs.begin(), view->jobs.end(), [](const JobView& a, const JobView& b) {
@@ -924,6 +939,21 @@ Result<SubmitAdvice> Companion::EstimateSubmission(const JobContext& job) {
 Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   std::lock_guard lock(engine_mu_);
   if (!slurm::IsValidNodeName(node)) return Status::InvalidArgument("invalid node name: " + node);
+  // Only undo what schedmate itself did: a node it drained, still drained for schedmate's reason.
+  // Anything else (ALL, unknown names, an operator's maintenance drain) never reaches scontrol.
+  auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                         [&](const slurm::SlurmNode& n) { return n.name == node; });
+  if (it == nodes_.end()) return Status::NotFound("no node " + node + " in Slurm's node list");
+  SM_ASSIGN_OR_RETURN(bool ours, deps_.store.NodeDrainedBySchedmate(node));
+  if (!ours) {
+    return Status::FailedPrecondition(
+        fmt::format("schedmate did not drain {}: it resumes only nodes it drained itself", node));
+  }
+  if (!it->drained()) return Status::FailedPrecondition(node + " is not drained");
+  if (!StartsWith(it->reason, "schedmate")) {
+    return Status::FailedPrecondition(fmt::format(
+        "{} was drained again by someone else (reason '{}'): not resumed", node, it->reason));
+  }
   ActionRecord a;
   a.at = deps_.clock.Now();
   a.node = node;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -30,13 +32,17 @@ class DashboardFixture : public ApiFixture {
     config_.metrics_interval = Duration::Zero();
   }
 
+  // A running job belongs to the user running the test whatever `user` says: the service reads
+  // a job's log only as its user's own file (service/log_access.h), and the logs written here
+  // are that user's. Pending jobs keep their made-up users.
   service::testing::FakeJob& Running(const std::string& id, const std::string& name,
                                      const std::string& user, const std::string& node, int gpus,
                                      const std::string& log) {
     auto& j = cluster_.Job(id);
     j.id = id;
     j.name = name;
-    j.user = user;
+    passwd* me = getpwuid(geteuid());
+    j.user = me != nullptr ? me->pw_name : user;
     j.state = "RUNNING";
     j.node = node;
     j.gpus_per_node = gpus;
