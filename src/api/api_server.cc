@@ -5,8 +5,10 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
+#include "api/bounded_http_server.h"
 #include "api/json_codecs.h"
 #include "api/ui_assets.h"
 #include "core/json_dump.h"
@@ -30,6 +32,19 @@ std::string UserNameForUid(int64_t uid) {
   return out->pw_name;
 }
 
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  // Every byte of `a` is compared (with itself past the end of `b`): no early exit, no branch
+  // on the contents.
+  unsigned acc = a.size() == b.size() ? 0u : 1u;
+  for (size_t i = 0; i < a.size(); ++i) {
+    unsigned char x = static_cast<unsigned char>(a[i]);
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : x;
+    acc |= static_cast<unsigned>(x ^ y);
+  }
+  volatile unsigned result = acc;  // keeps the loop from being turned into a memcmp
+  return result == 0;
+}
+
 namespace {
 
 void SendJson(httplib::Response& res, const json& body, int status = 200) {
@@ -37,8 +52,50 @@ void SendJson(httplib::Response& res, const json& body, int status = 200) {
   res.set_content(DumpJson(body), "application/json");
 }
 
+// A word a client can test instead of the message: the status's own unless a route says more.
+const char* CodeForStatus(int status) {
+  switch (status) {
+    case 400:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not_found";
+    case 409:
+      return "conflict";
+    case 413:
+      return "body_too_large";
+    case 503:
+      return "unavailable";
+    case 504:
+      return "timeout";
+    default:
+      return "internal";
+  }
+}
+
+void SendError(httplib::Response& res, int status, const std::string& code,
+               const std::string& message) {
+  if (status == 401) res.set_header("WWW-Authenticate", "Bearer");
+  SendJson(res, json{{"error", message}, {"code", code}}, status);
+}
+
 void SendError(httplib::Response& res, int status, const std::string& message) {
-  SendJson(res, json{{"error", message}}, status);
+  SendError(res, status, CodeForStatus(status), message);
+}
+
+ConnectionLimits LimitsFrom(const service::ServiceConfig& cfg) {
+  ConnectionLimits limits;
+  auto ms = std::chrono::milliseconds(std::max<int64_t>(1, cfg.request_timeout.micros() / 1000));
+  limits.request_timeout = ms;
+  limits.idle_timeout = ms;
+  limits.write_timeout = ms;
+  limits.max_connections = cfg.max_connections;
+  limits.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
+  limits.threads = cfg.threads;
+  return limits;
 }
 
 int HttpStatusFor(const Status& s) {
@@ -102,26 +159,20 @@ ApiServer::ApiServer(service::Companion& companion, ApiReadStores stores, std::s
     : companion_(companion),
       stores_(stores),
       token_(std::move(token)),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(std::make_unique<BoundedHttpServer>(LimitsFrom(companion.config()))) {
   Routes();
+}
+
+bool ApiServer::HasToken(const httplib::Request& req) const {
+  return !token_.empty() &&
+         ConstantTimeEquals(req.get_header_value("Authorization"), "Bearer " + token_);
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start(const std::string& listen, int port) {
-  const auto& cfg = companion_.config();
-  server_->set_payload_max_length(static_cast<size_t>(cfg.max_body_bytes));
-  auto timeout = std::chrono::microseconds(cfg.request_timeout.micros());
-  server_->set_read_timeout(timeout);
-  server_->set_write_timeout(timeout);
-  // An idle keep-alive connection holds a worker thread: keep such waits short and bounded.
-  server_->set_keep_alive_timeout(1);
-  server_->set_keep_alive_max_count(1000);
+  // Deadlines, the connection cap and the workers are BoundedHttpServer's (see LimitsFrom).
   server_->set_tcp_nodelay(true);  // small JSON answers: no Nagle/delayed-ACK 40 ms stalls
-  int threads = cfg.threads;
-  server_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
   if (port == 0) {
     port_ = server_->bind_to_any_port(listen);
     if (port_ < 0) return Status::Unavailable(fmt::format("cannot bind {}:<any>", listen));
@@ -132,13 +183,20 @@ Status ApiServer::Start(const std::string& listen, int port) {
     }
     port_ = port;
   }
+  server_->WidenBacklog();
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() does nothing until the accept loop runs, and Stop() joins that loop: wait
+  // (bounded) for it, so a Stop() right after Start() cannot hang.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return Status::Ok();
 }
 
 void ApiServer::Stop() {
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
+  if (server_) server_->Shutdown();
 }
 
 namespace {
@@ -156,6 +214,41 @@ void SendUiAsset(httplib::Response& res, const UiAsset& asset) {
 
 void ApiServer::Routes() {
   auto& s = *server_;
+  // api.serve_logs: true when the caller may read logs; otherwise the refusal is sent.
+  auto may_read_logs = [this](const httplib::Request& req, httplib::Response& res) {
+    switch (companion_.config().serve_logs) {
+      case service::LogAccess::kAll:
+        return true;
+      case service::LogAccess::kOff:
+        SendError(res, 403, "logs_off", "log reads are turned off (api.serve_logs: off)");
+        return false;
+      case service::LogAccess::kToken:
+        break;
+    }
+    if (token_.empty()) {
+      SendError(res, 403, "token_not_configured",
+                "log reads need the API token (api.serve_logs: token) and none is configured");
+      return false;
+    }
+    if (!HasToken(req)) {
+      SendError(res, 401, "unauthorized",
+                "log reads need \"Authorization: Bearer <token>\" (api.serve_logs: token)");
+      return false;
+    }
+    return true;
+  };
+  // A log read's failure: refusals are 403 "log_refused", a missing log 404 "no_log".
+  auto send_log_error = [](httplib::Response& res, const Status& st) {
+    switch (st.code()) {
+      case StatusCode::kFailedPrecondition:
+        return SendError(res, 403, "log_refused", st.message());
+      case StatusCode::kNotFound:
+      case StatusCode::kInvalidArgument:
+        return SendError(res, 404, "no_log", st.message());
+      default:
+        return SendError(res, HttpStatusFor(st), st.message());
+    }
+  };
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
     ++requests_;
     return httplib::Server::HandlerResponse::Unhandled;
@@ -165,7 +258,10 @@ void ApiServer::Routes() {
   });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
-      SendError(res, res.status, res.status == 413 ? "request body too large" : "not found");
+      SendError(res, res.status,
+                res.status == 413   ? "request body too large"
+                : res.status == 404 ? "not found"
+                                    : fmt::format("request failed (HTTP {})", res.status));
     }
   });
 
@@ -223,19 +319,23 @@ void ApiServer::Routes() {
           SendJson(res, json{{"job_id", std::string(req.matches[1])}, {"samples", std::move(out)}});
         });
 
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          auto v = companion_.View();
-          const auto* j = FindJob(*v, req.matches[1]);
-          if (j == nullptr)
-            return SendError(res, 404, "no live job " + std::string(req.matches[1]));
-          if (j->log_path.empty()) return SendError(res, 404, "no readable log: " + j->log_problem);
-          int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
-          auto tail = service::ReadJobLogTail(j->log_path, j->job.user, static_cast<size_t>(bytes));
-          if (!tail.ok())
-            return SendError(res, HttpStatusFor(tail.status()), tail.status().message());
-          res.set_content(tail->text, "text/plain; charset=utf-8");
-        });
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)", [this, may_read_logs, send_log_error](
+                                              const httplib::Request& req, httplib::Response& res) {
+    if (!may_read_logs(req, res)) return;
+    auto v = companion_.View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    // Checked again now, on the job's own terms (a refused path was dropped from log_path).
+    const std::string& path = !j->log_path.empty() ? j->log_path : j->log_scope.std_out;
+    if (path.empty() || path.front() != '/') {
+      return SendError(res, 404, "no_log",
+                       "no log known" + (j->log_problem.empty() ? "" : ": " + j->log_problem));
+    }
+    int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
+    auto tail = service::ReadJobLogTail(path, j->log_scope, static_cast<size_t>(bytes));
+    if (!tail.ok()) return send_log_error(res, tail.status());
+    res.set_content(tail->text, "text/plain; charset=utf-8");
+  });
 
   s.Get("/v1/predictions", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
@@ -281,8 +381,9 @@ void ApiServer::Routes() {
     SendJson(res, json{{"failures", std::move(out)}});
   });
 
-  s.Get(R"(/v1/failures/(\d{1,18})/log)", [this](const httplib::Request& req,
-                                                 httplib::Response& res) {
+  s.Get(R"(/v1/failures/(\d{1,18})/log)", [this, may_read_logs, send_log_error](
+                                              const httplib::Request& req, httplib::Response& res) {
+    if (!may_read_logs(req, res)) return;
     int64_t id = ParseInt(std::string(req.matches[1])).value_or(-1);
     std::string copy;
     {
@@ -292,13 +393,12 @@ void ApiServer::Routes() {
       for (const auto& f : *failures)
         if (f.id == id) copy = f.log_copy;
     }
-    if (copy.empty())
-      return SendError(res, 404, "no captured log for failure " + std::string(req.matches[1]));
-    if (!service::PathIsInside(copy, companion_.config().CapturedLogDir())) {
-      return SendError(res, 403, "captured log outside the service's log directory");
+    if (copy.empty()) {
+      return SendError(res, 404, "no_log",
+                       "no captured log for failure " + std::string(req.matches[1]));
     }
-    auto tail = service::ReadJobLogTail(copy, "", 1 << 20);
-    if (!tail.ok()) return SendError(res, HttpStatusFor(tail.status()), tail.status().message());
+    auto tail = service::ReadCapturedLogTail(copy, companion_.config().CapturedLogDir(), 1 << 20);
+    if (!tail.ok()) return send_log_error(res, tail.status());
     res.set_content(tail->text, "text/plain; charset=utf-8");
   });
 
@@ -392,17 +492,17 @@ void ApiServer::Routes() {
     SendJson(res, ToJson(*advice));
   });
 
-  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)", [this](const httplib::Request& req,
-                                                               httplib::Response& res) {
-    if (token_.empty())
-      return SendError(res, 403, "state-changing calls are disabled: no api.token configured");
-    if (req.get_header_value("Authorization") != "Bearer " + token_) {
-      return SendError(res, 401, "missing or wrong bearer token");
-    }
-    Status s2 = companion_.ResumeNode(req.matches[1], "api");
-    if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
-    SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
-  });
+  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           if (token_.empty()) {
+             return SendError(res, 403, "token_not_configured",
+                              "state-changing calls are disabled: no api.token configured");
+           }
+           if (!HasToken(req)) return SendError(res, 401, "missing or wrong bearer token");
+           Status s2 = companion_.ResumeNode(req.matches[1], "api");
+           if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
+           SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
+         });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
@@ -465,6 +565,17 @@ void ApiServer::Routes() {
     out += fmt::format("schedmate_tracked_logs {}\n", v->tracked_logs);
     metric("schedmate_http_requests_total", "counter", "HTTP requests received");
     out += fmt::format("schedmate_http_requests_total {}\n", requests_.load());
+    ConnectionStats conns = server_->Stats();
+    metric("schedmate_http_connections_open", "gauge", "HTTP connections open now");
+    out += fmt::format("schedmate_http_connections_open {}\n", conns.open);
+    metric("schedmate_http_connections_closed_total", "counter",
+           "HTTP connections closed by the server: deadline (request not received in time, "
+           "idle keep-alive), cap (api.max_connections), rejected (bad framing)");
+    out += fmt::format(
+        "schedmate_http_connections_closed_total{{reason=\"deadline\"}} {}\n"
+        "schedmate_http_connections_closed_total{{reason=\"cap\"}} {}\n"
+        "schedmate_http_connections_closed_total{{reason=\"rejected\"}} {}\n",
+        conns.timed_out, conns.evicted, conns.rejected);
     res.set_content(out, "text/plain; version=0.0.4");
   });
 }

@@ -22,20 +22,27 @@
 //                                       script as text/plain with resources in the query, or JSON
 //                                       {"script","name","user","partition","gpus","nodes",
 //                                       "time_limit_min"}; ?format=kv answers key=value lines
-//   POST /v1/nodes/{name}/resume        state-changing: needs "Authorization: Bearer <token>"
+//   POST /v1/nodes/{name}/resume        state-changing: needs "Authorization: Bearer <token>";
+//                                       only a node schedmate drained (404 unknown node, 409
+//                                       any other node: Slurm is not asked)
 //
-// Safety: binds 127.0.0.1 unless configured otherwise; request bodies are capped
-// (api.max_body_bytes) and reads/writes time out (api.request_timeout_s); state-changing calls
-// need the configured token and are refused when none is configured; log endpoints never take a
-// path from the request.
+// Safety: binds 127.0.0.1 unless configured otherwise (serve refuses another address without a
+// token unless api.allow_remote); request bodies are capped (api.max_body_bytes); each request
+// must arrive within api.request_timeout_s and at most api.max_connections connections are open
+// (bounded_http_server.h: slow clients hold no thread and cannot starve /healthz);
+// state-changing calls need the configured token (compared in constant time) and are refused
+// when none is configured; log endpoints never take a path from the request, follow
+// api.serve_logs (token: the bearer token is needed, all, off) and read a job's log only as that
+// job's own file (service/log_access.h). Errors are JSON {"error": text, "code": word}.
 //
-// Thread-safety: handlers run on httplib's pool; they read the Companion's immutable views, and
-// the read-side stores behind one mutex.
+// Thread-safety: handlers run on the server's workers; they read the Companion's immutable
+// views, and the read-side stores behind one mutex.
 
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/result.h"
@@ -44,10 +51,12 @@
 #include "store/history_store.h"
 
 namespace httplib {
-class Server;
+struct Request;
 }
 
 namespace schedmate::api {
+
+class BoundedHttpServer;
 
 struct ApiReadStores {
   service::ServiceStore& service;  // a connection of its own (not the companion's)
@@ -68,11 +77,13 @@ class ApiServer {
 
  private:
   void Routes();
+  // "Authorization: Bearer <token>" with the configured (non-empty) token.
+  bool HasToken(const httplib::Request& req) const;
   service::Companion& companion_;
   ApiReadStores stores_;
   std::mutex stores_mu_;
   std::string token_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<BoundedHttpServer> server_;
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> requests_{0};
@@ -80,5 +91,9 @@ class ApiServer {
 
 // The user name for a numeric uid ("" when unknown).
 std::string UserNameForUid(int64_t uid);
+
+// a == b, in a time that depends only on the sizes (a caller's guess at a token learns nothing
+// from how long the comparison took).
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 }  // namespace schedmate::api

@@ -1,7 +1,14 @@
 // schedmate serve --slurm: the companion beside a real Slurm cluster (service/ + slurm/ + api/).
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -40,12 +47,54 @@ struct ServeFlags {
   std::string engines;
   std::string llm_engine;
   std::string llm_config;
+  bool allow_remote = false;
 };
 
 template <typename T>
 T OrFail(Result<T> r) {
   if (!r.ok()) Fail(r.status());
   return std::move(r).value();
+}
+
+// The API token: the first line of `path`, which only its owner may read or write (a token
+// others can read is no secret: refused as a usage error naming the file).
+std::string ReadTokenFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    Fail(Status::NotFound(fmt::format("cannot read token file {}: {}", path, strerror(errno))));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    FailUsage(fmt::format("token file {} is not a regular file", path));
+  }
+  if ((st.st_mode & 077) != 0) {
+    FailUsage(fmt::format(
+        "token file {} is readable or writable by group or others (mode {:04o}): run chmod 600 {}",
+        path, st.st_mode & 07777, path));
+  }
+  std::string text(4096, '\0');
+  ssize_t n = read(fd, text.data(), text.size());
+  if (n < 0) Fail(Status::Unavailable(fmt::format("reading {}: {}", path, strerror(errno))));
+  text.resize(static_cast<size_t>(n));
+  std::string token(Trim(Split(text, '\n').front()));
+  if (token.empty()) FailUsage(fmt::format("token file {} has no token on its first line", path));
+  return token;
+}
+
+// 127.0.0.0/8, ::1 (also as ::ffff:127.x.y.z) and "localhost".
+bool IsLoopbackAddress(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
 }
 
 void RunServe(const ServeFlags& f) {
@@ -67,14 +116,36 @@ void RunServe(const ServeFlags& f) {
     if (!parsed.ok()) FailUsage(parsed.status().message());
     config.submit_policy = parsed->submit_policy;
   }
+  if (f.allow_remote) config.allow_remote = true;
   std::string token_file = !f.token_file.empty() ? f.token_file : config.token_file;
   std::string token = config.token;
-  if (!token_file.empty()) {
-    auto text = OrFail(ReadFileToString(token_file, 4096));
-    token = std::string(Trim(Split(text, '\n').front()));
-  }
+  if (!token_file.empty()) token = ReadTokenFile(token_file);
   if (const char* env = std::getenv("SCHEDMATE_API_TOKEN"); env != nullptr && token.empty())
     token = env;
+  // Beyond loopback, an API without a token serves every job's data (and, with
+  // api.serve_logs: all, their logs) to the network: only when the operator says so.
+  std::string exposure;
+  if (f.ticks == 0 && !IsLoopbackAddress(config.listen)) {
+    if (token.empty() && !config.allow_remote) {
+      FailUsage(fmt::format(
+          "--listen {} is not a loopback address and no API token is set: set api.token or "
+          "--token-file, or allow it explicitly with --allow-remote (api.allow_remote: true)",
+          config.listen));
+    }
+    if (token.empty()) {
+      exposure = fmt::format(
+          "schedmate serve: WARNING: listening on {} without an API token (api.allow_remote): "
+          "anyone who can reach it reads the queue, predictions and failures{}\n",
+          config.listen,
+          config.serve_logs == service::LogAccess::kAll ? ", and job logs (api.serve_logs: all)"
+                                                        : "");
+    } else if (config.serve_logs == service::LogAccess::kAll) {
+      exposure = fmt::format(
+          "schedmate serve: WARNING: listening on {} with api.serve_logs: all: anyone who can "
+          "reach it reads job logs\n",
+          config.listen);
+    }
+  }
 
   auto db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
   auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
@@ -128,11 +199,12 @@ void RunServe(const ServeFlags& f) {
     if (Status s = WriteStringToFile(f.port_file, std::to_string(server.port()) + "\n"); !s.ok())
       Fail(s);
   }
-  std::cerr << "schedmate serve: http://" << config.listen << ":" << server.port() << " (poll "
-            << FormatDuration(config.poll_interval) << ", submit policy "
+  std::cerr << exposure << "schedmate serve: http://" << config.listen << ":" << server.port()
+            << " (poll " << FormatDuration(config.poll_interval) << ", submit policy "
             << service::SubmitPolicyName(config.submit_policy)
             << (config.dry_run ? ", DRY RUN" : "")
-            << (token.empty() ? ", no API token: state changes disabled" : "") << ")\n"
+            << (token.empty() ? ", no API token: state changes disabled" : "") << ", log reads "
+            << service::LogAccessName(config.serve_logs) << ")\n"
             << "schedmate serve: engines " << engines.description << "\n"
             << "schedmate serve: actions " << companion.ActionPolicySummary() << "\n";
   std::thread loop([&] { companion.Run(); });
@@ -166,6 +238,9 @@ void RegisterServeCommands(CLI::App& app) {
   cmd->add_option("--port", flags->port,
                   "Port to bind, 0 = any free port (overrides api.port; default 8787)")
       ->check(CLI::Range(0, 65535));
+  cmd->add_flag("--allow-remote", flags->allow_remote,
+                "Allow --listen on a non-loopback address without an API token (overrides "
+                "api.allow_remote; a warning is printed)");
   cmd->add_option("--port-file", flags->port_file,
                   "Write the bound port to this file once listening");
   cmd->add_option("--token-file", flags->token_file,

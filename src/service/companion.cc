@@ -63,6 +63,24 @@ std::string WithHint(std::string reason, const std::string& hint) {
   return reason;
 }
 
+// A planner writes the user's notice before anything ran ("... and was requeued; ..."). Once the
+// plan's requeue has run (`outcome`: its action's outcome, "" when the plan had none), the notice
+// says what happened to it.
+std::string NoticeAfterRequeue(std::string reason, std::string_view outcome,
+                               const std::string& problem) {
+  if (outcome.empty()) return reason;
+  std::string fact = outcome == "done"      ? "was requeued"
+                     : outcome == "dry-run" ? "would be requeued (dry run: nothing was done)"
+                                            : "was not requeued (" + problem + ")";
+  constexpr std::string_view kClaim = "and was requeued";
+  if (auto at = reason.find(kClaim); at != std::string::npos) {
+    reason.replace(at, kClaim.size(), "and " + fact);
+  } else if (outcome != "done") {
+    reason += "; the job " + fact;
+  }
+  return reason;
+}
+
 store::StoredJob StoredFromContext(const JobContext& c) {
   store::StoredJob s;
   s.job.id = c.job_id;
@@ -132,12 +150,8 @@ Status Companion::Load() {
       awaiting_release_[a.job_id] = *a.release_at;
     }
   }
-  std::error_code ec;
-  std::filesystem::create_directories(config_.CapturedLogDir(), ec);
-  if (ec) {
-    return Status::Unavailable(
-        fmt::format("cannot create {}: {}", config_.CapturedLogDir(), ec.message()));
-  }
+  // Captured logs are other users' output: only the service's user may read them.
+  SM_RETURN_IF_ERROR(EnsurePrivateDir(config_.CapturedLogDir()));
   // What was recorded before a restart is visible at once, before the first tick.
   Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
   return Status::Ok();
@@ -156,7 +170,10 @@ void Companion::RefreshLogPath(Tracked& t) {
   }
   t.job.std_out = shown->std_out;
   if (t.context.work_dir.empty()) t.context.work_dir = shown->work_dir;
-  Status ok = CheckJobLog(shown->std_out, t.job.user);
+  t.log_scope = JobLogScope{t.job.user.empty() ? shown->user : t.job.user,
+                            shown->work_dir.empty() ? t.job.work_dir : shown->work_dir,
+                            shown->std_out, shown->std_err};
+  Status ok = CheckJobLog(shown->std_out, t.log_scope);
   // A running job's log may not exist for a moment; keep the path and retry next tick.
   if (ok.ok() || ok.code() == StatusCode::kNotFound) {
     t.log_path = shown->std_out;
@@ -359,6 +376,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
   quiet_ = stale;               // a backlog of stale runs is recorded, not announced
   bool held = false;            // at most one hold per plan
   std::string requeue_problem;  // set when a planned requeue did not happen (for the notice)
+  std::string requeue_outcome;  // the plan's requeue action's outcome ("" = none planned)
   bool requeued = false;
   auto hold = [&](ActionRecord a, const std::string& reason) {
     a.kind = "hold";
@@ -411,7 +429,10 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
               ? "run ended before schedmate started watching this cluster; not acting on it"
               : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
                             FormatDuration(now - f.end));
-      if (step.kind == PlannedAction::Kind::kRequeue) requeue_problem = a.detail;
+      if (step.kind == PlannedAction::Kind::kRequeue) {
+        requeue_problem = a.detail;
+        requeue_outcome = a.outcome;
+      }
       RunAction(a, nullptr);
       continue;
     }
@@ -457,6 +478,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         auto used_or = deps_.store.CountRequeues(f.id);
         int used = used_or.ok() ? static_cast<int>(*used_or) : 0;
         int budget = config_.retries_per_job;
+        requeue_outcome = "skipped";  // until the requeue below runs
         if (!config_.requeue_on_infra) {
           a.outcome = "skipped";
           a.detail = "actions.requeue_on_infra is false";
@@ -529,6 +551,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
           for (const auto& w : report.warnings) out += "; warning: " + w;
           return out;
         });
+        requeue_outcome = a.outcome;
         if (a.outcome == "done" && delay > Duration::Zero()) awaiting_release_[f.id] = now + delay;
         if (a.outcome == "done" || a.outcome == "dry-run") {
           requeued = true;
@@ -542,7 +565,8 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
         hold(a, step.reason);
         break;
       case PlannedAction::Kind::kNotifyUser: {
-        a.reason = WithHint(step.reason, step.hint);
+        a.reason =
+            NoticeAfterRequeue(WithHint(step.reason, step.hint), requeue_outcome, requeue_problem);
         if (d.checkpoint && a.reason.find(*d.checkpoint) == std::string::npos) {
           a.reason += "; resume from " + *d.checkpoint;
         }
@@ -569,18 +593,33 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
 void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
   // 1. Copy the log before anything else: a requeue truncates it.
   // squeue only knows StdOut as a pattern (%x-%j.out): use scontrol's expansion.
+  // The log is read only as the job's own file (log_access.h), never on the service's authority.
   std::string log_path = t != nullptr ? t->log_path : "";
-  std::string owner = t != nullptr ? t->job.user : f.user;
+  JobLogScope scope = t != nullptr ? t->log_scope : JobLogScope{};
+  if (scope.user.empty()) scope.user = t != nullptr ? t->job.user : f.user;
   if (log_path.empty()) {
-    if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) log_path = shown->std_out;
+    if (auto shown = deps_.backend.ShowJob(f.id); shown.ok()) {
+      log_path = shown->std_out;
+      scope.work_dir = shown->work_dir;
+      scope.std_out = shown->std_out;
+      scope.std_err = shown->std_err;
+      if (scope.user.empty()) scope.user = shown->user;
+    }
   }
+  if (scope.work_dir.empty()) scope.work_dir = f.work_dir;
   std::string log_text, copy_path, log_note;
   if (!log_path.empty()) {
-    auto tail = ReadJobLogTail(log_path, owner, static_cast<size_t>(config_.capture_bytes));
+    auto tail = ReadJobLogTail(log_path, scope, static_cast<size_t>(config_.capture_bytes));
     if (tail.ok()) {
       log_text = std::move(tail->text);
-      copy_path = fmt::format("{}/{}-{}.log", config_.CapturedLogDir(), f.id, f.start.seconds());
-      if (!WriteStringToFile(copy_path, log_text).ok()) copy_path.clear();
+      // 0600 in the 0700 logs directory, whatever the original's mode (log_access.h).
+      auto copy = WriteCapturedLog(config_.CapturedLogDir(),
+                                   fmt::format("{}-{}.log", f.id, f.start.seconds()), log_text);
+      if (copy.ok()) {
+        copy_path = *copy;
+      } else {
+        log_note = "not captured: " + copy.status().message();
+      }
     } else {
       log_note = tail.status().message();
     }
@@ -860,6 +899,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     v.start_estimate = t.start_estimate;
     v.log_path = t.log_path;
     v.log_problem = t.log_problem;
+    v.log_scope = t.log_scope.user.empty() ? LogScopeOf(t.job) : t.log_scope;
     view->jobs.push_back(std::move(v));
   }
   std::sort(view->jobs.begin(), view->jobs.end(), [](const JobView& a, const JobView& b) {
@@ -899,6 +939,21 @@ Result<SubmitAdvice> Companion::EstimateSubmission(const JobContext& job) {
 Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   std::lock_guard lock(engine_mu_);
   if (!slurm::IsValidNodeName(node)) return Status::InvalidArgument("invalid node name: " + node);
+  // Only undo what schedmate itself did: a node it drained, still drained for schedmate's reason.
+  // Anything else (ALL, unknown names, an operator's maintenance drain) never reaches scontrol.
+  auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                         [&](const slurm::SlurmNode& n) { return n.name == node; });
+  if (it == nodes_.end()) return Status::NotFound("no node " + node + " in Slurm's node list");
+  SM_ASSIGN_OR_RETURN(bool ours, deps_.store.NodeDrainedBySchedmate(node));
+  if (!ours) {
+    return Status::FailedPrecondition(
+        fmt::format("schedmate did not drain {}: it resumes only nodes it drained itself", node));
+  }
+  if (!it->drained()) return Status::FailedPrecondition(node + " is not drained");
+  if (!StartsWith(it->reason, "schedmate")) {
+    return Status::FailedPrecondition(fmt::format(
+        "{} was drained again by someone else (reason '{}'): not resumed", node, it->reason));
+  }
   ActionRecord a;
   a.at = deps_.clock.Now();
   a.node = node;

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "service/log_access.h"
 #include "service/ports.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
@@ -69,6 +70,7 @@ struct JobView {
   std::optional<StartEstimate> start_estimate;
   std::string log_path;     // the validated StdOut ("" until known)
   std::string log_problem;  // why the log is not tracked, when it is not
+  JobLogScope log_scope;    // whose log it is and where it may lie (what Slurm reports)
 };
 
 struct PredictionErrorStats {
@@ -132,7 +134,10 @@ class Companion {
 
   // For POST /v1/estimate (job_submit.lua). Thread-safe.
   Result<SubmitAdvice> EstimateSubmission(const JobContext& job);
-  // Operator action through the API: resume a node; recorded like every action. Thread-safe.
+  // Operator action through the API: resume a node schedmate drained (its store says so, and
+  // Slurm still shows it drained with a "schedmate" reason); recorded like every action.
+  // kNotFound for a node Slurm does not list, kFailedPrecondition for any other node; neither
+  // reaches Slurm. Thread-safe.
   Status ResumeNode(const std::string& node, const std::string& who);
 
   // Called with every action once its outcome is known (also skipped, dry-run and failed ones),
@@ -153,6 +158,7 @@ class Companion {
     std::optional<Prediction> prediction;
     std::string log_path;
     std::string log_problem;
+    JobLogScope log_scope;
     int32_t restarts = 0;
     std::optional<LogMetrics> metrics;
     SimTime last_sample;

@@ -25,6 +25,18 @@ std::string_view SubmitPolicyName(SubmitPolicy p) {
   return "off";
 }
 
+std::string_view LogAccessName(LogAccess a) {
+  switch (a) {
+    case LogAccess::kToken:
+      return "token";
+    case LogAccess::kAll:
+      return "all";
+    case LogAccess::kOff:
+      return "off";
+  }
+  return "off";
+}
+
 std::string ServiceConfig::DatabasePath() const {
   return database.empty() ? data_dir + "/schedmate.db" : database;
 }
@@ -148,6 +160,20 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["api"]["max_body_bytes"] = int64(&ServiceConfig::max_body_bytes, 1024, int64_t{1} << 30);
   s["api"]["request_timeout_s"] = seconds(&ServiceConfig::request_timeout, 0.1, 300);
   s["api"]["threads"] = int32(&ServiceConfig::threads, 1, 256);
+  s["api"]["max_connections"] = int32(&ServiceConfig::max_connections, 1, 16384);
+  s["api"]["allow_remote"] = boolean(&ServiceConfig::allow_remote);
+  s["api"]["serve_logs"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                              ServiceConfig& c) -> Status {
+    std::string v;
+    SM_RETURN_IF_ERROR(r.String(n, k, v));
+    for (auto a : {LogAccess::kToken, LogAccess::kAll, LogAccess::kOff}) {
+      if (ToLower(v) == LogAccessName(a)) {
+        c.serve_logs = a;
+        return Status::Ok();
+      }
+    }
+    return r.Error(n, k, fmt::format("expected one of token, all, off; got '{}'", v));
+  };
   s["submit"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
                              ServiceConfig& c) -> Status {
     std::string v;
@@ -215,7 +241,8 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
       if (sit == schema.end()) {
         return reader.Error(
             section.first, name,
-            "unknown section (expected service, slurm, api, submit, actions, tracker or failure)");
+            "unknown section (expected service, slurm, api, submit, actions, tracker, failure or "
+            "llm)");
       }
       if (section.second.IsNull()) continue;
       if (!section.second.IsMap()) return reader.Error(section.second, name, "expected a mapping");

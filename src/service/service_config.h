@@ -16,6 +16,11 @@ namespace schedmate::service {
 enum class SubmitPolicy { kOff, kNote, kSet, kCap };
 std::string_view SubmitPolicyName(SubmitPolicy p);
 
+// Who may read job logs through the API (GET /v1/jobs/{id}/log, /v1/failures/{id}/log): callers
+// with the bearer token (the default), anyone who can reach the API, or nobody.
+enum class LogAccess { kToken, kAll, kOff };
+std::string_view LogAccessName(LogAccess a);
+
 struct ServiceConfig {
   // service:
   std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
@@ -34,7 +39,10 @@ struct ServiceConfig {
   std::string token_file;  // or read from this file (first line)
   int64_t max_body_bytes = 1 << 20;
   Duration request_timeout = Duration::Seconds(5);
-  int threads = 32;  // HTTP workers; each open keep-alive connection holds one
+  int threads = 32;           // HTTP workers; they run complete requests only (see api_server.h)
+  int max_connections = 256;  // open connections at once; beyond it the oldest waiting one goes
+  LogAccess serve_logs = LogAccess::kToken;
+  bool allow_remote = false;  // listen on a non-loopback address without a token
   // submit: (what job_submit.lua applies)
   SubmitPolicy submit_policy = SubmitPolicy::kNote;
   double limit_margin = 1.5;  // limit = margin x the estimate's high end

@@ -217,6 +217,18 @@ Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
   return out;
 }
 
+Result<bool> ServiceStore::NodeDrainedBySchedmate(const std::string& node) {
+  // The latest drain or resume schedmate made of this node that may have reached Slurm.
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("SELECT kind FROM service_actions WHERE node = ? AND dry_run = 0"
+                                  " AND ((kind = 'drain' AND outcome IN ('done', 'interrupted'))"
+                                  " OR (kind = 'resume' AND outcome = 'done'))"
+                                  " ORDER BY id DESC LIMIT 1"));
+  st.BindText(1, node);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row && st.ColumnText(0) == "drain";
+}
+
 Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
   SM_ASSIGN_OR_RETURN(
       auto st,

@@ -95,6 +95,9 @@ class ServiceStore {
   // Most recent first, at most `limit`.
   Result<std::vector<FailureRecord>> RecentFailures(int64_t limit);
   Result<std::vector<ActionRecord>> RecentActions(int64_t limit);
+  // True when schedmate's latest drain of `node` (done, or interrupted: it may have happened) has
+  // not been followed by a resume of its own. Dry-run drains never count.
+  Result<bool> NodeDrainedBySchedmate(const std::string& node);
   // Requeues schedmate did (done, planned or interrupted) for one job.
   Result<int64_t> CountRequeues(const std::string& job_id);
   // Marks actions left "planned" by a process that died between recording and finishing them as

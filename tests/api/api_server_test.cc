@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -27,6 +30,26 @@ class ApiServerTest : public testing::ApiFixture {
   void Start(const std::string& token = "t0k") {
     CreateCompanion();
     StartServer(token);
+  }
+  // A running job of `user` on gpu1 whose StdOut is `log`.
+  void RunningJob(const std::string& id, const std::string& user, const std::string& log) {
+    auto& j = cluster_.Job(id);
+    j.id = id;
+    j.user = user;
+    j.state = "RUNNING";
+    j.node = "gpu1";
+    j.start = clock_.Now().seconds() - 60;
+    j.std_out = log;
+  }
+  // Records that schedmate drained `node` (what a failure's drain action leaves in the store).
+  void RecordDrain(const std::string& node) {
+    service::ActionRecord a;
+    a.at = clock_.Now();
+    a.node = node;
+    a.kind = "drain";
+    a.reason = "schedmate: gpu_xid in job 1";
+    a.outcome = "done";
+    ASSERT_OK(store_->AddAction(a));
   }
   json GetJson(const std::string& path, int want = 200) {
     auto res = client_->Get(path.c_str());
@@ -77,7 +100,7 @@ TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {
   EXPECT_NE(metrics->body.find("schedmate_failures_total{class=\"infra\"} 0"), std::string::npos);
   EXPECT_NE(metrics->body.find("schedmate_failure_diagnoses_total{engine=\"llm_fallback\"} 0"),
             std::string::npos);
-  auto logres = client_->Get("/v1/jobs/3/log?bytes=9");
+  auto logres = client_->Get("/v1/jobs/3/log?bytes=9", {{"Authorization", "Bearer t0k"}});
   ASSERT_TRUE(logres);
   EXPECT_EQ(logres->body, "loss 0.5\n");
   json series = GetJson("/v1/jobs/3/metrics");
@@ -112,6 +135,7 @@ TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {
 
 TEST_F(ApiServerTest, StateChangesNeedTheToken) {
   cluster_.SetDrained("gpu1", "schedmate: gpu_xid in job 1");
+  RecordDrain("gpu1");
   cluster_.Render();
   Start("s3cret");
   auto none = client_->Post("/v1/nodes/gpu1/resume", "", "text/plain");
@@ -126,7 +150,7 @@ TEST_F(ApiServerTest, StateChangesNeedTheToken) {
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(fake_.CallsStartingWith("scontrol update NodeName=gpu1 State=RESUME").size(), 1u);
   json actions = GetJson("/v1/actions");
-  ASSERT_EQ(actions["actions"].size(), 1u);
+  ASSERT_EQ(actions["actions"].size(), 2u);
   EXPECT_EQ(actions["actions"][0]["kind"], "resume");
   EXPECT_EQ(client_->Post("/v1/nodes/gpu1;reboot/resume", right, "", "text/plain")->status, 404);
 }
@@ -157,7 +181,174 @@ TEST_F(ApiServerTest, LogsNeverComeFromARequestPath) {
   EXPECT_NE(res->status, 200);
   EXPECT_EQ(res->body.find("secret\""), std::string::npos);
   EXPECT_EQ(client_->Get("/v1/jobs/..%2F..%2Fetc%2Fpasswd/log")->status, 404);
-  EXPECT_EQ(client_->Get("/v1/failures/1/log")->status, 404);
+  EXPECT_EQ(client_->Get("/v1/failures/1/log", {{"Authorization", "Bearer t0k"}})->status, 404);
+}
+
+std::string MyUserName() {
+  passwd* pw = getpwuid(geteuid());
+  return pw != nullptr ? pw->pw_name : "";
+}
+
+// Defect: GET /v1/jobs/{id}/log fell back to the service's own uid when the job's user was empty
+// or did not resolve, so a root service served any root-owned file (/etc/shadow) as a job log.
+TEST_F(ApiServerTest, FilesOfOtherUsersAndOfRootAreNeverServedAsAJobLog) {
+  // Owned by the user running the service (root in CI), like /etc/shadow.
+  std::string secret = dir_.File("root-secret.txt");
+  ASSERT_OK(WriteStringToFile(secret, "root:SECRETHASH:19000:0:99999:7:::\n"));
+  std::vector<std::string> ids = {"20", "21"};
+  RunningJob("20", "", secret);                             // no user in Slurm's answer
+  RunningJob("21", "schedmate-no-such-user-4711", secret);  // a user this host does not know
+  if (std::filesystem::exists("/etc/shadow")) {
+    RunningJob("22", "", "/etc/shadow");
+    ids.push_back("22");
+  }
+  if (getpwnam("nobody") != nullptr && MyUserName() != "nobody") {
+    RunningJob("23", "nobody", secret);  // another user's job naming the service's file
+    ids.push_back("23");
+  }
+  cluster_.Render();
+  Start();
+  httplib::Headers auth = {{"Authorization", "Bearer t0k"}};
+  for (const auto& id : ids) {
+    SCOPED_TRACE("job " + id);
+    auto res = client_->Get(("/v1/jobs/" + id + "/log").c_str(), auth);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 403) << res->body;
+    EXPECT_EQ(res->body.find("SECRETHASH"), std::string::npos);
+    EXPECT_EQ(res->body.find("root:"), std::string::npos);
+    json body = json::parse(res->body, nullptr, false);
+    EXPECT_EQ(body.value("code", ""), "log_refused") << res->body;
+  }
+}
+
+TEST_F(ApiServerTest, AnotherUsersOwnLogIsServedOnlyAsThatUsersJob) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown a file to another user";
+  passwd* nobody = getpwnam("nobody");
+  if (nobody == nullptr) GTEST_SKIP() << "no user 'nobody' here";
+  std::string log = dir_.File("nobody.out");
+  ASSERT_OK(WriteStringToFile(log, "step 1/2 loss 0.1\n"));
+  ASSERT_EQ(chown(log.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+  RunningJob("24", "nobody", log);
+  RunningJob("25", "root", log);  // root's job naming nobody's file
+  cluster_.Render();
+  Start();
+  httplib::Headers auth = {{"Authorization", "Bearer t0k"}};
+  auto own = client_->Get("/v1/jobs/24/log", auth);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->status, 200);
+  EXPECT_EQ(own->body, "step 1/2 loss 0.1\n");
+  auto other = client_->Get("/v1/jobs/25/log", auth);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 403);
+}
+
+TEST_F(ApiServerTest, LogReadsFollowServeLogs) {
+  std::string log = dir_.File("mine.out");
+  ASSERT_OK(WriteStringToFile(log, "step 3/9\n"));
+  RunningJob("26", MyUserName(), log);
+  cluster_.Render();
+  auto restart = [&](service::LogAccess access, const std::string& token) {
+    server_.reset();
+    config_.serve_logs = access;
+    CreateCompanion();
+    StartServer(token);
+  };
+  auto get = [&](const httplib::Headers& h) {
+    auto res = client_->Get("/v1/jobs/26/log", h);
+    EXPECT_TRUE(res);
+    return res ? std::make_pair(res->status, json::parse(res->body, nullptr, false))
+               : std::make_pair(0, json());
+  };
+  httplib::Headers none, wrong = {{"Authorization", "Bearer nope"}},
+                         right = {{"Authorization", "Bearer t0k"}};
+  // Default (token): the bearer token is needed.
+  restart(service::ServiceConfig().serve_logs, "t0k");
+  auto [s1, b1] = get(none);
+  EXPECT_EQ(s1, 401);
+  EXPECT_EQ(b1.value("code", ""), "unauthorized");
+  EXPECT_EQ(get(wrong).first, 401);
+  auto ok = client_->Get("/v1/jobs/26/log", right);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body, "step 3/9\n");
+  // token, but none configured: nobody reads logs.
+  restart(service::LogAccess::kToken, "");
+  auto [s2, b2] = get(right);
+  EXPECT_EQ(s2, 403);
+  EXPECT_EQ(b2.value("code", ""), "token_not_configured");
+  // off: not even with the token.
+  restart(service::LogAccess::kOff, "t0k");
+  auto [s3, b3] = get(right);
+  EXPECT_EQ(s3, 403);
+  EXPECT_EQ(b3.value("code", ""), "logs_off");
+  // all: anyone who reaches the API.
+  restart(service::LogAccess::kAll, "t0k");
+  EXPECT_EQ(get(none).first, 200);
+}
+
+TEST_F(ApiServerTest, CapturedFailureLogNeedsTheTokenToo) {
+  std::string log = dir_.File("xid.out");
+  ASSERT_OK(WriteStringToFile(log, "step 1\nNVRM: Xid (PCI:0000:3b:00): 79, fallen off the bus\n"));
+  RunningJob("27", MyUserName(), log);
+  cluster_.Render();
+  CreateCompanion();
+  clock_.Advance(Duration::Seconds(5));
+  auto& j = cluster_.Job("27");
+  j.state = "FAILED";
+  j.exit_code = 1;
+  j.end = clock_.Now().seconds() - 1;
+  cluster_.Render();
+  ASSERT_OK(companion_->Tick());
+  StartServer();
+  json failures = GetJson("/v1/failures");
+  ASSERT_EQ(failures["failures"].size(), 1u);
+  std::string path =
+      "/v1/failures/" + std::to_string(failures["failures"][0]["id"].get<int64_t>()) + "/log";
+  EXPECT_EQ(client_->Get(path.c_str())->status, 401);
+  auto res = client_->Get(path.c_str(), {{"Authorization", "Bearer t0k"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_NE(res->body.find("Xid"), std::string::npos);
+}
+
+// Defect: any well-formed name (ALL, .., unknown nodes, nodes an operator drained) went to
+// `scontrol update NodeName=X State=RESUME`.
+TEST_F(ApiServerTest, ResumesOnlyNodesSchedmateDrained) {
+  cluster_.AddNode("gpu2", 8);
+  cluster_.SetDrained("gpu2", "maintenance: PSU swap");  // an operator's drain
+  cluster_.AddNode("gpu3", 8);
+  cluster_.SetDrained("gpu3", "schedmate: looks like ours");  // but schedmate never drained it
+  cluster_.AddNode("gpu4", 8);
+  cluster_.SetDrained("gpu4", "maintenance: after schedmate");  // ours, since re-drained by hand
+  RecordDrain("gpu4");
+  cluster_.AddNode("gpu5", 8);  // ours, already resumed by someone
+  RecordDrain("gpu5");
+  cluster_.Render();
+  Start("s3cret");
+  httplib::Headers auth = {{"Authorization", "Bearer s3cret"}};
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"ALL", 404},  {"..", 404},   {"nosuchnode", 404}, {"gpu1", 409},
+      {"gpu2", 409}, {"gpu3", 409}, {"gpu4", 409},       {"gpu5", 409}};
+  for (const auto& [node, want] : cases) {
+    SCOPED_TRACE(node);
+    auto res = client_->Post(("/v1/nodes/" + node + "/resume").c_str(), auth, "", "text/plain");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, want) << res->body;
+    json body = json::parse(res->body, nullptr, false);
+    EXPECT_TRUE(body.contains("code")) << res->body;
+  }
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
+}
+
+TEST(ConstantTimeEquals, ComparesWholeStrings) {
+  EXPECT_TRUE(ConstantTimeEquals("Bearer s3cret", "Bearer s3cret"));
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3creT", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Xearer s3cret", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3cre", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3cretX", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("", "x"));
+  EXPECT_FALSE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0c", 3)));
 }
 
 }  // namespace

@@ -30,13 +30,15 @@ class DashboardFixture : public ApiFixture {
     config_.metrics_interval = Duration::Zero();
   }
 
+  // A running job belongs to the user running the test: the service reads a job's log only as
+  // its user's own file (service/log_access.h), and the logs written here are that user's.
+  // Pending jobs have made-up users.
   service::testing::FakeJob& Running(const std::string& id, const std::string& name,
-                                     const std::string& user, const std::string& node, int gpus,
-                                     const std::string& log) {
+                                     const std::string& node, int gpus, const std::string& log) {
     auto& j = cluster_.Job(id);
     j.id = id;
     j.name = name;
-    j.user = user;
+    j.user = service::testing::TestUserName();
     j.state = "RUNNING";
     j.node = node;
     j.gpus_per_node = gpus;
@@ -70,11 +72,11 @@ class DashboardFixture : public ApiFixture {
     ASSERT_OK(WriteStringToFile(bert, "step 10/1000 loss 7.1\n"));
     ASSERT_OK(WriteStringToFile(llama, "loading checkpoint\n"));
     ASSERT_OK(WriteStringToFile(eval, "step 5/100 loss 2.0\n"));  // and then nothing: stalls
-    Running("101", "resnet50-imagenet", "alice", "gpu1", 4, resnet);
-    Running("102", kXssJobName, "bob", "gpu1", 2, xss);
-    auto& b = Running("201", "bert-pretrain", "carol", "gpu2", 8, bert);
-    auto& l = Running("202", "llama-finetune", "dave", "gpu3", 8, llama);
-    Running("105", "gpt-eval", "erin", "gpu4", 2, eval);
+    Running("101", "resnet50-imagenet", "gpu1", 4, resnet);
+    Running("102", kXssJobName, "gpu1", 2, xss);
+    auto& b = Running("201", "bert-pretrain", "gpu2", 8, bert);
+    auto& l = Running("202", "llama-finetune", "gpu3", 8, llama);
+    Running("105", "gpt-eval", "gpu4", 2, eval);
     Pending("103", "vit-large", "alice", 8, "Resources");
     Pending("104", "sweep-lr", "bob", 8, "Priority");
     cluster_.Render();

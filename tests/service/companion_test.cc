@@ -1,6 +1,7 @@
 #include "service/companion.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "core/file_util.h"
 #include "service/basic_engines.h"
@@ -232,6 +233,14 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   ASSERT_OK(copy);
   EXPECT_NE(copy->find("Xid"), std::string::npos);
   EXPECT_EQ(ReadFileToString(log).value_or("x"), "");
+  // Another user's output: the copy is the service's alone (0600 in a 0700 directory), however
+  // readable the original was.
+  struct stat st {};
+  ASSERT_EQ(chmod(log.c_str(), 0644), 0);
+  ASSERT_EQ(stat(failures->front().log_copy.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(stat(config_.CapturedLogDir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
   auto drains = fake_.CallsStartingWith("scontrol update NodeName=gpu2 State=DRAIN");
   ASSERT_EQ(drains.size(), 1u);
   EXPECT_NE(drains[0].find("Reason=schedmate: gpu_xid in job 9"), std::string::npos);
@@ -628,6 +637,63 @@ TEST_F(CompanionTest, NeverInterruptsARunSlurmAlreadyRestarted) {
   auto notices = ActionsOf("63", "notify");
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_NE(notices[0].detail.find("NOTE: the job was not requeued"), std::string::npos);
+  // The notice itself follows what happened, not what the planner expected.
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("not requeued"), std::string::npos) << notices[0].reason;
+}
+
+TEST_F(CompanionTest, NoticeSaysTheRequeueWasSkippedOrOnlySimulated) {
+  config_.requeue_on_infra = false;
+  auto [j, c, log] = SeenRunningThenFailed("65", "gpu1", "s.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  auto notices = ActionsOf("65", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("not requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("requeue_on_infra"), std::string::npos) << notices[0].reason;
+}
+
+TEST_F(CompanionTest, DryRunNoticeDoesNotClaimARequeue) {
+  config_.dry_run = true;
+  auto [j, c, log] = SeenRunningThenFailed("66", "gpu1", "d.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(c.Tick());
+  auto notices = ActionsOf("66", "notify");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
+  EXPECT_NE(notices[0].reason.find("would be requeued"), std::string::npos) << notices[0].reason;
+}
+
+// Defect: with the job's user empty or unknown, the log was read with the service's own uid as
+// the expected owner, so a root service captured (and served) any root-owned file.
+TEST_F(CompanionTest, LogOfAJobWhoseUserDoesNotResolveIsNeitherTrackedNorCaptured) {
+  for (const std::string user : {"", "schedmate-no-such-user-4711"}) {
+    SCOPED_TRACE("user '" + user + "'");
+    std::string id = user.empty() ? "67" : "68";
+    std::string log = Log("u" + id + ".out", "step 5/10\nNVRM: Xid 79\n");
+    FakeJob& j = Running(id, "gpu1", log);
+    j.user = user;
+    cluster_.Render();
+    Companion& c = Make();
+    ASSERT_OK(c.Tick());
+    auto view = c.View();
+    ASSERT_FALSE(view->jobs.empty());
+    for (const auto& v : view->jobs) {
+      if (v.job.id != id) continue;
+      EXPECT_TRUE(v.log_path.empty());
+      EXPECT_FALSE(v.metrics.has_value());
+    }
+    Fail(j, 1);
+    cluster_.Render();
+    ASSERT_OK(c.Tick());
+    auto failures = store_->RecentFailures(10);
+    ASSERT_OK(failures);
+    ASSERT_FALSE(failures->empty());
+    EXPECT_EQ(failures->front().job_id, id);
+    EXPECT_TRUE(failures->front().log_copy.empty());
+    EXPECT_NE(failures->front().reason.find("[log:"), std::string::npos);
+    cluster_.Remove(id);
+  }
 }
 
 TEST_F(CompanionTest, CrashBetweenRecordAndActIsMarkedInterruptedNeverRepeated) {

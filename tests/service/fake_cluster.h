@@ -4,6 +4,8 @@
 // in the shapes captured from Slurm 22.05 (tests/data/slurm/).
 
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,10 +16,17 @@
 
 namespace schedmate::service::testing {
 
+// The user running the tests: the files a test writes are that user's, and the service reads a
+// job's log only as its user's own file (service/log_access.h).
+inline std::string TestUserName() {
+  passwd* pw = getpwuid(geteuid());
+  return pw != nullptr ? pw->pw_name : "root";
+}
+
 struct FakeJob {
   std::string id;
   std::string name = "job";
-  std::string user = "root";
+  std::string user = TestUserName();
   std::string state = "PENDING";
   std::string reason = "None";
   int gpus_per_node = 1;

@@ -7,14 +7,71 @@
 namespace schedmate::service {
 namespace {
 
-TEST(ServiceConfig, ShippedExampleParses) {
+// The example says "the value shown is the default unless marked example": hold it to that (it
+// once said submit.policy: set while the binary used note).
+TEST(ServiceConfig, ShippedExampleStatesTheBuiltInDefaults) {
   auto config =
       LoadServiceConfig(schedmate::testing::SourceDir() + "/config/schedmate.example.yaml");
   ASSERT_OK(config);
-  EXPECT_EQ(config->listen, "127.0.0.1");
-  EXPECT_EQ(config->port, 8787);
-  EXPECT_EQ(config->submit_policy, SubmitPolicy::kSet);
-  EXPECT_EQ(config->max_drained_nodes, 1);
+  const ServiceConfig& e = *config;
+  const ServiceConfig d;
+  EXPECT_EQ(e.data_dir, d.data_dir);
+  EXPECT_EQ(e.database, d.database);
+  EXPECT_EQ(e.poll_interval, d.poll_interval);
+  EXPECT_EQ(e.dry_run, d.dry_run);
+  EXPECT_EQ(e.engines, d.engines);
+  EXPECT_NE(e.jobcomp_path, d.jobcomp_path);  // marked "example"
+  EXPECT_EQ(e.use_sacct, d.use_sacct);
+  EXPECT_EQ(e.command_timeout, d.command_timeout);
+  EXPECT_EQ(e.listen, d.listen);
+  EXPECT_EQ(e.port, d.port);
+  EXPECT_EQ(e.token, d.token);
+  EXPECT_EQ(e.token_file, d.token_file);
+  EXPECT_EQ(e.max_body_bytes, d.max_body_bytes);
+  EXPECT_EQ(e.request_timeout, d.request_timeout);
+  EXPECT_EQ(e.threads, d.threads);
+  EXPECT_EQ(e.max_connections, d.max_connections);
+  EXPECT_EQ(e.serve_logs, d.serve_logs);
+  EXPECT_EQ(e.allow_remote, d.allow_remote);
+  EXPECT_EQ(SubmitPolicyName(e.submit_policy), SubmitPolicyName(d.submit_policy));
+  EXPECT_EQ(e.limit_margin, d.limit_margin);
+  EXPECT_EQ(e.min_limit_min, d.min_limit_min);
+  EXPECT_EQ(e.max_limit_min, d.max_limit_min);
+  EXPECT_EQ(e.min_confidence, d.min_confidence);
+  EXPECT_EQ(e.max_drained_nodes, d.max_drained_nodes);
+  EXPECT_EQ(e.retries_per_job, d.retries_per_job);
+  EXPECT_EQ(e.drain_on_infra, d.drain_on_infra);
+  EXPECT_EQ(e.requeue_on_infra, d.requeue_on_infra);
+  EXPECT_EQ(e.backoff_base, d.backoff_base);
+  EXPECT_EQ(e.backoff_cap, d.backoff_cap);
+  EXPECT_EQ(e.exclude_failed_nodes, d.exclude_failed_nodes);
+  EXPECT_EQ(e.hold_after_budget, d.hold_after_budget);
+  EXPECT_EQ(e.hold_unknown, d.hold_unknown);
+  EXPECT_EQ(e.annotate_comment, d.annotate_comment);
+  EXPECT_EQ(e.stall_after, d.stall_after);
+  EXPECT_EQ(e.slowdown_ratio, d.slowdown_ratio);
+  EXPECT_EQ(e.metrics_interval, d.metrics_interval);
+  EXPECT_EQ(e.max_samples_per_job, d.max_samples_per_job);
+  EXPECT_EQ(e.capture_bytes, d.capture_bytes);
+  EXPECT_EQ(e.llm_engine, d.llm_engine);
+  EXPECT_EQ(e.llm_config, d.llm_config);
+}
+
+TEST(ServiceConfig, ApiExposureKeys) {
+  auto config = ParseServiceConfig(
+      "api:\n  serve_logs: all\n  max_connections: 10\n  allow_remote: true\n", "t.yaml");
+  ASSERT_OK(config);
+  EXPECT_EQ(config->serve_logs, LogAccess::kAll);
+  EXPECT_EQ(config->max_connections, 10);
+  EXPECT_TRUE(config->allow_remote);
+  auto off = ParseServiceConfig("api:\n  serve_logs: off\n", "t.yaml");
+  ASSERT_OK(off);
+  EXPECT_EQ(off->serve_logs, LogAccess::kOff);
+  auto bad = ParseServiceConfig("api:\n  serve_logs: everyone\n", "t.yaml");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("t.yaml:2"), std::string::npos) << bad.status().message();
+  EXPECT_EQ(ParseServiceConfig("api:\n  max_connections: 0\n", "t.yaml").status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(ServiceConfig, ReadsEveryKind) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -76,6 +77,7 @@ class SlurmIntegration : public ::testing::Test {
     jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
     dir_ = new schedmate::testing::TempDir();
     ASSERT_OK(WriteStringToFile(dir_->File("token"), "itest-token\n"));
+    ASSERT_EQ(chmod(dir_->File("token").c_str(), 0600), 0);  // serve refuses a readable token
     // Short backoff so a requeued job runs again within the test; one retry, then a hold.
     ASSERT_OK(WriteStringToFile(dir_->File("schedmate.yaml"),
                                 "actions:\n  retries_per_job: 1\n  max_drained_nodes: 1\n"
@@ -275,7 +277,9 @@ TEST_F(SlurmIntegration, RunningJobMetricsAppearInApi) {
   ASSERT_TRUE(series.is_object());
   EXPECT_GE(series["samples"].size(), 1u);
   httplib::Client client("127.0.0.1", port_);
-  auto log = client.Get(("/v1/jobs/" + id + "/log?bytes=100").c_str());
+  // Log reads need the token (api.serve_logs: token, the default).
+  auto log = client.Get(("/v1/jobs/" + id + "/log?bytes=100").c_str(),
+                        {{"Authorization", "Bearer itest-token"}});
   ASSERT_TRUE(log);
   EXPECT_EQ(log->status, 200);
   EXPECT_NE(log->body.find("step"), std::string::npos);
@@ -374,7 +378,8 @@ TEST_F(SlurmIntegration, InfraFailureDrainsNodeRequeuesWithBackoffAndExclusion) 
   EXPECT_LE(start_lag, 3.0) << "the release nudge did not start it promptly";
   // The first run's log was copied before the requeue overwrote it.
   httplib::Client client("127.0.0.1", port_);
-  auto copy = client.Get(fmt::format("/v1/failures/{}/log", failure["id"].get<int64_t>()).c_str());
+  auto copy = client.Get(fmt::format("/v1/failures/{}/log", failure["id"].get<int64_t>()).c_str(),
+                         {{"Authorization", "Bearer itest-token"}});
   ASSERT_TRUE(copy);
   EXPECT_EQ(copy->status, 200);
   EXPECT_NE(copy->body.find("Xid"), std::string::npos);
