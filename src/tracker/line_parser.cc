@@ -152,6 +152,14 @@ UnitInfo ClassifyUnit(std::string_view u) {
   return info;
 }
 
+// The multiplier of a count abbreviation attached to a number ("50K", "2M", "1.5k"), else 0.
+// "G", "T" and "B" are left alone: in training logs they are memory sizes more often than counts.
+double CountAbbreviation(std::string_view u) {
+  if (u == "K" || u == "k") return 1e3;
+  if (u == "M") return 1e6;
+  return 0;
+}
+
 bool InSet(std::string_view w, std::initializer_list<std::string_view> set) {
   for (auto s : set) {
     if (w == s) return true;
@@ -172,8 +180,8 @@ const std::initializer_list<std::string_view> kAvgWords = {
 const std::initializer_list<std::string_view> kTrainWords = {"train", "training"};
 const std::initializer_list<std::string_view> kStepWords = {
     "step",   "steps",   "iter",  "iters",   "iteration", "iterations", "it",
-    "update", "updates", "batch", "batches", "global",    "gstep"};
-const std::initializer_list<std::string_view> kEpochWords = {"epoch", "epochs", "ep"};
+    "update", "updates", "batch", "batches", "global",    "gstep",      "updt"};
+const std::initializer_list<std::string_view> kEpochWords = {"epoch", "epochs", "ep", "epch"};
 const std::initializer_list<std::string_view> kHeadQualifiers = {
     "train", "training", "meta",  "current", "cur", "curr", "the",   "num",
     "total", "idx",      "index", "no",      "nr",  "id",   "count", "counter"};
@@ -367,6 +375,21 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
   }
   if (has_word("eta") || has_word("remaining") || (has_word("time") && has_word("left"))) {
     r.role = Role::kEta;
+    r.counts_as_metric = true;
+    return r;
+  }
+  // A duration named after a step ("step_avg:148.02ms", "iter_time 0.5s", "updt_s:0.50",
+  // "step_ms 120"): time per step, preferred over an unqualified time on the same line (often
+  // a cumulative one). A bare value counts when the key ends in a time unit word.
+  const bool unit_word = words.size() >= 2 && InSet(words.back(), {"s", "sec", "secs", "ms"});
+  if ((field.unit == Unit::kSeconds ||
+       (unit_word && field.unit == Unit::kNone && field.kind == ValueKind::kNumber)) &&
+      has({"step", "iter", "iteration", "batch", "update", "updt"}) &&
+      !has({"data", "dataloader", "load", "loading", "wall", "total", "elapsed", "since", "eta",
+            "remaining", "left"})) {
+    r.role = Role::kStepTime;
+    r.rank = 3;
+    r.millis = field.unit == Unit::kNone && words.back() == "ms";
     r.counts_as_metric = true;
     return r;
   }
@@ -717,6 +740,14 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
           std::string_view ut = s.substr(u0, u - u0);
           if (!spaced && integer && (ut == "it" || ut == "its")) f.it_suffix = true;
           UnitInfo ui = ClassifyUnit(ut);
+          if (const double scale = spaced ? 0 : CountAbbreviation(ut); scale > 0) {
+            // "step:50K", "smpl:2M": an abbreviated count is read as the count it stands for.
+            ui = UnitInfo();
+            f.value *= scale;
+            f.integer = std::floor(f.value) == f.value;
+            f.abbreviated = true;
+            k = u;
+          }
           bool accept =
               ui.known && (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
                            (ui.unit == Unit::kSeconds && ut.size() >= 1 && ut != "m" && ut != "h" &&

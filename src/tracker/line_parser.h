@@ -71,6 +71,7 @@ struct Field {
   bool after_epoch = false;   // unkeyed fraction right after an epoch value ("Epoch [1][50/500]")
   bool post_key = false;      // key is the word after the value ("4312 updates")
   bool it_suffix = false;     // "1234it": a tqdm count without a total
+  bool abbreviated = false;   // a count printed with a K/M multiplier ("50K"), value expanded
   // Role analysis:
   Role role = Role::kNone;
   int8_t rank = 0;                // preference among fields of one role; higher wins

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -125,6 +126,11 @@ class MetricTracker {
   bool ctx_epoch_fractional_ = false;
   std::optional<int64_t> ctx_total_epochs_;
   std::optional<int64_t> run_total_epochs_;  // any "epoch e/E" seen, including eval headers
+  std::optional<int64_t> run_total_steps_;   // a configured total ("Total optimization steps")
+  // Lines with a training loss but no counter, per template family, while no line of the log
+  // has carried a counter: a family seen twice makes such lines records of their own.
+  std::unordered_map<int, int> counterless_families_;
+  bool seen_counter_ = false;  // a training line with a step or epoch counter was seen
   bool eval_mode_ = false;
   bool seen_anchor_ = false;
   int run_ = 0;

@@ -147,6 +147,82 @@ TEST_F(TrackerTest, RunTotalEpochsPrintedLaterCompleteTheLatest) {
   EXPECT_EQ(latest_->v.total_epochs, 1);
 }
 
+TEST_F(TrackerTest, ConfiguredTotalStepsCompleteRecordsWithoutTheirOwn) {
+  // HF Trainer prints its totals with thousands separators ({max_steps:,}) once, at the start.
+  Run("  Num Epochs = 1,200\n  Total optimization steps = 24,000\n"
+      "{'loss': 2.5, 'learning_rate': 5e-05, 'epoch': 0.5}\n"
+      "{'loss': 2.25, 'learning_rate': 4.9e-05, 'epoch': 1.0}\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_EQ(latest_->v.total_steps, 24000);
+  EXPECT_EQ(latest_->v.total_epochs, 1200);
+}
+
+TEST_F(TrackerTest, AbbreviatedCountsAreExpandedButNeverAnEpoch) {
+  Run("train.py:300 step:12K smpl:384K ep:2K epch:8.25 loss:0.041 lr:1.0e-04 updt_s:0.312 "
+      "data_s:0.020\n"
+      "train.py:300 step:13K smpl:416K ep:2K epch:8.94 loss:0.039 lr:1.0e-04 updt_s:0.310 "
+      "data_s:0.019\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 13000);
+  ASSERT_TRUE(latest_->v.epoch);
+  EXPECT_NEAR(*latest_->v.epoch, 8.94, 1e-9);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.310, 1e-9);
+}
+
+TEST_F(TrackerTest, ALineWhoseOnlyLossIsAnEvalLossIsEvaluation) {
+  Run("step:99/100 train_time:9900ms step_avg:100.00ms\n"
+      "step:100/100 train_time:10000ms step_avg:100.00ms\n"
+      "step:100/100 val_loss:3.5012 train_time:10050ms step_avg:100.50ms\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 2);
+  // The per-step average wins over the cumulative training time.
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.1, 1e-9);
+}
+
+TEST_F(TrackerTest, ABarThatStartsAgainEndsTheEarlierLoop) {
+  // Keras: the last epoch's bar, then model.evaluate()'s own 1/1 bar, then the test result.
+  Run("Epoch 5/5\n1/1 [==============================] - 0s 10ms/step - loss: 1.5\n"
+      "1/1 [==============================] - 0s 20ms/step - loss: 1.5 - val_loss: 2.5\n"
+      "1/1 [==============================] - 0s 9ms/step - loss: 3.1\n"
+      "Test loss: 3.1\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 3);
+  EXPECT_EQ(latest_->v.epoch, 5);
+}
+
+TEST_F(TrackerTest, AnEpochHeaderWithOnlyALearningRateOpensTheEpoch) {
+  Run("Epoch 1/2 (lr=0.01000)\n  Batch 0/30, Loss: 0.5000\n  Batch 20/30, Loss: 0.3000\n"
+      "  Test Loss: 0.3000, ACC: 0.9100\n"
+      "Epoch 2/2 (lr=0.01000)\n  Batch 0/30, Loss: 0.2000\n  Batch 10/30, Loss: 0.1000\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 7);
+  EXPECT_EQ(latest_->v.epoch, 2);
+  EXPECT_EQ(latest_->v.step, 10);
+  EXPECT_EQ(latest_->run, 0);  // batch 0 after batch 20 in a new epoch is no restart
+}
+
+TEST_F(TrackerTest, RepeatedLossLinesWithoutAnyCounterAreProgress) {
+  Run("model loaded\nloss:0.81, accuracy:0.61, recall:0.52\nloss:0.64, accuracy:0.70, "
+      "recall:0.60\nloss:0.52, accuracy:0.77, recall:0.68\ndone\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_NEAR(*latest_->v.loss, 0.52, 1e-9);
+  // One such line alone is not enough.
+  Run("model loaded\nloss:0.81, accuracy:0.61\ndone\n");
+  EXPECT_FALSE(latest_);
+}
+
+TEST_F(TrackerTest, TabSeparatedTableUnderAHeaderIsRead) {
+  Run("train_loss\ttrain_err\tval_err\n9.50\t14.1\t13.9\n9.12\t13.8\t13.6\n"
+      "8.97\t13.5\t13.4\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_NEAR(*latest_->v.loss, 8.97, 1e-9);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;
