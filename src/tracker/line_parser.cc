@@ -311,11 +311,13 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
       return r;
     }
   }
-  if (words.size() >= 2) {
-    std::string_view last = words.back();
-    RateNoun n = NounOf(words[words.size() - 2]);
-    if (n != RateNoun::kNone && InSet(last, {"sec", "s"}) &&
-        key.find('/') != std::string_view::npos) {
+  // "Samples/sec", "Tokens/s/device" (MaxText), "tokens/s/gpu": a noun per second, maybe per
+  // device.
+  for (size_t k = 0; k + 1 < words.size() && key.find('/') != std::string_view::npos; ++k) {
+    RateNoun n = NounOf(words[k]);
+    if (n != RateNoun::kNone && InSet(words[k + 1], {"sec", "s"}) &&
+        (k + 2 == words.size() ||
+         (k + 3 == words.size() && InSet(words[k + 2], {"device", "gpu", "chip", "core"})))) {
       r.role = Role::kThroughput;
       r.noun = n;
       r.counts_as_metric = true;
@@ -381,6 +383,16 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
   // A duration named after a step ("step_avg:148.02ms", "iter_time 0.5s", "updt_s:0.50",
   // "step_ms 120"): time per step, preferred over an unqualified time on the same line (often
   // a cumulative one). A bare value counts when the key ends in a time unit word.
+  // A key that is only a time unit on a step line ("completed step: 100, seconds: 0.512"
+  // (MaxText), "ms: 95.3"): the step's duration.
+  if (words.size() == 1 && InSet(words.front(), {"seconds", "secs", "sec", "ms", "msec"}) &&
+      field.kind == ValueKind::kNumber && field.unit == Unit::kNone) {
+    r.role = Role::kStepTime;
+    r.rank = 1;
+    r.millis = words.front() == "ms" || words.front() == "msec";
+    r.counts_as_metric = true;
+    return r;
+  }
   const bool unit_word = words.size() >= 2 && InSet(words.back(), {"s", "sec", "secs", "ms"});
   if ((field.unit == Unit::kSeconds ||
        (unit_word && field.unit == Unit::kNone && field.kind == ValueKind::kNumber)) &&
@@ -391,6 +403,14 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.rank = 3;
     r.millis = field.unit == Unit::kNone && words.back() == "ms";
     r.counts_as_metric = true;
+    return r;
+  }
+  if (has_word("cost") && has({"batch", "step", "iter", "data", "reader"}) &&
+      field.kind == ValueKind::kNumber) {
+    // PaddlePaddle's "batch_cost: 0.5123 data_cost: 0.0012": seconds per batch, data wait.
+    r.role = has({"data", "reader"}) ? Role::kElapsed : Role::kStepTime;
+    r.rank = 2;
+    r.counts_as_metric = r.role == Role::kStepTime;
     return r;
   }
   if (has_word("time") || has_word("timer") || has_word("timing") || has_word("dt") ||
@@ -1192,16 +1212,19 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     lw.assign(s.substr(start, i - start));
     for (auto& ch : lw) ch = Lower(ch);
     bool in_key = false;
+    bool in_plain_key = false;  // in the key of a value that has no role ("Testing net (#0)")
     for (size_t idx = 0; idx < out.fields.size(); ++idx) {
       const Field& f = out.fields[idx];
       if (start >= f.key_begin && start < f.key_end &&
           ((info.roles[idx].role != Role::kNone && info.roles[idx].role != Role::kPercent) ||
            info.roles[idx].eval)) {
         in_key = true;
+        in_plain_key = info.roles[idx].role == Role::kNone;
         break;
       }
     }
     if (InSet(lw, kEvalWords) && !in_key) wf |= kFlagEvalTag;
+    if (InSet(lw, kEvalWords) && in_plain_key) wf |= kFlagEvalKeyTag;
     if (InSet(lw, kTrainWords) && !in_key) wf |= kFlagTrainTag;
     if (InSet(lw, {"summary", "overall", "flos"})) wf |= kFlagSummary;
     if (InSet(lw, {"checkpoint", "checkpoints", "ckpt", "saving", "saved", "save", "loading",

@@ -281,9 +281,12 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   }
   if (k.eval) {
     ++stats_.eval_segments;
+    // Results (a keyed measurement: "bbox_mAP: 0.2110") end an evaluation phase; a line
+    // without any ("Iteration 5000, Testing net (#0)") announces one.
     bool results = vals_.has_metric;
     for (const Field& f : ps_.fields) {
       if (f.eval && f.role != Role::kNone) results = true;
+      if (f.key_end > f.key_begin && f.kind == ValueKind::kNumber && !f.integer) results = true;
     }
     eval_mode_ = !results;  // a phase header starts evaluation; its results end it
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;

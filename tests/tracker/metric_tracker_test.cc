@@ -223,6 +223,45 @@ TEST_F(TrackerTest, TabSeparatedTableUnderAHeaderIsRead) {
   EXPECT_NEAR(*latest_->v.loss, 8.97, 1e-9);
 }
 
+// Lines below follow the frameworks' own format strings (caffe solver.cpp, MaxText train.py,
+// PaddleDetection's trainer); the values are made up.
+TEST_F(TrackerTest, CaffeTestingPhaseIsNotTraining) {
+  Run("I0501 10:00:08.1 1 solver.cpp:218] Iteration 4500 (11.3 iter/s, 8.85s/100 iters), "
+      "loss = 0.0712\n"
+      "I0501 10:00:08.1 1 solver.cpp:237]     Train net output #0: loss = 0.0712 (* 1 = 0.0712 "
+      "loss)\n"
+      "I0501 10:00:08.1 1 sgd_solver.cpp:105] Iteration 4500, lr = 0.00691\n"
+      "I0501 10:00:10.0 1 solver.cpp:330] Iteration 5000, Testing net (#0)\n"
+      "I0501 10:00:11.0 1 solver.cpp:397]     Test net output #0: accuracy = 0.9891\n"
+      "I0501 10:00:11.0 1 solver.cpp:397]     Test net output #1: loss = 0.0321 (* 1 = 0.0321 "
+      "loss)\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 4500);
+  ASSERT_TRUE(latest_->v.loss);
+  EXPECT_NEAR(*latest_->v.loss, 0.0712, 1e-9);
+}
+
+TEST_F(TrackerTest, MaxTextSecondsAndPerDeviceTokenRate) {
+  Run("completed step: 99, seconds: 0.513, TFLOP/s/device: 123.4, Tokens/s/device: 4567.8, "
+      "total_weights: 65536, loss: 7.223\n"
+      "completed step: 100, seconds: 0.512, TFLOP/s/device: 123.5, Tokens/s/device: 4568.8, "
+      "total_weights: 65536, loss: 7.123\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 100);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.512, 1e-9);
+  ASSERT_TRUE(latest_->v.throughput);
+  EXPECT_NEAR(latest_->v.throughput->value, 4568.8, 1e-9);
+}
+
+TEST_F(TrackerTest, PaddleBatchCostIsTheStepTime) {
+  Run("[05/01 10:00:00] ppdet.engine INFO: Epoch: [3] [ 100/1000] learning_rate: 0.001000 loss: "
+      "1.234 eta: 1:23:45 batch_cost: 0.5123 data_cost: 0.0012 ips: 15.61 images/s\n");
+  ASSERT_TRUE(latest_);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.5123, 1e-9);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;
