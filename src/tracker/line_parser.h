@@ -99,10 +99,11 @@ enum SegmentFlag : uint32_t {
   kFlagTraceback = 1u << 14,  // Python traceback frame or header
   kFlagEvalHeader =
       1u << 15,  // eval words that announce an eval phase ("Evaluating", "Running Evaluation")
-  kFlagTable = 1u << 16,       // columns matched against a learned table header
-  kFlagSetupBar = 1u << 17,    // a bar of setup/IO work ("Loading checkpoint shards", "Map")
-  kFlagEvalKeyTag = 1u << 18,  // an eval word in the key of a value with no role ("Testing net
-                               // (#0)"): the line is about evaluation unless it measures training
+  kFlagTable = 1u << 16,        // columns matched against a learned table header
+  kFlagSetupBar = 1u << 17,     // a bar of setup/IO work ("Loading checkpoint shards", "Map")
+  kFlagKnownFormat = 1u << 19,  // rewritten from a positional format (config/tracker_formats.yaml)
+  kFlagEvalKeyTag = 1u << 18,   // an eval word in the key of a value with no role ("Testing net
+                                // (#0)"): the line is about evaluation unless it measures training
 };
 
 struct ParsedSegment {

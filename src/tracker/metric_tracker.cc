@@ -173,6 +173,7 @@ MetricTracker::MetricTracker(LineClassifier& classifier, MetricExtractor& extrac
 
 std::string MetricTracker::FormatName(const ParsedSegment& seg) {
   if (seg.flags & kFlagTable) return "table";
+  if (seg.flags & kFlagKnownFormat) return "known-format";
   if (seg.flags & kFlagTqdmBar) return "tqdm-bar";
   if (seg.flags & kFlagKerasBar) return "keras-bar";
   if (seg.flags & kFlagJson) {
@@ -230,6 +231,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
                                    uint64_t offset, bool first_segment, double wall_time_s) {
   ++stats_.segments;
   int rank = -1;
+  const std::string_view unstripped = seg;
   seg = StripRankPrefix(seg, rank);
   // Tables (YOLO-style): a header line names the columns of the rows below it.
   bool table_row = false;
@@ -240,7 +242,19 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     table_columns_ = std::move(cols);
   }
   parser_.Parse(seg, ps_);
-  if (table_row) ps_.flags |= kFlagTable;
+  const std::string_view printed = seg;  // what the log printed (kept in records)
+  if (table_row) {
+    ps_.flags |= kFlagTable;
+  } else if (ps_.has_digit &&
+             formats_.Rewrite(ps_.skeleton, rank >= 0 ? unstripped : seg, format_row_)) {
+    // A positional format from config/tracker_formats.yaml: read as the key=value text it means.
+    // It is tried on the line as printed, so a number that starts the format ("1200: 0.51, ...")
+    // is not mistaken for an `srun --label` rank.
+    rank = -1;
+    seg = format_row_;
+    parser_.Parse(seg, ps_);
+    ps_.flags |= kFlagKnownFormat;
+  }
   if (ps_.fields.empty()) {
     vals_ = ExtractedValues();
   } else {
@@ -318,7 +332,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     r.line_no = line_no;
     r.offset = offset;
     r.line.assign(physical.substr(0, options_.max_stored_line));
-    r.segment.assign(seg.substr(0, options_.max_stored_line));
+    r.segment.assign(printed.substr(0, options_.max_stored_line));
     r.v = vals_;
     r.timestamp_s = ts;
     r.template_id = k.family;

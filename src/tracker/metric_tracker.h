@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tracker/line_classifier.h"
+#include "tracker/line_formats.h"
 #include "tracker/line_parser.h"
 #include "tracker/log_reader.h"
 #include "tracker/metric_extractor.h"
@@ -149,7 +150,9 @@ class MetricTracker {
   uint64_t json_offset_ = 0;
   std::vector<std::string> table_columns_;  // last table header ("Epoch GPU_mem box_loss ...")
   std::string table_row_;                   // a table row rewritten as key=value
-  bool last_complete_ = false;              // the last record finished the final epoch
+  FormatMatcher formats_{LineFormats::Builtin()};  // positional formats (tracker_formats.yaml)
+  std::string format_row_;                         // a line of such a format as key=value
+  bool last_complete_ = false;                     // the last record finished the final epoch
   std::optional<ProgressRecord> latest_;
   double last_timestamp_ = -1;
   TrackerStats stats_;
