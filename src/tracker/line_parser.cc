@@ -1245,7 +1245,8 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
                    "extracting",    "generating", "generation",  "fetching",  "resolving",
                    "uploading",     "saving",     "converting",  "casting",   "building",
                    "indexing",      "caching",    "shuffling",   "packing",   "shards",
-                   "encoding",      "decoding",   "writing"})) {
+                   "encoding",      "decoding",   "writing",     "finding",   "finder"})) {
+      // ... and a learning-rate range test ("Finding best initial lr: 100%|...", lr_find).
       wf |= kFlagSetupBar;
     }
   }

@@ -262,6 +262,15 @@ TEST_F(TrackerTest, PaddleBatchCostIsTheStepTime) {
   EXPECT_NEAR(*latest_->v.step_time_s, 0.5123, 1e-9);
 }
 
+TEST_F(TrackerTest, LearningRateFinderBarIsNotTraining) {
+  Run("Finding best initial lr: 100%|##########| 100/100 [00:10<00:00,  9.52it/s]\n"
+      "Epoch 0:  40%|####      | 40/100 [00:05<00:07,  8.01it/s, loss=0.612, v_num=0]\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 2);
+  Run("Finding best initial lr: 100%|##########| 100/100 [00:10<00:00,  9.52it/s]\n");
+  EXPECT_FALSE(latest_);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;
