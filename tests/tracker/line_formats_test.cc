@@ -8,6 +8,7 @@
 #include "tracker/log_reader.h"
 #include "tracker/metric_extractor.h"
 #include "tracker/metric_tracker.h"
+#include "tracker/vocabulary.h"
 
 namespace schedmate::tracker {
 namespace {
@@ -93,6 +94,32 @@ TEST(LineFormatsTest, DarknetIterationSummariesAreProgress) {
   EXPECT_EQ(rec->v.step, 4000);
   ASSERT_TRUE(rec->v.eta_s);
   EXPECT_NEAR(*rec->v.eta_s, 10.5 * 3600, 1e-6);
+}
+
+}  // namespace
+}  // namespace schedmate::tracker
+
+namespace schedmate::tracker {
+namespace {
+
+TEST(VocabularyTest, BuiltinFileParses) {
+  const Vocabulary& v = Vocabulary::Builtin();
+  EXPECT_TRUE(v.eval.Contains("val"));
+  EXPECT_TRUE(v.step.Contains("iter"));
+  EXPECT_TRUE(v.epoch.Contains("epoch"));
+  EXPECT_FALSE(v.epoch.Contains("loss"));
+}
+
+TEST(VocabularyTest, EveryListIsRequiredAndWordsAreLowerCaseSingleWords) {
+  std::string full(BuiltinVocabularyYaml());
+  ASSERT_TRUE(Vocabulary::Parse(full, "v.yaml").ok());
+  // An unknown list (a typo), a missing list, a word with a capital or a space, bad YAML.
+  auto bad = Vocabulary::Parse(full + "  evl: [x]\n", "v.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("v.yaml:"), std::string::npos);
+  EXPECT_FALSE(Vocabulary::Parse("version: 1\nwords:\n  eval: [val]\n", "v.yaml").ok());
+  EXPECT_FALSE(Vocabulary::Parse(full + "  eval: [Val]\n", "v.yaml").ok());
+  EXPECT_FALSE(Vocabulary::Parse("words: [", "v.yaml").ok());
 }
 
 }  // namespace
