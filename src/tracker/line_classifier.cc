@@ -172,9 +172,11 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
   k.checkpoint = seg.flags & kFlagCheckpoint;
   k.summary = seg.flags & kFlagSummary;
   bool eval_fields = false;
+  bool eval_loss = false;
   int train_metric_fields = 0;
   for (const Field& f : seg.fields) {
     if (f.eval && f.role != Role::kNone) eval_fields = true;
+    if (f.eval && f.role == Role::kLoss) eval_loss = true;
     if (!f.eval && f.counts_as_metric) ++train_metric_fields;
   }
   // Eval-qualified words in a bar's description ("Box(P R mAP50): 100%|...") make it an eval bar.
@@ -197,8 +199,12 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
     k.cls = LineClass::kInfo;
     return k;
   }
+  // A loss that is only an evaluation loss makes the line evaluation output even when it also
+  // prints timings, which training and evaluation share ("step:1390/1390 val_loss:3.27
+  // train_time:204345ms step_avg:148.08ms" after the last training step).
   k.eval = ((seg.flags & kFlagEvalTag) && !(seg.flags & kFlagTrainTag)) ||
-           (eval_fields && !v.has_strong_metric) || eval_before_bar;
+           ((eval_fields || (seg.flags & kFlagEvalKeyTag)) && !v.has_strong_metric) ||
+           (eval_loss && v.losses.empty()) || eval_before_bar;
   // Configuration dumps ("Namespace(epochs=10, lr=0.001, ...)"): many values, few of them progress.
   if (!k.bar && seg.fields.size() >= 8) {
     size_t with_role = 0;

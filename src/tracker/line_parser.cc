@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "tracker/vocabulary.h"
+
 namespace schedmate::tracker {
 namespace {
 
@@ -152,6 +154,14 @@ UnitInfo ClassifyUnit(std::string_view u) {
   return info;
 }
 
+// The multiplier of a count abbreviation attached to a number ("50K", "2M", "1.5k"), else 0.
+// "G", "T" and "B" are left alone: in training logs they are memory sizes more often than counts.
+double CountAbbreviation(std::string_view u) {
+  if (u == "K" || u == "k") return 1e3;
+  if (u == "M") return 1e6;
+  return 0;
+}
+
 bool InSet(std::string_view w, std::initializer_list<std::string_view> set) {
   for (auto s : set) {
     if (w == s) return true;
@@ -159,36 +169,10 @@ bool InSet(std::string_view w, std::initializer_list<std::string_view> set) {
   return false;
 }
 
-const std::initializer_list<std::string_view> kEvalWords = {
-    "val",        "valid",      "validation", "validate",  "validating", "eval",
-    "evaluation", "evaluate",   "evaluating", "test",      "testing",    "dev",
-    "predict",    "prediction", "predicting", "inference", "sanity"};
-// Metrics that logs compute in evaluation loops, not per training step.
-const std::initializer_list<std::string_view> kEvalOnlyMetricWords = {
-    "map", "bleu", "rouge", "wer", "cer", "f1", "auc", "ap", "ar"};
-const std::initializer_list<std::string_view> kAvgWords = {
-    "avg",    "average", "mean",   "running", "smoothed",
-    "smooth", "ema",     "moving", "median",  "cumulative"};
-const std::initializer_list<std::string_view> kTrainWords = {"train", "training"};
-const std::initializer_list<std::string_view> kStepWords = {
-    "step",   "steps",   "iter",  "iters",   "iteration", "iterations", "it",
-    "update", "updates", "batch", "batches", "global",    "gstep"};
-const std::initializer_list<std::string_view> kEpochWords = {"epoch", "epochs", "ep"};
-const std::initializer_list<std::string_view> kHeadQualifiers = {
-    "train", "training", "meta",  "current", "cur", "curr", "the",   "num",
-    "total", "idx",      "index", "no",      "nr",  "id",   "count", "counter"};
-// Keys of percentages that are a share of a resource or an efficiency, never training progress
-// ("mfu 30.12%", "gpu_util: 97%", "mem 81%").
-const std::initializer_list<std::string_view> kShareWords = {
-    "mfu", "hfu",       "util", "utilization", "utilisation", "memory", "mem",    "gpu",
-    "cpu", "usage",     "load", "occupancy",   "power",       "temp",   "disk",   "cache",
-    "hit", "bandwidth", "bw",   "sparsity",    "dropout",     "flops",  "tflops", "ram"};
+// The word lists (config/tracker_vocabulary.yaml).
+const Vocabulary& V() { return Vocabulary::Builtin(); }
 
-const std::initializer_list<std::string_view> kMetricWords = {
-    "acc",  "accuracy",   "top1", "top5",      "kl",     "reward",  "rewards", "return",
-    "ppl",  "perplexity", "grad", "gnorm",     "norm",   "entropy", "miou",    "iou",
-    "map",  "f1",         "bleu", "precision", "recall", "auc",     "mae",     "mse",
-    "rmse", "psnr",       "ssim", "wer",       "cer",    "dice"};
+bool InSet(std::string_view w, const WordList& list) { return list.Contains(w); }
 
 }  // namespace
 
@@ -249,32 +233,38 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     }
     return false;
   };
+  auto has_any = [&](const WordList& list) {
+    for (auto w : words) {
+      if (list.Contains(w)) return true;
+    }
+    return false;
+  };
   auto has_word = [&](std::string_view x) {
     for (auto w : words) {
       if (w == x) return true;
     }
     return false;
   };
-  r.eval = has(kEvalWords);
+  r.eval = has_any(V().eval);
   for (auto w : words) {
     size_t e = w.size();
     while (e > 0 && IsDigit(static_cast<unsigned char>(w[e - 1]))) --e;
-    if (InSet(w, kEvalOnlyMetricWords) || (e > 0 && InSet(w.substr(0, e), kEvalOnlyMetricWords))) {
+    if (InSet(w, V().eval_only_metric) || (e > 0 && InSet(w.substr(0, e), V().eval_only_metric))) {
       r.eval = true;
     }
   }
-  r.avg = has(kAvgWords);
+  r.avg = has_any(V().avg);
   // Head word: the last word that is not a qualifier.
   std::string_view head;
   for (size_t k = words.size(); k-- > 0;) {
-    if (!InSet(words[k], kHeadQualifiers) && !IsDigit(static_cast<unsigned char>(words[k][0]))) {
+    if (!InSet(words[k], V().head_qualifier) && !IsDigit(static_cast<unsigned char>(words[k][0]))) {
       head = words[k];
       break;
     }
   }
   if (field.post_key) {
     std::string_view w = words.front();
-    if (InSet(w, kEpochWords)) r.role = Role::kEpoch;
+    if (InSet(w, V().epoch)) r.role = Role::kEpoch;
     if (InSet(w, {"step", "steps", "iter", "iters", "iterations", "updates", "batches"})) {
       r.role = Role::kStep;
     }
@@ -303,11 +293,13 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
       return r;
     }
   }
-  if (words.size() >= 2) {
-    std::string_view last = words.back();
-    RateNoun n = NounOf(words[words.size() - 2]);
-    if (n != RateNoun::kNone && InSet(last, {"sec", "s"}) &&
-        key.find('/') != std::string_view::npos) {
+  // "Samples/sec", "Tokens/s/device" (MaxText), "tokens/s/gpu": a noun per second, maybe per
+  // device.
+  for (size_t k = 0; k + 1 < words.size() && key.find('/') != std::string_view::npos; ++k) {
+    RateNoun n = NounOf(words[k]);
+    if (n != RateNoun::kNone && InSet(words[k + 1], {"sec", "s"}) &&
+        (k + 2 == words.size() ||
+         (k + 3 == words.size() && InSet(words[k + 2], {"device", "gpu", "chip", "core"})))) {
       r.role = Role::kThroughput;
       r.noun = n;
       r.counts_as_metric = true;
@@ -335,8 +327,7 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     bool lossy = w == "loss" || w == "losses" || w == "nll" || w == "xent" ||
                  (w.size() > 4 && w.substr(w.size() - 4) == "loss");
     if (!lossy) continue;
-    if (has({"scale", "scaler", "scaling", "weight", "weights", "coef", "coeff", "coefficient",
-             "type", "fn", "func", "function", "factor", "mult", "multiplier"})) {
+    if (has_any(V().loss_setting)) {
       return r;  // a loss setting ("loss_weight", "loss scale"), not a loss value
     }
     r.role = Role::kLoss;
@@ -347,12 +338,11 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
       if (x == w) continue;
       if (x == "total" || x == "overall" || x == "full") {
         rank += 3;
-      } else if (InSet(x, kTrainWords)) {
+      } else if (InSet(x, V().train)) {
         rank += 1;
-      } else if (InSet(x, kAvgWords)) {
+      } else if (InSet(x, V().avg)) {
         rank -= 2;
-      } else if (InSet(x, {"batch", "step", "iter", "meta", "objective", "the", "current", "cur",
-                           "curr"})) {
+      } else if (InSet(x, V().loss_neutral)) {
       } else {
         rank -= 1;
       }
@@ -370,10 +360,41 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.counts_as_metric = true;
     return r;
   }
+  // A duration named after a step ("step_avg:148.02ms", "iter_time 0.5s", "updt_s:0.50",
+  // "step_ms 120"): time per step, preferred over an unqualified time on the same line (often
+  // a cumulative one). A bare value counts when the key ends in a time unit word.
+  // A key that is only a time unit on a step line ("completed step: 100, seconds: 0.512"
+  // (MaxText), "ms: 95.3"): the step's duration.
+  if (words.size() == 1 && InSet(words.front(), {"seconds", "secs", "sec", "ms", "msec"}) &&
+      field.kind == ValueKind::kNumber && field.unit == Unit::kNone) {
+    r.role = Role::kStepTime;
+    r.rank = 1;
+    r.millis = words.front() == "ms" || words.front() == "msec";
+    r.counts_as_metric = true;
+    return r;
+  }
+  const bool unit_word = words.size() >= 2 && InSet(words.back(), {"s", "sec", "secs", "ms"});
+  if ((field.unit == Unit::kSeconds ||
+       (unit_word && field.unit == Unit::kNone && field.kind == ValueKind::kNumber)) &&
+      has({"step", "iter", "iteration", "batch", "update", "updt"}) &&
+      !has_any(V().step_time_not)) {
+    r.role = Role::kStepTime;
+    r.rank = 3;
+    r.millis = field.unit == Unit::kNone && words.back() == "ms";
+    r.counts_as_metric = true;
+    return r;
+  }
+  if (has_word("cost") && has({"batch", "step", "iter", "data", "reader"}) &&
+      field.kind == ValueKind::kNumber) {
+    // PaddlePaddle's "batch_cost: 0.5123 data_cost: 0.0012": seconds per batch, data wait.
+    r.role = has({"data", "reader"}) ? Role::kElapsed : Role::kStepTime;
+    r.rank = 2;
+    r.counts_as_metric = r.role == Role::kStepTime;
+    return r;
+  }
   if (has_word("time") || has_word("timer") || has_word("timing") || has_word("dt") ||
       has_word("latency") || has_word("duration")) {
-    if (has({"data", "dataloader", "load", "loading", "wall", "total", "elapsed", "runtime", "io",
-             "took", "since", "start"})) {
+    if (has_any(V().time_not_step)) {
       r.role = Role::kElapsed;
       return r;
     }
@@ -384,22 +405,22 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.counts_as_metric = true;
     return r;
   }
-  if (has({"elapsed", "wall", "runtime", "took", "uptime"})) {
+  if (has_any(V().elapsed)) {
     r.role = Role::kElapsed;
     return r;
   }
-  if (!head.empty() && (InSet(head, kEpochWords) || InSet(head, kStepWords)) &&
-      InSet(words.front(), {"total", "max", "num", "number"}) && !has(kMetricWords) &&
-      (words.front() != "num" || InSet(head, kEpochWords))) {
-    r.role = InSet(head, kEpochWords) ? Role::kTotalEpochs : Role::kTotalSteps;
+  if (!head.empty() && (InSet(head, V().epoch) || InSet(head, V().step)) &&
+      InSet(words.front(), V().total_prefix) && !has_any(V().metric) &&
+      (words.front() != "num" || InSet(head, V().epoch))) {
+    r.role = InSet(head, V().epoch) ? Role::kTotalEpochs : Role::kTotalSteps;
     return r;
   }
   if (!head.empty()) {
-    if (InSet(head, kEpochWords)) {
+    if (InSet(head, V().epoch)) {
       r.role = Role::kEpoch;
       return r;
     }
-    if (InSet(head, kStepWords) && head != "global" && !has({"skipped", "nan", "inf", "zero"})) {
+    if (InSet(head, V().step) && head != "global" && !has({"skipped", "nan", "inf", "zero"})) {
       r.role = Role::kStep;
       int rank = 0;
       if (has_word("global") || has_word("gstep"))
@@ -422,7 +443,7 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     }
   }
   for (auto w : words) {
-    if (InSet(w, kMetricWords)) {
+    if (InSet(w, V().metric)) {
       r.role = Role::kMetric;
       r.counts_as_metric = true;
       return r;
@@ -717,6 +738,14 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
           std::string_view ut = s.substr(u0, u - u0);
           if (!spaced && integer && (ut == "it" || ut == "its")) f.it_suffix = true;
           UnitInfo ui = ClassifyUnit(ut);
+          if (const double scale = spaced ? 0 : CountAbbreviation(ut); scale > 0) {
+            // "step:50K", "smpl:2M": an abbreviated count is read as the count it stands for.
+            ui = UnitInfo();
+            f.value *= scale;
+            f.integer = std::floor(f.value) == f.value;
+            f.abbreviated = true;
+            k = u;
+          }
           bool accept =
               ui.known && (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
                            (ui.unit == Unit::kSeconds && ut.size() >= 1 && ut != "m" && ut != "h" &&
@@ -983,7 +1012,7 @@ bool LineParser::IsShareOfSomething(const ParsedSegment& seg, size_t idx) {
     thread_local std::string scratch;
     KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
     for (auto w : words) {
-      if (InSet(w, kShareWords)) return true;
+      if (InSet(w, V().share)) return true;
     }
     return false;
   }
@@ -1119,7 +1148,7 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
     if (words.size() < 2) continue;
     const std::string_view head = words.back();
-    const bool counter_head = InSet(head, kStepWords) || InSet(head, kEpochWords);
+    const bool counter_head = InSet(head, V().step) || InSet(head, V().epoch);
     const Field& next = out.fields[idx + 1];
     bool joined = next.key_end == 0 && next.kind == ValueKind::kNumber;
     for (size_t k = f.value_end; joined && k < next.value_begin && k < s.size(); ++k) {
@@ -1128,7 +1157,7 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     if (counter_head && joined) {
       KeyRole loss = info.roles[idx];
       info.roles[idx] = KeyRole();
-      info.roles[idx].role = InSet(head, kEpochWords) ? Role::kEpoch : Role::kStep;
+      info.roles[idx].role = InSet(head, V().epoch) ? Role::kEpoch : Role::kStep;
       info.roles[idx + 1] = loss;
     }
   }
@@ -1161,37 +1190,28 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     lw.assign(s.substr(start, i - start));
     for (auto& ch : lw) ch = Lower(ch);
     bool in_key = false;
+    bool in_plain_key = false;  // in the key of a value that has no role ("Testing net (#0)")
     for (size_t idx = 0; idx < out.fields.size(); ++idx) {
       const Field& f = out.fields[idx];
       if (start >= f.key_begin && start < f.key_end &&
           ((info.roles[idx].role != Role::kNone && info.roles[idx].role != Role::kPercent) ||
            info.roles[idx].eval)) {
         in_key = true;
+        in_plain_key = info.roles[idx].role == Role::kNone;
         break;
       }
     }
-    if (InSet(lw, kEvalWords) && !in_key) wf |= kFlagEvalTag;
-    if (InSet(lw, kTrainWords) && !in_key) wf |= kFlagTrainTag;
-    if (InSet(lw, {"summary", "overall", "flos"})) wf |= kFlagSummary;
-    if (InSet(lw, {"checkpoint", "checkpoints", "ckpt", "saving", "saved", "save", "loading",
-                   "loaded", "wrote", "writing", "snapshot", "restored", "resuming"})) {
-      wf |= kFlagCheckpoint;
-    }
-    if (InSet(lw, {"error", "errors", "exception", "traceback", "fatal", "failed", "failure",
-                   "abort", "aborted", "killed", "segfault", "oom", "panic", "critical"})) {
-      wf |= kFlagError;
-    }
+    if (InSet(lw, V().eval) && !in_key) wf |= kFlagEvalTag;
+    if (InSet(lw, V().eval) && in_plain_key) wf |= kFlagEvalKeyTag;
+    if (InSet(lw, V().train) && !in_key) wf |= kFlagTrainTag;
+    if (InSet(lw, V().summary)) wf |= kFlagSummary;
+    if (InSet(lw, V().checkpoint)) wf |= kFlagCheckpoint;
+    if (InSet(lw, V().error)) wf |= kFlagError;
     if (lw == "traceback") wf |= kFlagTraceback;
-    if (InSet(lw, {"warning", "warn", "warnings", "deprecated", "deprecation"})) wf |= kFlagWarning;
+    if (InSet(lw, V().warning)) wf |= kFlagWarning;
     if (lw == "info") wf |= kFlagInfoLevel;
-    if (start < bar_pos && !in_key &&
-        InSet(lw, {"loading",       "load",       "downloading", "download",  "map",
-                   "mapping",       "tokenizing", "tokenize",    "tokenizer", "tokenization",
-                   "preprocessing", "processing", "processed",   "filter",    "filtering",
-                   "extracting",    "generating", "generation",  "fetching",  "resolving",
-                   "uploading",     "saving",     "converting",  "casting",   "building",
-                   "indexing",      "caching",    "shuffling",   "packing",   "shards",
-                   "encoding",      "decoding",   "writing"})) {
+    // Setup or I/O work before a progress bar ("Map", "Loading checkpoint shards", an lr finder).
+    if (start < bar_pos && !in_key && InSet(lw, V().setup)) {
       wf |= kFlagSetupBar;
     }
   }

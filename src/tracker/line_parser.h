@@ -71,6 +71,7 @@ struct Field {
   bool after_epoch = false;   // unkeyed fraction right after an epoch value ("Epoch [1][50/500]")
   bool post_key = false;      // key is the word after the value ("4312 updates")
   bool it_suffix = false;     // "1234it": a tqdm count without a total
+  bool abbreviated = false;   // a count printed with a K/M multiplier ("50K"), value expanded
   // Role analysis:
   Role role = Role::kNone;
   int8_t rank = 0;                // preference among fields of one role; higher wins
@@ -98,8 +99,11 @@ enum SegmentFlag : uint32_t {
   kFlagTraceback = 1u << 14,  // Python traceback frame or header
   kFlagEvalHeader =
       1u << 15,  // eval words that announce an eval phase ("Evaluating", "Running Evaluation")
-  kFlagTable = 1u << 16,     // columns matched against a learned table header
-  kFlagSetupBar = 1u << 17,  // a bar of setup/IO work ("Loading checkpoint shards", "Map")
+  kFlagTable = 1u << 16,        // columns matched against a learned table header
+  kFlagSetupBar = 1u << 17,     // a bar of setup/IO work ("Loading checkpoint shards", "Map")
+  kFlagKnownFormat = 1u << 19,  // rewritten from a positional format (config/tracker_formats.yaml)
+  kFlagEvalKeyTag = 1u << 18,   // an eval word in the key of a value with no role ("Testing net
+                                // (#0)"): the line is about evaluation unless it measures training
 };
 
 struct ParsedSegment {

@@ -104,7 +104,8 @@ void BuiltinMetricExtractor::Extract(const ParsedSegment& seg, ExtractedValues& 
         if (!step || f.rank > step->rank) step = &f;
         break;
       case Role::kEpoch:
-        if (f.value < 0) break;
+        // Loggers abbreviate large running counts (samples, episodes), never an epoch counter.
+        if (f.value < 0 || f.abbreviated) break;
         if (!epoch) epoch = &f;
         break;
       case Role::kLoss: {

@@ -72,8 +72,8 @@ void Tokens(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) {
   }
 }
 
-// A table header: >= 3 word columns separated by runs of >= 2 blanks, no digits, at least one
-// progress word (epoch, loss, iter, step, lr). Returns the column names, or empty.
+// A table header: >= 3 word columns separated by tabs or runs of >= 2 blanks, no digits, at
+// least one progress word (epoch, loss, iter, step, lr). Returns the column names, or empty.
 std::vector<std::string> TableHeaderColumns(std::string_view s) {
   std::vector<std::string> cols;
   if (s.size() > 400) return cols;
@@ -83,7 +83,8 @@ std::vector<std::string> TableHeaderColumns(std::string_view s) {
     while (i < s.size() && IsSpaceC(s[i])) ++i;
     if (i >= s.size()) break;
     size_t b = i;
-    while (i < s.size() && !(IsSpaceC(s[i]) && (i + 1 >= s.size() || IsSpaceC(s[i + 1])))) {
+    while (i < s.size() && s[i] != '\t' &&
+           !(s[i] == ' ' && (i + 1 >= s.size() || IsSpaceC(s[i + 1])))) {
       const char c = s[i];
       if (IsDigitC(c)) return {};
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '/' || c == '(' ||
@@ -172,6 +173,7 @@ MetricTracker::MetricTracker(LineClassifier& classifier, MetricExtractor& extrac
 
 std::string MetricTracker::FormatName(const ParsedSegment& seg) {
   if (seg.flags & kFlagTable) return "table";
+  if (seg.flags & kFlagKnownFormat) return "known-format";
   if (seg.flags & kFlagTqdmBar) return "tqdm-bar";
   if (seg.flags & kFlagKerasBar) return "keras-bar";
   if (seg.flags & kFlagJson) {
@@ -229,6 +231,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
                                    uint64_t offset, bool first_segment, double wall_time_s) {
   ++stats_.segments;
   int rank = -1;
+  const std::string_view unstripped = seg;
   seg = StripRankPrefix(seg, rank);
   // Tables (YOLO-style): a header line names the columns of the rows below it.
   bool table_row = false;
@@ -239,7 +242,19 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     table_columns_ = std::move(cols);
   }
   parser_.Parse(seg, ps_);
-  if (table_row) ps_.flags |= kFlagTable;
+  const std::string_view printed = seg;  // what the log printed (kept in records)
+  if (table_row) {
+    ps_.flags |= kFlagTable;
+  } else if (ps_.has_digit &&
+             formats_.Rewrite(ps_.skeleton, rank >= 0 ? unstripped : seg, format_row_)) {
+    // A positional format from config/tracker_formats.yaml: read as the key=value text it means.
+    // It is tried on the line as printed, so a number that starts the format ("1200: 0.51, ...")
+    // is not mistaken for an `srun --label` rank.
+    rank = -1;
+    seg = format_row_;
+    parser_.Parse(seg, ps_);
+    ps_.flags |= kFlagKnownFormat;
+  }
   if (ps_.fields.empty()) {
     vals_ = ExtractedValues();
   } else {
@@ -253,7 +268,11 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   if (ts > last_timestamp_) last_timestamp_ = ts;
 
   if (!k.bar) ResolveLookahead(k.eval);
+  if (!k.eval && (vals_.step || vals_.epoch)) seen_counter_ = true;
   if (vals_.total_epochs && !vals_.epoch && !k.eval) run_total_epochs_ = vals_.total_epochs;
+  // A configured total printed on its own ("Total optimization steps = 17,000", "max_steps: 500")
+  // completes records whose lines print no total of their own.
+  if (vals_.total_steps && !vals_.step && !k.eval && !k.bar) run_total_steps_ = vals_.total_steps;
 
   // Indented continuation of the record just above ("    train/loss=2.95").
   if (first_segment && (ps_.flags & kFlagIndented) && !k.anchor && !k.eval && !pending_.empty() &&
@@ -276,9 +295,12 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   }
   if (k.eval) {
     ++stats_.eval_segments;
+    // Results (a keyed measurement: "bbox_mAP: 0.2110") end an evaluation phase; a line
+    // without any ("Iteration 5000, Testing net (#0)") announces one.
     bool results = vals_.has_metric;
     for (const Field& f : ps_.fields) {
       if (f.eval && f.role != Role::kNone) results = true;
+      if (f.key_end > f.key_begin && f.kind == ValueKind::kNumber && !f.integer) results = true;
     }
     eval_mode_ = !results;  // a phase header starts evaluation; its results end it
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
@@ -310,7 +332,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     r.line_no = line_no;
     r.offset = offset;
     r.line.assign(physical.substr(0, options_.max_stored_line));
-    r.segment.assign(seg.substr(0, options_.max_stored_line));
+    r.segment.assign(printed.substr(0, options_.max_stored_line));
     r.v = vals_;
     r.timestamp_s = ts;
     r.template_id = k.family;
@@ -332,13 +354,24 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     if (k.anchor && !k.bar && !vals_.has_strong_metric && !training_families_.empty() &&
         (k.family < 0 || training_families_.count(k.family) == 0)) {
       // Only lr/eta/other metrics, in a format never seen carrying progress while another format
-      // does: a message ("Epoch 5: reducing learning rate to 1e-4"), not a progress record.
+      // does: a message ("Epoch 5: reducing learning rate to 1e-4"), not a progress record. An
+      // epoch counter on it still opens the epoch ("Epoch 2/2 (lr=0.01)" above its batch lines).
+      if (vals_.epoch && !vals_.step && !k.checkpoint) {
+        ctx_epoch_ = vals_.epoch;
+        ctx_epoch_fractional_ = vals_.epoch_fractional;
+        if (vals_.total_epochs) ctx_total_epochs_ = vals_.total_epochs;
+      }
       return;
     }
     if (k.bar) {
-      // A bar with a different total starts another loop: earlier bar states stand confirmed.
+      // A bar with a different total, or one whose counter starts again on a new line, is
+      // another loop: what directly followed the earlier bar was that loop, not eval output, so
+      // the earlier bar states stand confirmed.
       for (Pending& q : pending_) {
-        if (q.needs_lookahead && q.rec.v.total_steps != vals_.total_steps) {
+        const bool new_loop = q.rec.v.total_steps != vals_.total_steps ||
+                              (q.rec.line_no != line_no && q.rec.v.step && vals_.step &&
+                               *vals_.step <= *q.rec.v.step);
+        if (q.needs_lookahead && new_loop) {
           q.needs_lookahead = false;
           Confirm(q);
         }
@@ -362,6 +395,12 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     satellites_.push_back(Satellite{line_no, vals_});
     if (!seen_anchor_ && ctx_epoch_ && vals_.loss) {
       // No line carries its own counter: records are "epoch header + metric lines".
+      pending_.push_back(make_pending(/*own_counter=*/false));
+      Confirm(pending_.back());
+    } else if (!seen_counter_ && vals_.loss && k.family >= 0 &&
+               ++counterless_families_[k.family] >= 2) {
+      // No counter anywhere yet: the same training-loss line printed again and again is the
+      // progress itself ("loss:0.52, accuracy:0.81" per logging interval, rows of a loss table).
       pending_.push_back(make_pending(/*own_counter=*/false));
       Confirm(pending_.back());
     }
@@ -422,6 +461,12 @@ void MetricTracker::Confirm(Pending& p) {
     v.total_epochs = ctx_total_epochs_;
   }
   p.rec.run = run_;
+  if (!v.step && eff_epoch && last_epoch_ && std::fabs(*eff_epoch - *last_epoch_) > 1e-9) {
+    // A record that opens another epoch ("Epoch 2/2 (lr=0.01)"): the step counters below it
+    // count within that epoch, so a counter lower than the last one is no restart.
+    last_step_.reset();
+    last_total_steps_.reset();
+  }
   if (v.step) {
     last_step_ = v.step;
     last_total_steps_ = v.total_steps;
@@ -524,6 +569,10 @@ void MetricTracker::Finalize(Pending& p) {
     Confirm(p);
   }
   FillFromSatellites(p.rec);
+  if (!p.rec.v.total_steps && run_total_steps_ &&
+      (!p.rec.v.step || *p.rec.v.step <= *run_total_steps_)) {
+    p.rec.v.total_steps = run_total_steps_;
+  }
   if (!p.rec.v.total_epochs) {
     if (auto d = DeriveTotalEpochs(p.rec.v)) p.rec.v.total_epochs = d;
   }
@@ -573,6 +622,10 @@ void MetricTracker::Finish() {
   FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);
+  if (latest_ && !latest_->v.total_steps && run_total_steps_ &&
+      (!latest_->v.step || *latest_->v.step <= *run_total_steps_)) {
+    latest_->v.total_steps = run_total_steps_;
+  }
   if (latest_ && !latest_->v.total_epochs && run_total_epochs_ && latest_->v.epoch &&
       *latest_->v.epoch <= static_cast<double>(*run_total_epochs_)) {
     latest_->v.total_epochs = run_total_epochs_;

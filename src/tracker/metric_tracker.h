@@ -20,10 +20,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "tracker/line_classifier.h"
+#include "tracker/line_formats.h"
 #include "tracker/line_parser.h"
 #include "tracker/log_reader.h"
 #include "tracker/metric_extractor.h"
@@ -125,6 +127,11 @@ class MetricTracker {
   bool ctx_epoch_fractional_ = false;
   std::optional<int64_t> ctx_total_epochs_;
   std::optional<int64_t> run_total_epochs_;  // any "epoch e/E" seen, including eval headers
+  std::optional<int64_t> run_total_steps_;   // a configured total ("Total optimization steps")
+  // Lines with a training loss but no counter, per template family, while no line of the log
+  // has carried a counter: a family seen twice makes such lines records of their own.
+  std::unordered_map<int, int> counterless_families_;
+  bool seen_counter_ = false;  // a training line with a step or epoch counter was seen
   bool eval_mode_ = false;
   bool seen_anchor_ = false;
   int run_ = 0;
@@ -143,7 +150,9 @@ class MetricTracker {
   uint64_t json_offset_ = 0;
   std::vector<std::string> table_columns_;  // last table header ("Epoch GPU_mem box_loss ...")
   std::string table_row_;                   // a table row rewritten as key=value
-  bool last_complete_ = false;              // the last record finished the final epoch
+  FormatMatcher formats_{LineFormats::Builtin()};  // positional formats (tracker_formats.yaml)
+  std::string format_row_;                         // a line of such a format as key=value
+  bool last_complete_ = false;                     // the last record finished the final epoch
   std::optional<ProgressRecord> latest_;
   double last_timestamp_ = -1;
   TrackerStats stats_;

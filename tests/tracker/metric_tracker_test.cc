@@ -147,6 +147,130 @@ TEST_F(TrackerTest, RunTotalEpochsPrintedLaterCompleteTheLatest) {
   EXPECT_EQ(latest_->v.total_epochs, 1);
 }
 
+TEST_F(TrackerTest, ConfiguredTotalStepsCompleteRecordsWithoutTheirOwn) {
+  // HF Trainer prints its totals with thousands separators ({max_steps:,}) once, at the start.
+  Run("  Num Epochs = 1,200\n  Total optimization steps = 24,000\n"
+      "{'loss': 2.5, 'learning_rate': 5e-05, 'epoch': 0.5}\n"
+      "{'loss': 2.25, 'learning_rate': 4.9e-05, 'epoch': 1.0}\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_EQ(latest_->v.total_steps, 24000);
+  EXPECT_EQ(latest_->v.total_epochs, 1200);
+}
+
+TEST_F(TrackerTest, AbbreviatedCountsAreExpandedButNeverAnEpoch) {
+  Run("train.py:300 step:12K smpl:384K ep:2K epch:8.25 loss:0.041 lr:1.0e-04 updt_s:0.312 "
+      "data_s:0.020\n"
+      "train.py:300 step:13K smpl:416K ep:2K epch:8.94 loss:0.039 lr:1.0e-04 updt_s:0.310 "
+      "data_s:0.019\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 13000);
+  ASSERT_TRUE(latest_->v.epoch);
+  EXPECT_NEAR(*latest_->v.epoch, 8.94, 1e-9);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.310, 1e-9);
+}
+
+TEST_F(TrackerTest, ALineWhoseOnlyLossIsAnEvalLossIsEvaluation) {
+  Run("step:99/100 train_time:9900ms step_avg:100.00ms\n"
+      "step:100/100 train_time:10000ms step_avg:100.00ms\n"
+      "step:100/100 val_loss:3.5012 train_time:10050ms step_avg:100.50ms\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 2);
+  // The per-step average wins over the cumulative training time.
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.1, 1e-9);
+}
+
+TEST_F(TrackerTest, ABarThatStartsAgainEndsTheEarlierLoop) {
+  // Keras: the last epoch's bar, then model.evaluate()'s own 1/1 bar, then the test result.
+  Run("Epoch 5/5\n1/1 [==============================] - 0s 10ms/step - loss: 1.5\n"
+      "1/1 [==============================] - 0s 20ms/step - loss: 1.5 - val_loss: 2.5\n"
+      "1/1 [==============================] - 0s 9ms/step - loss: 3.1\n"
+      "Test loss: 3.1\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 3);
+  EXPECT_EQ(latest_->v.epoch, 5);
+}
+
+TEST_F(TrackerTest, AnEpochHeaderWithOnlyALearningRateOpensTheEpoch) {
+  Run("Epoch 1/2 (lr=0.01000)\n  Batch 0/30, Loss: 0.5000\n  Batch 20/30, Loss: 0.3000\n"
+      "  Test Loss: 0.3000, ACC: 0.9100\n"
+      "Epoch 2/2 (lr=0.01000)\n  Batch 0/30, Loss: 0.2000\n  Batch 10/30, Loss: 0.1000\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 7);
+  EXPECT_EQ(latest_->v.epoch, 2);
+  EXPECT_EQ(latest_->v.step, 10);
+  EXPECT_EQ(latest_->run, 0);  // batch 0 after batch 20 in a new epoch is no restart
+}
+
+TEST_F(TrackerTest, RepeatedLossLinesWithoutAnyCounterAreProgress) {
+  Run("model loaded\nloss:0.81, accuracy:0.61, recall:0.52\nloss:0.64, accuracy:0.70, "
+      "recall:0.60\nloss:0.52, accuracy:0.77, recall:0.68\ndone\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_NEAR(*latest_->v.loss, 0.52, 1e-9);
+  // One such line alone is not enough.
+  Run("model loaded\nloss:0.81, accuracy:0.61\ndone\n");
+  EXPECT_FALSE(latest_);
+}
+
+TEST_F(TrackerTest, TabSeparatedTableUnderAHeaderIsRead) {
+  Run("train_loss\ttrain_err\tval_err\n9.50\t14.1\t13.9\n9.12\t13.8\t13.6\n"
+      "8.97\t13.5\t13.4\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_NEAR(*latest_->v.loss, 8.97, 1e-9);
+}
+
+// Lines below follow the frameworks' own format strings (caffe solver.cpp, MaxText train.py,
+// PaddleDetection's trainer); the values are made up.
+TEST_F(TrackerTest, CaffeTestingPhaseIsNotTraining) {
+  Run("I0501 10:00:08.1 1 solver.cpp:218] Iteration 4500 (11.3 iter/s, 8.85s/100 iters), "
+      "loss = 0.0712\n"
+      "I0501 10:00:08.1 1 solver.cpp:237]     Train net output #0: loss = 0.0712 (* 1 = 0.0712 "
+      "loss)\n"
+      "I0501 10:00:08.1 1 sgd_solver.cpp:105] Iteration 4500, lr = 0.00691\n"
+      "I0501 10:00:10.0 1 solver.cpp:330] Iteration 5000, Testing net (#0)\n"
+      "I0501 10:00:11.0 1 solver.cpp:397]     Test net output #0: accuracy = 0.9891\n"
+      "I0501 10:00:11.0 1 solver.cpp:397]     Test net output #1: loss = 0.0321 (* 1 = 0.0321 "
+      "loss)\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 4500);
+  ASSERT_TRUE(latest_->v.loss);
+  EXPECT_NEAR(*latest_->v.loss, 0.0712, 1e-9);
+}
+
+TEST_F(TrackerTest, MaxTextSecondsAndPerDeviceTokenRate) {
+  Run("completed step: 99, seconds: 0.513, TFLOP/s/device: 123.4, Tokens/s/device: 4567.8, "
+      "total_weights: 65536, loss: 7.223\n"
+      "completed step: 100, seconds: 0.512, TFLOP/s/device: 123.5, Tokens/s/device: 4568.8, "
+      "total_weights: 65536, loss: 7.123\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 100);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.512, 1e-9);
+  ASSERT_TRUE(latest_->v.throughput);
+  EXPECT_NEAR(latest_->v.throughput->value, 4568.8, 1e-9);
+}
+
+TEST_F(TrackerTest, PaddleBatchCostIsTheStepTime) {
+  Run("[05/01 10:00:00] ppdet.engine INFO: Epoch: [3] [ 100/1000] learning_rate: 0.001000 loss: "
+      "1.234 eta: 1:23:45 batch_cost: 0.5123 data_cost: 0.0012 ips: 15.61 images/s\n");
+  ASSERT_TRUE(latest_);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 0.5123, 1e-9);
+}
+
+TEST_F(TrackerTest, LearningRateFinderBarIsNotTraining) {
+  Run("Finding best initial lr: 100%|##########| 100/100 [00:10<00:00,  9.52it/s]\n"
+      "Epoch 0:  40%|####      | 40/100 [00:05<00:07,  8.01it/s, loss=0.612, v_num=0]\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 2);
+  Run("Finding best initial lr: 100%|##########| 100/100 [00:10<00:00,  9.52it/s]\n");
+  EXPECT_FALSE(latest_);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;

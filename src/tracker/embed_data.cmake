@@ -1,0 +1,21 @@
+# schedmate_embed_tracker_data(<target>): compiles the tracker's knowledge files into <target>:
+#   config/tracker_formats.yaml    -> std::string_view schedmate::tracker::BuiltinFormatsYaml()
+#   config/tracker_vocabulary.yaml -> std::string_view schedmate::tracker::BuiltinVocabularyYaml()
+# so each data file stays the single source of what it holds. A file must not contain its
+# raw-string delimiter ()sm_formats" / )sm_vocabulary").
+function(schedmate_embed_tracker_data target)
+  foreach(spec "formats;BuiltinFormatsYaml;line_formats.h" "vocabulary;BuiltinVocabularyYaml;vocabulary.h")
+    list(GET spec 0 name)
+    list(GET spec 1 function)
+    list(GET spec 2 header)
+    set(path ${PROJECT_SOURCE_DIR}/config/tracker_${name}.yaml)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/${target}_${name}.cc)
+    schedmate_raw_string(literal ${path} sm_${name})
+    set(text "// Generated from config/tracker_${name}.yaml by src/tracker/embed_data.cmake.\n")
+    string(APPEND text "#include \"tracker/${header}\"\nnamespace schedmate::tracker {\n")
+    string(APPEND text "std::string_view ${function}() {\n")
+    string(APPEND text "  static constexpr char kText[] = ${literal};\n")
+    string(APPEND text "  return {kText, sizeof(kText) - 1};\n}\n}  // namespace schedmate::tracker\n")
+    schedmate_add_generated_source(${target} ${out} "${text}")
+  endforeach()
+endfunction()
