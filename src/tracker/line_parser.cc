@@ -1210,8 +1210,10 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     if (lw == "traceback") wf |= kFlagTraceback;
     if (InSet(lw, V().warning)) wf |= kFlagWarning;
     if (lw == "info") wf |= kFlagInfoLevel;
-    // Setup or I/O work before a progress bar ("Map", "Loading checkpoint shards", an lr finder).
-    if (start < bar_pos && !in_key && InSet(lw, V().setup)) {
+    // Setup or I/O work before a progress bar ("Map", "Loading checkpoint shards", an lr finder):
+    // every word before the bar is its description, even one inside a key ("Finding best initial
+    // lr: 100%|...": the lr names what is searched for, not a value).
+    if (start < bar_pos && InSet(lw, V().setup)) {
       wf |= kFlagSetupBar;
     }
   }
