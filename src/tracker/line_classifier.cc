@@ -203,7 +203,8 @@ LineKind BuiltinLineClassifier::Classify(const ParsedSegment& seg, const Extract
   // prints timings, which training and evaluation share ("step:1390/1390 val_loss:3.27
   // train_time:204345ms step_avg:148.08ms" after the last training step).
   k.eval = ((seg.flags & kFlagEvalTag) && !(seg.flags & kFlagTrainTag)) ||
-           ((eval_fields || (seg.flags & kFlagEvalKeyTag)) && !v.has_strong_metric) ||
+           ((eval_fields || ((seg.flags & kFlagEvalKeyTag) && !(seg.flags & kFlagTrainTag))) &&
+            !v.has_strong_metric) ||
            (eval_loss && v.losses.empty()) || eval_before_bar;
   // Configuration dumps ("Namespace(epochs=10, lr=0.001, ...)"): many values, few of them progress.
   if (!k.bar && seg.fields.size() >= 8) {

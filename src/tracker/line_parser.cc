@@ -324,8 +324,15 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
   // Losses.
   for (size_t k = 0; k < words.size(); ++k) {
     std::string_view w = words[k];
+    const size_t first = k;  // the loss's word(s): words[first..k]
     bool lossy = w == "loss" || w == "losses" || w == "nll" || w == "xent" ||
-                 (w.size() > 4 && w.substr(w.size() - 4) == "loss");
+                 (w.size() > 4 && w.substr(w.size() - 4) == "loss") || V().loss_name.Contains(w);
+    if (!lossy && k + 1 < words.size()) {
+      std::string joined(w);
+      joined.append(words[k + 1]);
+      lossy = V().loss_name.Contains(joined);
+      if (lossy) w = words[++k];  // the pair names one loss: "Smooth"+"L1"
+    }
     if (!lossy) continue;
     if (has_any(V().loss_setting)) {
       return r;  // a loss setting ("loss_weight", "loss scale"), not a loss value
@@ -334,8 +341,9 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.counts_as_metric = true;
     int rank = 0;
     if (words.size() == 1 && w == "loss") rank += 4;
-    for (auto x : words) {
-      if (x == w) continue;
+    for (size_t q = 0; q < words.size(); ++q) {
+      const std::string_view x = words[q];
+      if (x == w || (q >= first && q <= k)) continue;
       if (x == "total" || x == "overall" || x == "full") {
         rank += 3;
       } else if (InSet(x, V().train)) {
@@ -617,7 +625,9 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         continue;
       }
       last_was_date = false;
-      // Masked location "file.py:123" / "module.name:45" (integer after a dotted word).
+      // Masked location "file.py:123" / "module.name:45" / loguru's "{name}:{function}:{line}"
+      // ("yolox.core.trainer:after_iter:246"): an integer after a dotted word, maybe through
+      // more colon-joined words.
       if (start > 0 && s[start - 1] == ':' && start == int_begin &&
           !(j + 1 < n && s[j] == '.' && IsDigit(static_cast<unsigned char>(s[j + 1])))) {
         size_t w = start - 1;
@@ -626,6 +636,8 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
           unsigned char p = static_cast<unsigned char>(s[w - 1]);
           if (IsWordChar(p) || p == '-' || p == '/') {
             --w;
+          } else if (p == ':' && w >= 2 && IsWordChar(static_cast<unsigned char>(s[w - 2]))) {
+            --w;  // "trainer:after_iter:" — the function between the module and the line
           } else if (p == '.' && w >= 2) {
             dotted = true;
             --w;
@@ -989,6 +1001,24 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
         break;
     }
     last_was_date = false;
+  }
+  // tqdm's right part without the bar glyphs ("100% 4/4 [00:00<00:00,  5.63it/s]", Ultralytics
+  // and tqdm with a zero-width bar): the "[elapsed<remaining" slot marks a bar; its counter is
+  // the last unkeyed fraction before that slot.
+  if (!(flags & (kFlagTqdmBar | kFlagKerasBar))) {
+    for (size_t e = 0; e < out.fields.size(); ++e) {
+      if (!out.fields[e].eta_position) continue;
+      for (size_t b = e; b-- > 0;) {
+        Field& f = out.fields[b];
+        if (f.kind == ValueKind::kFraction && f.key_end == 0) {
+          f.bar_fraction = true;
+          flags |= kFlagTqdmBar;
+          tqdm_bar_end = f.value_begin;
+          break;
+        }
+      }
+      break;
+    }
   }
   // tqdm: the first unkeyed fraction after the bar is the bar's counter.
   if (flags & kFlagTqdmBar) {

@@ -347,10 +347,24 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       const bool known = k.family >= 0 && training_families_.count(k.family) > 0;
       if (k.bar || !known) {
         ++stats_.eval_segments;
+        // A counter line with measured values in an evaluation phase is its results
+        // ("'step':1020, 'ppl': 24.1" after "***** Evaluating perplexity *****"): they end it.
+        if (!k.bar && vals_.has_metric) eval_mode_ = false;
         return;
       }
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
+    if (k.anchor && !k.bar && vals_.epoch && !vals_.step && vals_.losses.empty() &&
+        !vals_.throughput && last_step_ &&
+        (k.family < 0 || training_families_.count(k.family) == 0)) {
+      // An epoch's closing line after step-level progress, with only its duration ("13 epoch at
+      // time 480.6s", MXNet's "Epoch[3] Time cost=120.1"): context for what follows, not the
+      // newest progress.
+      ctx_epoch_ = vals_.epoch;
+      ctx_epoch_fractional_ = vals_.epoch_fractional;
+      if (vals_.total_epochs) ctx_total_epochs_ = vals_.total_epochs;
+      return;
+    }
     if (k.anchor && !k.bar && !vals_.has_strong_metric && !training_families_.empty() &&
         (k.family < 0 || training_families_.count(k.family) == 0)) {
       // Only lr/eta/other metrics, in a format never seen carrying progress while another format
@@ -548,6 +562,7 @@ void MetricTracker::FillFromSatellites(ProgressRecord& rec) {
 
 void MetricTracker::Finalize(Pending& p) {
   if (p.dropped) return;
+  const bool from_header = p.header_only;  // its values are the lines below the header
   if (p.header_only) {
     // "----- step 1000 -----" followed by plain "loss: 2.3" lines: the metric lines that follow
     // the header (before any other record) complete it.
@@ -562,13 +577,18 @@ void MetricTracker::Finalize(Pending& p) {
         FillMissing(merged, s.v, /*with_loss=*/true);
       }
     }
-    if (!merged.loss) return;
+    // The log ends right after a step header whose earlier lines were completed by metric lines
+    // ("current step: 58036th step" as the last line): it is the newest step; its metrics are
+    // not printed yet.
+    const bool last_of_known_kind =
+        finishing_ && p.rec.template_id >= 0 && training_families_.count(p.rec.template_id) > 0;
+    if (!merged.loss && !last_of_known_kind) return;
     p.rec.v = std::move(merged);
     p.header_only = false;
     p.rec.format += " multi-line";
     Confirm(p);
   }
-  FillFromSatellites(p.rec);
+  if (!from_header) FillFromSatellites(p.rec);
   if (!p.rec.v.total_steps && run_total_steps_ &&
       (!p.rec.v.step || *p.rec.v.step <= *run_total_steps_)) {
     p.rec.v.total_steps = run_total_steps_;
@@ -619,6 +639,7 @@ void MetricTracker::FlushPending() {
 }
 
 void MetricTracker::Finish() {
+  finishing_ = true;
   FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);

@@ -132,6 +132,7 @@ class MetricTracker {
   // has carried a counter: a family seen twice makes such lines records of their own.
   std::unordered_map<int, int> counterless_families_;
   bool seen_counter_ = false;  // a training line with a step or epoch counter was seen
+  bool finishing_ = false;     // inside Finish(): the log has no more lines
   bool eval_mode_ = false;
   bool seen_anchor_ = false;
   int run_ = 0;

@@ -28,6 +28,7 @@ Result<Vocabulary> Vocabulary::Parse(std::string_view yaml, std::string_view sou
       {"head_qualifier", &v.head_qualifier},
       {"share", &v.share},
       {"metric", &v.metric},
+      {"loss_name", &v.loss_name},
       {"loss_setting", &v.loss_setting},
       {"loss_neutral", &v.loss_neutral},
       {"time_not_step", &v.time_not_step},

@@ -27,8 +27,8 @@ class WordList {
 class Vocabulary {
  public:
   WordList eval, eval_only_metric, avg, train, step, epoch, head_qualifier, share, metric,
-      loss_setting, loss_neutral, time_not_step, elapsed, step_time_not, total_prefix, summary,
-      checkpoint, error, warning, setup;
+      loss_name, loss_setting, loss_neutral, time_not_step, elapsed, step_time_not, total_prefix,
+      summary, checkpoint, error, warning, setup;
 
   // Parses a vocabulary file; every list is required and an unknown list is an error (a typo
   // would otherwise silently empty a list). `source` names the file in errors.

@@ -271,6 +271,82 @@ TEST_F(TrackerTest, LearningRateFinderBarIsNotTraining) {
   EXPECT_FALSE(latest_);
 }
 
+TEST_F(TrackerTest, TqdmStateWithoutBarGlyphsHasItsCounter) {
+  // Ultralytics' table rows end in tqdm's right part without the bar ("100% 4/4 [00:00<...]").
+  Run("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+      "       7/10      2.31G     0.9123      1.234      1.111         12        640: 100% 8/8 "
+      "[00:02<00:00,  3.41it/s]\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 8);
+  EXPECT_EQ(latest_->v.total_steps, 8);
+  EXPECT_EQ(latest_->v.epoch, 7);
+}
+
+TEST_F(TrackerTest, LoguruLocationIsNotACounter) {
+  Run("2024-01-02 10:00:00.123 | INFO     | pkg.core.trainer:after_iter:246 - epoch: 5/10, iter: "
+      "30/50, iter_time: 0.090s, total_loss: 1.5, lr: 1.0e-03\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 30);
+  EXPECT_EQ(latest_->v.total_steps, 50);
+}
+
+TEST_F(TrackerTest, CounterLineWithMetricsEndsAnEvaluationPhase) {
+  Run("***** Evaluating perplexity, Epoch 1/2 *****\n'step':100, 'ppl': 24.1, 'seq_len': 1024\n"
+      "micro_step=102, RunningAvgSamplesPerSec=12.1, CurrSamplesPerSec=9.2\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 3);
+}
+
+TEST_F(TrackerTest, OldDeepSpeedTimerLineIsEpochAndMicroStep) {
+  // deepspeed/utils/timer.py before 0.8: "{epoch_count}/{micro_step_count}, RunningAvg...".
+  Run("[2024-01-02 10:00:00,000] [INFO] [timer.py:198:stop] 0/1048, "
+      "RunningAvgSamplesPerSec=12.06, CurrSamplesPerSec=9.22, MemAllocated=2.0GB, "
+      "MaxMemAllocated=8.42GB\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.step, 1048);
+  EXPECT_FALSE(latest_->v.total_steps);
+  ASSERT_TRUE(latest_->v.throughput);
+  EXPECT_NEAR(latest_->v.throughput->value, 9.22, 1e-9);
+}
+
+TEST_F(TrackerTest, EpochDurationLineAfterStepProgressIsNotTheNewest) {
+  Run("step=5200, samples_per_sec=38.2, loss=0.5\nstep=5400, samples_per_sec=38.3, loss=0.4\n"
+      "13 epoch at time 480.65s | reserved_length 197\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 2);
+  Run("INFO:root:Epoch[3] Batch [100]\tSpeed: 512.34 samples/sec\tTrain-SmoothL1=0.81\n"
+      "INFO:root:Epoch[3] Time cost=120.123\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 1);
+  // MXNet's Speedometer names the loss function without the word "loss".
+  ASSERT_TRUE(latest_->v.loss);
+  EXPECT_NEAR(*latest_->v.loss, 0.81, 1e-9);
+}
+
+TEST_F(TrackerTest, StepHeaderThatEndsTheLogIsTheNewestStep) {
+  Run("current step: 10th step\nbatch loss:0.52\ncurrent step: 11th step\nbatch loss:0.51\n"
+      "current step: 12th step\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 5);
+  EXPECT_EQ(latest_->v.step, 12);
+  EXPECT_FALSE(latest_->v.loss);  // step 11's loss is not step 12's
+}
+
+TEST_F(TrackerTest, MmcvRunnerPrintsTheTotalEpochs) {
+  Run("2024-01-02 10:00:00,000 - mmdet - INFO - workflow: [('train', 1)], max: 24 epochs\n"
+      "2024-01-02 10:01:00,000 - mmdet - INFO - Epoch [1][50/500]\tlr: 2.000e-02, eta: 1:00:00, "
+      "time: 0.250, data_time: 0.010, loss: 1.2\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->v.total_epochs, 24);
+}
+
+TEST_F(TrackerTest, DatasetSizesOfTrainAndValAreNoEvaluationPhase) {
+  Run("Train samples: 4708, Val samples: 524\nEpoch 1/2 (lr=0.01)\n  Batch 0/30, Loss: 0.61\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 3);
+  EXPECT_EQ(latest_->v.epoch, 1);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;
