@@ -820,6 +820,10 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
       }
       pipe_key_end = 0;
       const bool unkeyed = f.key_end == 0;
+      // The unit's kind is part of the template: "9.45it/s" and "1.74s/it" are read differently
+      // (tqdm switches between them within one bar).
+      const unsigned char unit_mark =
+          static_cast<unsigned char>('a' + static_cast<int>(f.unit) * 8 + static_cast<int>(f.noun));
       emit(std::move(f));
       after_percent = !out.fields.empty() && out.fields.back().kind == ValueKind::kPercent;
       await_post_key = unkeyed && out.fields.back().unit == Unit::kNone
@@ -827,6 +831,7 @@ void LineParser::Lex(std::string_view s, ParsedSegment& out) {
                            : -1;
       i = k;
       Mix(h, '#');
+      Mix(h, unit_mark);
       continue;
     }
     if (IsWordChar(c) ||

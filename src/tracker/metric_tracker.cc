@@ -303,6 +303,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       if (f.key_end > f.key_begin && f.kind == ValueKind::kNumber && !f.integer) results = true;
     }
     eval_mode_ = !results;  // a phase header starts evaluation; its results end it
+    if (results && vals_.epoch) late_epoch_ = LateEpoch{line_no, *vals_.epoch, false};
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
     return;
   }
@@ -310,6 +311,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     if (vals_.epoch) {
       ctx_epoch_ = vals_.epoch;
       ctx_epoch_fractional_ = vals_.epoch_fractional;
+      late_epoch_ = LateEpoch{line_no, *vals_.epoch, true};
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
     return;
@@ -425,7 +427,12 @@ void MetricTracker::ResolveLookahead(bool eval_follows) {
   for (Pending& p : pending_) {
     if (!p.needs_lookahead || p.dropped) continue;
     p.needs_lookahead = false;
-    if (eval_follows) {
+    // A redraw of a bar state already confirmed as training (tqdm refreshes the outer training
+    // bar when an inner evaluation bar closes) stays training whatever follows it.
+    // A redraw repeats the counter and the values: a new loop's 1/1 with another loss is none.
+    const bool redraw =
+        p.rec.v.step && p.rec.v.total_steps && confirmed_bar_states_.count(BarState(p.rec.v)) > 0;
+    if (eval_follows && !redraw) {
       p.dropped = true;
       ++stats_.eval_segments;
     } else {
@@ -475,6 +482,10 @@ void MetricTracker::Confirm(Pending& p) {
     v.total_epochs = ctx_total_epochs_;
   }
   p.rec.run = run_;
+  if (p.rec.v.step_from_bar && v.step && v.total_steps) {
+    if (confirmed_bar_states_.size() > 4096) confirmed_bar_states_.clear();
+    confirmed_bar_states_.insert(BarState(v));
+  }
   if (!v.step && eff_epoch && last_epoch_ && std::fabs(*eff_epoch - *last_epoch_) > 1e-9) {
     // A record that opens another epoch ("Epoch 2/2 (lr=0.01)"): the step counters below it
     // count within that epoch, so a counter lower than the last one is no restart.
@@ -643,6 +654,17 @@ void MetricTracker::Finish() {
   FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);
+  if (latest_ && !latest_->v.epoch && late_epoch_ && late_epoch_->line_no > latest_->line_no) {
+    // The run's summary or evaluation results after the last progress line say which epoch it
+    // ended in ("{'train_runtime': ..., 'epoch': 3.0}" after HF Trainer's final bar).
+    latest_->v.epoch = late_epoch_->epoch;
+    latest_->epoch_from_context = true;
+    // A run summary is printed when training ends: a whole epoch there is the run's total.
+    if (late_epoch_->summary && !latest_->v.total_epochs && late_epoch_->epoch >= 1 &&
+        std::floor(late_epoch_->epoch) == late_epoch_->epoch) {
+      latest_->v.total_epochs = static_cast<int64_t>(late_epoch_->epoch);
+    }
+  }
   if (latest_ && !latest_->v.total_steps && run_total_steps_ &&
       (!latest_->v.step || *latest_->v.step <= *run_total_steps_)) {
     latest_->v.total_steps = run_total_steps_;

@@ -133,6 +133,22 @@ class MetricTracker {
   std::unordered_map<int, int> counterless_families_;
   bool seen_counter_ = false;  // a training line with a step or epoch counter was seen
   bool finishing_ = false;     // inside Finish(): the log has no more lines
+  // (step, total) of bar states confirmed as training, to recognise a redraw of one.
+  static uint64_t BarState(const ExtractedValues& v) {
+    uint64_t h = static_cast<uint64_t>(v.step.value_or(-1)) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<uint64_t>(v.total_steps.value_or(-1)) + 0x7F4A7C159E3779B9ull + (h << 6);
+    if (v.loss) h ^= std::hash<double>()(*v.loss) + (h << 6) + (h >> 2);
+    return h;
+  }
+  std::unordered_set<uint64_t> confirmed_bar_states_;
+  // The epoch a summary or evaluation-results line printed, and where: it completes a latest
+  // record without an epoch that came before it.
+  struct LateEpoch {
+    int64_t line_no;
+    double epoch;
+    bool summary;  // from a run summary (else evaluation results)
+  };
+  std::optional<LateEpoch> late_epoch_;
   bool eval_mode_ = false;
   bool seen_anchor_ = false;
   int run_ = 0;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -33,6 +34,21 @@ inline TrackerScore ScoreTrackerCorpus(const std::string& scorer, const std::str
   s.good = std::stoi(m[1]);
   s.total = std::stoi(m[2]);
   return s;
+}
+
+// Both development folders of the shared log corpus (training-logs/ and training-logs-2/), summed;
+// a folder that is absent is skipped (total counts only what was scored).
+inline TrackerScore ScoreBothTrackerCorpora(const std::string& scorer, const std::string& first,
+                                            const std::string& extra_args = "") {
+  TrackerScore all = ScoreTrackerCorpus(scorer, first, extra_args);
+  const std::string second = first + "-2";
+  if (std::filesystem::exists(second + "/labels.jsonl")) {
+    TrackerScore more = ScoreTrackerCorpus(scorer, second, extra_args);
+    all.good += more.good;
+    all.total += more.total;
+    all.output += more.output;
+  }
+  return all;
 }
 
 }  // namespace schedmate::testing

@@ -243,8 +243,8 @@ TEST_F(FilterCliTest, ExtraExemplarsAreUsed) {
 TEST(FilterCorpusTest, HashingEmbeddingsFilterScoresAtLeast95Percent) {
   SM_SKIP_WITHOUT_SHARED(corpus, "corpus/training-logs");
   SM_SKIP_WITHOUT_SHARED(scorer, "tools/score_tracker.py");
-  const auto score =
-      testing::ScoreTrackerCorpus(scorer, corpus, "--filter embeddings --filter-embedder hashing");
+  const auto score = testing::ScoreBothTrackerCorpora(
+      scorer, corpus, "--filter embeddings --filter-embedder hashing");
   ASSERT_GT(score.total, 0);
   EXPECT_GE(score.good * 100, score.total * 95) << score.output;
 }

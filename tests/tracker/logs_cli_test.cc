@@ -104,12 +104,13 @@ TEST(LogsMetricsCliTest, FollowStreamsAppendedRecords) {
   EXPECT_EQ(lines[2]["line_no"], 1);
 }
 
-TEST(LogsMetricsCliTest, SharedCorpusScoresAtLeast95Percent) {
+TEST(LogsMetricsCliTest, SharedCorpusScoresAtLeast97Percent) {
+  // Both development folders (training-logs/ and training-logs-2/, 60 logs).
   SM_SKIP_WITHOUT_SHARED(corpus, "corpus/training-logs");
   SM_SKIP_WITHOUT_SHARED(scorer, "tools/score_tracker.py");
-  const auto score = testing::ScoreTrackerCorpus(scorer, corpus);
+  const auto score = testing::ScoreBothTrackerCorpora(scorer, corpus);
   ASSERT_GT(score.total, 0);
-  EXPECT_GE(score.good * 100, score.total * 95) << score.output;
+  EXPECT_GE(score.good * 100, score.total * 97) << score.output;
 }
 
 }  // namespace

@@ -347,6 +347,35 @@ TEST_F(TrackerTest, DatasetSizesOfTrainAndValAreNoEvaluationPhase) {
   EXPECT_EQ(latest_->v.epoch, 1);
 }
 
+TEST_F(TrackerTest, TrainingBarRedrawnAfterTheEvalLoopStaysTraining) {
+  // HF Trainer: the training bar completes, the final evaluation loop runs (its own bar), tqdm
+  // redraws the training bar, then the eval results and the run summary follow.
+  Run("100%|##########| 300/300 [10:00<00:00,  2.00s/it]\n"
+      " 95%|#########5| 19/20 [00:02<00:00,  9.10it/s]\n"
+      "100%|##########| 20/20 [00:02<00:00,  9.20it/s]\n"
+      "100%|##########| 300/300 [10:01<00:00,  2.00s/it]\n"
+      "{'eval_loss': 0.71, 'eval_runtime': 2.2, 'epoch': 3.0}\n"
+      "{'train_runtime': 601.0, 'train_steps_per_second': 0.5, 'train_loss': 0.73, 'epoch': "
+      "3.0}\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 4);
+  EXPECT_EQ(latest_->v.step, 300);
+  // The run summary after it gives the epoch the run ended in, and so the total.
+  EXPECT_EQ(latest_->v.epoch, 3);
+  EXPECT_EQ(latest_->v.total_epochs, 3);
+}
+
+TEST_F(TrackerTest, TqdmRateThatTurnsIntoSecondsPerItemIsReadAsSuch) {
+  // tqdm prints it/s while an iteration takes under a second and s/it after: same template
+  // otherwise, so the unit must be part of it.
+  Run(" 50%|#####     | 50/100 [00:10<00:10,  5.00it/s]\n"
+      " 60%|######    | 60/100 [00:30<00:40,  1.50s/it]\n");
+  ASSERT_TRUE(latest_);
+  ASSERT_TRUE(latest_->v.step_time_s);
+  EXPECT_NEAR(*latest_->v.step_time_s, 1.5, 1e-9);
+  EXPECT_FALSE(latest_->v.step_time_derived);
+}
+
 TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   ExtractedValues v;
   v.epoch = 1.5;
