@@ -331,7 +331,7 @@ nlohmann::json FilterStatsJson(const tracker::FilterReport& r) {
 void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
   {
     // Fail early on a missing or unreadable file (the path is in the message).
-    auto f = tracker::MappedFile::Open(o.file);
+    auto f = tracker::LogFile::Open(o.file);
     if (!f.ok()) Fail(f.status());
   }
   std::signal(SIGINT, HandleStopSignal);
