@@ -333,6 +333,20 @@ bool LooksBinary(std::string_view data) {
   return bad * 10 > n * 3;
 }
 
+bool IsValidUtf8(std::string_view data) {
+  size_t i = 0;
+  while (i < data.size()) {
+    if (static_cast<unsigned char>(data[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const int len = Utf8Len(data, i);
+    if (len <= 0) return false;
+    i += static_cast<size_t>(len);
+  }
+  return true;
+}
+
 Result<std::string> ReadTextFileToString(const std::string& path, size_t max_bytes) {
   constexpr size_t kSniffBytes = size_t{64} << 10;
   Fd fd;

@@ -34,6 +34,9 @@ Result<std::string> ReadFilePrefix(const std::string& path, size_t max_bytes);
 // off at the end of `data` is not held against it.
 bool LooksBinary(std::string_view data);
 
+// True when `data` is well-formed UTF-8 (no overlong forms, surrogates or cut sequences).
+bool IsValidUtf8(std::string_view data);
+
 // ReadFileToString for files that must be text: reads a 64 KiB prefix first and refuses a binary
 // file (kInvalidArgument, "binary") before reading the rest, so a large sparse or binary file is
 // never loaded whole.
