@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -129,7 +130,7 @@ TEST(FileSafetyTest, TruncationLoopEndsWithoutACrash) {
          std::chrono::steady_clock::now() - start < std::chrono::seconds(45)) {
     const auto& [name, args] = commands[static_cast<size_t>(runs) % commands.size()];
     auto r = RunShell("SCHEDMATE_NO_PROGRESS=1 SCHEDMATE_CACHE_DIR=" + ShellQuote(dir.path()) +
-                      " timeout 30 " + bin + " " + args + " > /dev/null");
+                      " timeout -k 5 30 " + bin + " " + args + " > /dev/null");
     ++runs;
     ++exit_codes[r.exit_code];
     if (r.exit_code != 0 && r.exit_code != 1) {
@@ -187,7 +188,18 @@ SpawnResult SpawnMeasured(const std::vector<std::string>& args, const std::strin
   if (rc != 0) return out;
   int status = 0;
   struct rusage ru {};
-  if (::wait4(pid, &status, 0, &ru) != pid) return out;
+  // Polled with a bound: a reader that never ends is killed after 60 s (and fails the test).
+  pid_t done = 0;
+  while ((done = ::wait4(pid, &status, WNOHANG, &ru)) == 0) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
+      ::kill(pid, SIGKILL);
+      done = ::wait4(pid, &status, 0, &ru);
+      break;
+    }
+    const struct timespec tick = {0, 10'000'000};
+    ::nanosleep(&tick, nullptr);
+  }
+  if (done != pid) return out;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   out.max_rss_kb = ru.ru_maxrss;
@@ -199,10 +211,10 @@ SpawnResult SpawnMeasured(const std::vector<std::string>& args, const std::strin
 // Defect 7: `trace stats /dev/zero` grew memory without bound.
 TEST(FileSafetyTest, TraceStatsOnDevZeroEndsQuickly) {
   TempDir dir;
-  auto r = RunShell("timeout 20 " + ShellQuote(SchedmateBinary()) + " trace stats /dev/zero");
+  auto r = RunShell("timeout -k 5 20 " + ShellQuote(SchedmateBinary()) + " trace stats /dev/zero");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("/dev/zero"), std::string::npos) << r.err;
-  // And with a memory ceiling: the old reader would run into it long before the timeout.
+  // Its peak memory and time: the old reader copied /dev/zero until its 4 GiB cap.
   auto m = SpawnMeasured({"trace", "stats", "/dev/zero"}, dir.File("err"));
   EXPECT_EQ(m.exit_code, 1) << m.err;
   EXPECT_LT(m.max_rss_kb, 256 * 1024);

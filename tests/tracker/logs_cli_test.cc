@@ -148,8 +148,8 @@ TEST(LogsMetricsCliTest, NumericOptionsAreValidatedAtParseTime) {
                         Case{"negative slowdown share", "--slowdown-share -0.2"},
                         Case{"infinite slowdown share", "--slowdown-share inf"}}) {
     SCOPED_TRACE(c.name);
-    auto r = RunShell("timeout 20 " + ShellQuote(testing::SchedmateBinary()) + " logs metrics " +
-                      log + " --json " + c.args);
+    auto r = RunShell("timeout -k 5 20 " + ShellQuote(testing::SchedmateBinary()) +
+                      " logs metrics " + log + " --json " + c.args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
@@ -167,8 +167,8 @@ TEST(LogsMetricsCliTest, DevicesAndFifosAreRefusedQuickly) {
   for (const std::string& path : {std::string("/dev/zero"), fifo}) {
     for (const char* mode : {"", " --full-scan", " --all", " --follow --idle-exit 1"}) {
       SCOPED_TRACE(path + mode);
-      auto r = RunShell("timeout 20 " + ShellQuote(testing::SchedmateBinary()) + " logs metrics " +
-                        ShellQuote(path) + " --json" + mode);
+      auto r = RunShell("timeout -k 5 20 " + ShellQuote(testing::SchedmateBinary()) +
+                        " logs metrics " + ShellQuote(path) + " --json" + mode);
       EXPECT_EQ(r.exit_code, 1) << r.err;
       EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
     }
