@@ -4,6 +4,7 @@
 //  * BM_ParseOnly: the line parser alone.
 //  * BM_LatestReverse / BM_LatestReverseNoLineCount: latest record of a large file by reverse scan
 //    (file from $SCHEDMATE_BENCH_LOG, else a generated 256 MB temp file).
+//  * BM_FullScanFile: ScanLog over the whole 256 MB file (reading + tracking, MB/s per core).
 //  * BM_FollowLines: tail -F path: 50,000 appended lines polled and tracked (items/s = lines/s).
 
 #include <benchmark/benchmark.h>
@@ -116,6 +117,25 @@ void BM_LatestReverseIndexed(benchmark::State& state) { LatestReverse(state, tru
 BENCHMARK(BM_LatestReverse)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_LatestReverseIndexed)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_LatestReverseNoLineCount)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// The whole file read and tracked (--full-scan / --all): the reading path plus the tracker
+// (bytes/s = MB/s per core).
+void BM_FullScanFile(benchmark::State& state) {
+  const std::string path = BigLogPath();
+  ScanOptions o;
+  o.allow_reverse = false;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    auto r = ScanLog(path, o);
+    if (!r.ok() || !r->latest) {
+      state.SkipWithError("no record");
+      return;
+    }
+    bytes = r->file_bytes;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(BM_FullScanFile)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_FollowLines(benchmark::State& state) {
   const int kLines = 50000;

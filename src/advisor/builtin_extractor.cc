@@ -417,7 +417,12 @@ struct ArgItem {
 
 class Extraction {
  public:
-  explicit Extraction(fs::path root) : root_(std::move(root)) {}
+  explicit Extraction(fs::path root) : root_(std::move(root)) {
+    // The job directory itself may be reached through a symlink; what it holds may not lead out.
+    std::error_code ec;
+    real_root_ = fs::weakly_canonical(root_, ec);
+    if (ec) real_root_.clear();
+  }
 
   Status RunFile(const std::string& entry_rel);
   Status RunText(const std::string& text, const std::string& name);
@@ -486,7 +491,11 @@ class Extraction {
                    const std::function<int(const std::vector<std::string>&)>& line_of);
   void Vote(const std::string& framework, int points) { votes_[framework] += points; }
 
+  // True when `p` resolves (through every symlink) to a path inside the job directory.
+  bool InsideJobDir(const fs::path& p) const;
+
   fs::path root_;
+  fs::path real_root_;  // root_ with symlinks resolved; empty when it cannot be resolved
   JobMetadata meta_;
   std::map<std::string, std::vector<Candidate>> cands_;
   int64_t seq_ = 0;
@@ -528,6 +537,15 @@ class Extraction {
   Shape spawned_devices_;  // Trainer(devices=N): processes the program starts itself
 };
 
+bool Extraction::InsideJobDir(const fs::path& p) const {
+  if (real_root_.empty()) return false;
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(p, ec);
+  if (ec) return false;
+  const fs::path rel = real.lexically_relative(real_root_);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 std::optional<std::string> Extraction::Read(const std::string& rel) {
   auto it = text_cache_.find(rel);
   if (it != text_cache_.end()) return it->second;
@@ -535,6 +553,14 @@ std::optional<std::string> Extraction::Read(const std::string& rel) {
   fs::path p = root_ / rel;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  if (!InsideJobDir(p)) {
+    // A symlink out of the job directory (a config linked to /etc/shadow): a job's sources must
+    // not make whoever runs the advisor read other files.
+    skipped_.insert(rel);
+    ++meta_.files_skipped;
+    meta_.notes.push_back(rel + ": skipped (resolves outside the job directory)");
+    return std::nullopt;
+  }
   Result<std::string> r = ReadFileToString(p.string(), size_t{8} << 20);
   size_t replaced = 0;
   std::optional<std::string> text;
@@ -2561,8 +2587,15 @@ namespace {
 std::optional<std::string> FindEntry(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
+  const fs::path real_dir = fs::weakly_canonical(dir, ec);
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) names.push_back(it->path().filename().string());
+    if (!it->is_regular_file(ec)) continue;
+    // Only files that stay in the directory (a symlink out of it is never read).
+    std::error_code rec;
+    const fs::path real = fs::weakly_canonical(it->path(), rec);
+    const fs::path inside = real.lexically_relative(real_dir);
+    if (rec || inside.empty() || *inside.begin() == "..") continue;
+    names.push_back(it->path().filename().string());
   }
   std::sort(names.begin(), names.end());
   auto contains = [&](const std::string& n, const char* what) {

@@ -168,11 +168,15 @@ void RunLearn(const DiagnoseArgs& args) {
   if (path.empty()) FailUsage("--learn: no examples path; pass --examples FILE");
   auto sigs = LoadSignatures(args);
   if (!sigs.ok()) Fail(sigs.status());
-  auto log = LogView::OpenFile(args.learn);
-  if (!log.ok()) Fail(log.status());
   FailureHandler handler(*sigs, /*examples=*/nullptr);
-  auto ex = handler.MakeExample(*log, *label, args.category);
-  if (!ex.ok()) Fail(ex.status().WithContext(args.learn));
+  // Read again when the log is truncated or rewritten while it is read (log rotation).
+  auto ex = LogView::ReadStable<FailureExample>(
+      args.learn, [&](const LogView& log) -> Result<FailureExample> {
+        auto made = handler.MakeExample(log, *label, args.category);
+        if (!made.ok()) return made.status().WithContext(args.learn);
+        return made;
+      });
+  if (!ex.ok()) Fail(ex.status());
   Status st = ExampleStore::Append(path, *ex);
   if (!st.ok()) Fail(st);
   if (args.json) {
@@ -190,7 +194,6 @@ void RunLearn(const DiagnoseArgs& args) {
 
 void RunDiagnose(const DiagnoseArgs& args) {
   if (args.learn.empty() && args.file.empty()) FailUsage("diagnose: a log FILE is required");
-  if (args.context < 1) FailUsage("--context must be >= 1");
   if (!args.learn.empty()) {
     RunLearn(args);
     return;
@@ -224,26 +227,30 @@ void RunDiagnose(const DiagnoseArgs& args) {
   RecoveryPolicy policy;
   policy.max_infra_retries = args.max_retries;
 
-  auto log = LogView::OpenFile(args.file);
-  if (!log.ok()) Fail(log.status());
   FailureHandlerOptions options;
   options.locator.context_lines = args.context;
   // --engine llm|auto: the LLM classifies the located window (cli/engine_util.h).
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(args.engine);
-  Result<Diagnosis> diagnosis = Status::Unavailable("not diagnosed");
+  auto diagnose = [&](const LogView& log) -> Result<Diagnosis> {
+    Result<Diagnosis> d = Status::Unavailable("not diagnosed");
 #ifdef SCHEDMATE_HAVE_LLM
-  if (engine->use_llm()) {
-    diagnosis =
-        DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
-                        examples.size() > 0 ? &examples : nullptr, options, *log, args.llm_judge);
-    if (!diagnosis.ok()) engine->Fallback(diagnosis.status(), "diagnose");
-  }
+    if (engine->use_llm()) {
+      d = DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
+                          examples.size() > 0 ? &examples : nullptr, options, log, args.llm_judge);
+      if (!d.ok()) engine->Fallback(d.status(), "diagnose");
+    }
 #endif
-  if (!engine->use_llm()) {
-    FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
-    diagnosis = handler.Diagnose(*log);
-  }
-  if (!diagnosis.ok()) Fail(diagnosis.status().WithContext(args.file));
+    if (!engine->use_llm()) {
+      FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
+      d = handler.Diagnose(log);
+    }
+    if (!d.ok()) return d.status().WithContext(args.file);
+    return d;
+  };
+  // A log truncated or rewritten while it is read (logrotate copytruncate) reads as zeros past its
+  // new end, never SIGBUS; the diagnosis is then thrown away and the log read again.
+  Result<Diagnosis> diagnosis = LogView::ReadStable<Diagnosis>(args.file, diagnose);
+  if (!diagnosis.ok()) Fail(diagnosis.status());
   diagnosis->engine = engine->engine();
   RecoveryPlan plan = PlanRecovery(*diagnosis, job, policy);
   if (args.json) {
@@ -266,8 +273,9 @@ void RegisterDiagnoseCommand(CLI::App& app) {
       "application, and plan the recovery");
   cmd->add_option("file", args->file, "The failed job's log file");
   cmd->add_flag("--json", args->json, "Print the diagnosis and plan as JSON");
-  cmd->add_option("--context", args->context,
-                  "Lines of context reported around the root cause (default 500)");
+  cmd->add_option("--context", args->context, "Lines of context reported around the root cause")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--signatures", args->signature_files,
                   "Extra signature YAML file (repeatable); entries with an existing id replace it");
   cmd->add_option("--examples", args->examples,
@@ -278,9 +286,13 @@ void RegisterDiagnoseCommand(CLI::App& app) {
   cmd->add_option("--nodes", args->nodes,
                   "The job's nodes, comma-separated, Slurm brackets allowed (gpu[01-04])");
   cmd->add_option("--job-id", args->job_id, "The job's id (for the plan)");
-  cmd->add_option("--restarts", args->restarts, "How often the job was requeued already");
+  cmd->add_option("--restarts", args->restarts, "How often the job was requeued already")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--max-retries", args->max_retries,
-                  "Infrastructure requeues before the job is held for a person (default 3)");
+                  "Infrastructure requeues before the job is held for a person")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--job-dir", args->job_dir,
                   "The job's output directory: its newest checkpoint is used for the requeue");
   cmd->add_option("--learn", args->learn,

@@ -25,6 +25,7 @@
 //                "builtin (embeddings unavailable: connection refused)" after a fallback, and
 //                with embeddings "filter_stats". Not with --follow.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -328,10 +329,33 @@ nlohmann::json FilterStatsJson(const tracker::FilterReport& r) {
           {"promoted_segments", r.promoted_segments}};
 }
 
+// An exemplar file is text: every line valid UTF-8 without control characters (the error names
+// the line instead of echoing its bytes to the terminal).
+Status CheckExemplarText(std::string_view text, const std::string& path) {
+  int64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    const bool control = std::any_of(line.begin(), line.end(), [](char c) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      return (u < 0x20 && u != '\t' && u != '\r') || u == 0x7F;
+    });
+    if (control || !IsValidUtf8(line)) {
+      return Status::InvalidArgument(path + ":" + std::to_string(line_no) +
+                                     ": not text (invalid UTF-8 or control characters)");
+    }
+  }
+  return Status::Ok();
+}
+
 void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
   {
     // Fail early on a missing or unreadable file (the path is in the message).
-    auto f = tracker::MappedFile::Open(o.file);
+    auto f = tracker::LogFile::Open(o.file);
     if (!f.ok()) Fail(f.status());
   }
   std::signal(SIGINT, HandleStopSignal);
@@ -422,8 +446,9 @@ void RunMetrics(const MetricsOptions& o) {
   if (o.filter == "embeddings") {
     std::vector<tracker::Exemplar> exemplars = tracker::BuiltinExemplars();
     if (!o.exemplars.empty()) {
-      auto text = ReadFileToString(o.exemplars);
+      auto text = ReadTextFileToString(o.exemplars, size_t{64} << 20);
       if (!text.ok()) Fail(text.status());
+      if (Status st = CheckExemplarText(*text, o.exemplars); !st.ok()) Fail(st);
       auto extra = tracker::ParseExemplars(*text, o.exemplars);
       if (!extra.ok()) Fail(extra.status());
       exemplars.insert(exemplars.end(), extra->begin(), extra->end());
@@ -562,16 +587,30 @@ void RegisterLogsCommands(CLI::App& app) {
   m->add_flag("--follow", o->follow,
               "Follow the file like tail -F and stream new records until interrupted");
   m->add_option("--plot", o->plot, "Write loss and throughput against step to this .svg/.png");
+  // PositiveNumber and NonNegativeNumber let "nan" through (every comparison with NaN is false).
+  const CLI::Validator finite(
+      [](std::string& in) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(in, v) || !std::isfinite(v)) {
+          return "not a finite number: " + in;
+        }
+        return {};
+      },
+      "FINITE");
   m->add_option("--stall-factor", o->stall_factor,
                 "Stalled after this many usual record intervals without progress")
+      ->check(CLI::PositiveNumber & finite)
       ->capture_default_str();
   m->add_option("--slowdown-share", o->slowdown_share,
                 "Slowdown when step time rises by this share over the job's baseline")
+      ->check(CLI::PositiveNumber & finite)
       ->capture_default_str();
   m->add_option("--poll-ms", o->poll_ms, "Follow mode: polling interval in milliseconds")
+      ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
   m->add_option("--idle-exit", o->idle_exit_s,
                 "Follow mode: stop after this many seconds without new data (0 = never)")
+      ->check(CLI::NonNegativeNumber & finite)
       ->capture_default_str();
   m->add_flag("--from-end", o->from_end, "Follow mode: skip the existing content (tail -n 0 -F)");
   m->add_flag("--full-scan", o->full_scan,

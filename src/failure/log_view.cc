@@ -1,8 +1,6 @@
 #include "failure/log_view.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(__SSE2__)
@@ -17,38 +15,15 @@
 namespace schedmate::failure {
 
 Result<LogView> LogView::OpenFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
-    return Status::DataLoss(path + ": cannot open: " + std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::DataLoss(path + ": cannot stat: " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::InvalidArgument(path + ": not a regular file");
-  }
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<GuardedMapping> map, GuardedMapping::Open(path));
   LogView view;
-  size_t size = static_cast<size_t>(st.st_size);
-  if (size > 0) {
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      return Status::DataLoss(path + ": cannot map: " + std::strerror(err));
-    }
+  view.size_ = map->data().size();
+  if (view.size_ > 0) {
     // The locator reads the tail first and jumps backwards; random access is the honest hint.
-    ::madvise(map, size, MADV_RANDOM);
-    view.map_ = map;
-    view.map_size_ = size;
-    view.data_ = static_cast<const char*>(map);
-    view.size_ = size;
+    ::madvise(const_cast<char*>(map->data().data()), view.size_, MADV_RANDOM);
+    view.data_ = map->data().data();
   }
-  ::close(fd);
+  view.map_ = std::move(map);
   return view;
 }
 
@@ -65,11 +40,10 @@ LogView::LogView(LogView&& other) noexcept { *this = std::move(other); }
 LogView& LogView::operator=(LogView&& other) noexcept {
   if (this == &other) return *this;
   Release();
-  map_ = std::exchange(other.map_, nullptr);
-  map_size_ = std::exchange(other.map_size_, 0);
+  map_ = std::move(other.map_);
   size_ = std::exchange(other.size_, 0);
   if (map_ != nullptr) {
-    data_ = static_cast<const char*>(map_);
+    data_ = map_->data().data();
   } else {
     owned_ = std::move(other.owned_);
     data_ = owned_.data();
@@ -81,13 +55,13 @@ LogView& LogView::operator=(LogView&& other) noexcept {
 LogView::~LogView() { Release(); }
 
 void LogView::Release() {
-  if (map_ != nullptr) ::munmap(map_, map_size_);
-  map_ = nullptr;
-  map_size_ = 0;
+  map_.reset();
   data_ = nullptr;
   size_ = 0;
   owned_.clear();
 }
+
+Status LogView::CheckIntact() const { return map_ == nullptr ? Status::Ok() : map_->CheckIntact(); }
 
 size_t LogView::LineStart(size_t offset) const {
   offset = std::min(offset, size_);

@@ -3,13 +3,19 @@
 // arithmetic the failure locator needs. A line ends at '\n'; a trailing '\r' is not part of its
 // text. Line numbers are 1-based physical lines.
 //
+// The mapping is a core GuardedMapping: when another process truncates the file while it is read
+// (logrotate copytruncate), the bytes past the new end read as zeros instead of raising SIGBUS,
+// and CheckIntact() says so; callers check it after reading and read again or report the error.
+//
 // Thread-safety: const methods are safe for concurrent use. The view is movable, not copyable.
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "core/guarded_mapping.h"
 #include "core/result.h"
 
 namespace schedmate::failure {
@@ -19,6 +25,11 @@ class LogView {
   // Maps `path` read-only. kNotFound if missing, kInvalidArgument if not a regular file,
   // kDataLoss if it cannot be read.
   static Result<LogView> OpenFile(const std::string& path);
+  // Like OpenFile, then runs `use` on the view and checks afterwards that the file was not
+  // truncated or rewritten meanwhile; if it was, opens it again and reruns `use` (up to
+  // `attempts` times). kDataLoss naming the path when every attempt saw the file change.
+  template <typename T, typename Fn>
+  static Result<T> ReadStable(const std::string& path, Fn&& use, int attempts = 3);
   static LogView FromString(std::string text);
 
   LogView(LogView&& other) noexcept;
@@ -28,6 +39,9 @@ class LogView {
   ~LogView();
 
   std::string_view data() const { return {data_, size_}; }
+  // OK for owned text, and for a file while nothing read so far came from past its end and it is
+  // still at least as long with the same first 4 KiB; kDataLoss naming the path otherwise.
+  Status CheckIntact() const;
   size_t size() const { return size_; }
 
   // First byte of the line containing `offset` (REQUIRES: offset <= size()).
@@ -47,10 +61,20 @@ class LogView {
 
   const char* data_ = nullptr;
   size_t size_ = 0;
-  void* map_ = nullptr;  // mmap base when mapped, else null
-  size_t map_size_ = 0;
+  std::unique_ptr<GuardedMapping> map_;  // when mapped, else null
   std::string owned_;
 };
+
+template <typename T, typename Fn>
+Result<T> LogView::ReadStable(const std::string& path, Fn&& use, int attempts) {
+  for (int attempt = 1;; ++attempt) {
+    SM_ASSIGN_OR_RETURN(LogView view, OpenFile(path));
+    Result<T> result = use(static_cast<const LogView&>(view));
+    const Status intact = view.CheckIntact();
+    if (intact.ok()) return result;
+    if (attempt >= attempts) return intact;
+  }
+}
 
 // Counts '\n' in [begin, end) of `text`.
 int64_t CountNewlines(std::string_view text);

@@ -225,14 +225,25 @@ Status WriteFigure(const Figure& figure, const std::string& path) {
                                ": PNG output needs rsvg-convert (apt-get install librsvg2-bin); "
                                "use a .svg file instead");
   }
-  std::string tmp = path + ".tmp.svg";
-  SM_RETURN_IF_ERROR(WriteStringToFile(tmp, svg));
-  std::string cmd = "rsvg-convert -f png -o '" + path + "' '" + tmp + "' 2>/dev/null";
-  int rc = std::system(cmd.c_str());
+  // The SVG goes to a uniquely named new file beside the target (never a predictable name that a
+  // symlink could be planted at); rsvg-convert writes the PNG to a pipe and WriteStringToFile puts
+  // it in place (atomically, refusing symlinks in world-writable directories).
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  SM_ASSIGN_OR_RETURN(std::string tmp, WriteTempFile(dir, "plot", ".svg", svg));
+  std::string cmd = "rsvg-convert -f png '" + tmp + "' 2>/dev/null";
+  std::string png;
+  int rc = -1;
+  if (std::FILE* pipe = ::popen(cmd.c_str(), "r"); pipe != nullptr) {
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) png.append(buf, n);
+    rc = ::pclose(pipe);
+  }
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
-  if (rc != 0) return Status::Internal(path + ": rsvg-convert failed");
-  return Status::Ok();
+  if (rc != 0 || png.empty()) return Status::Internal(path + ": rsvg-convert failed");
+  return WriteStringToFile(path, png);
 }
 
 Series CdfSeries(std::string name, std::vector<double> values) {

@@ -1,10 +1,10 @@
 #include "tracker/log_reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -170,40 +170,157 @@ void SplitSegments(std::string_view line, std::vector<std::string_view>& out) {
   if (seg_start < n) push(seg_start, n);
 }
 
-Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<std::unique_ptr<LogFile>> LogFile::Open(const std::string& path) {
+  // Judge the path before opening it: opening a FIFO would wait for a writer, and some devices
+  // act when opened.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(path + ": no such file");
+    return Status::InvalidArgument(path + ": cannot access: " + std::strerror(e));
+  }
+  auto refuse = [&](mode_t mode) -> Status {
+    if (S_ISDIR(mode)) return Status::InvalidArgument(path + ": is a directory");
+    if (!S_ISREG(mode)) {
+      return Status::InvalidArgument(path + ": not a regular file (" +
+                                     (S_ISFIFO(mode)                   ? "a FIFO"
+                                      : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                                                                       : "a socket") +
+                                     "); logs are read from regular files");
+    }
+    return Status::Ok();
+  };
+  SM_RETURN_IF_ERROR(refuse(st.st_mode));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    int e = errno;
+    const int e = errno;
     if (e == ENOENT) return Status::NotFound(path + ": no such file");
     return Status::InvalidArgument(path + ": cannot open: " + std::strerror(e));
   }
-  struct stat st {};
+  std::unique_ptr<LogFile> f(new LogFile());
+  f->fd_ = fd;
+  f->path_ = path;
   if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return Status::InvalidArgument(path + ": cannot stat: " + std::strerror(e));
+    return Status::InvalidArgument(path + ": cannot stat: " + std::strerror(errno));
   }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return Status::InvalidArgument(path + ": is a directory");
-  }
-  std::unique_ptr<MappedFile> f(new MappedFile());
-  if (st.st_size > 0) {
-    void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (addr == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
-      return Status::InvalidArgument(path + ": cannot map: " + std::strerror(e));
-    }
-    f->addr_ = addr;
-    f->size_ = static_cast<size_t>(st.st_size);
-  }
-  ::close(fd);
+  SM_RETURN_IF_ERROR(refuse(st.st_mode));
+  f->device_ = st.st_dev;
+  f->inode_ = st.st_ino;
+  SM_ASSIGN_OR_RETURN(f->identity_, CaptureFileIdentity(fd, static_cast<uint64_t>(st.st_size)));
   return f;
 }
 
-MappedFile::~MappedFile() {
-  if (addr_) ::munmap(addr_, size_);
+LogFile::~LogFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status LogFile::ReadInto(uint64_t offset, char* out, size_t len) const {
+  size_t done = 0;
+  while (done < len) {
+    const ssize_t n = ::pread(fd_, out + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::DataLoss(path_ + ": read error: " + std::strerror(errno));
+    }
+    if (n == 0) {
+      return Status::DataLoss(path_ + ": truncated while it was read (log rotation?): it ends at " +
+                              std::to_string(offset + done) + " of " + std::to_string(size()) +
+                              " bytes");
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> LogFile::Read(uint64_t offset, size_t len) const {
+  if (offset >= size()) return std::string();
+  len = static_cast<size_t>(std::min<uint64_t>(len, size() - offset));
+  std::string out(len, '\0');
+  SM_RETURN_IF_ERROR(ReadInto(offset, out.data(), len));
+  return out;
+}
+
+Status LogFile::CheckUnchanged() const { return CheckFileUnchanged(fd_, identity_, path_); }
+
+namespace {
+constexpr size_t kReadChunk = size_t{1} << 20;
+}  // namespace
+
+Status ForEachLineInFile(const LogFile& file, uint64_t begin, uint64_t end,
+                         const std::function<void(std::string_view, uint64_t)>& fn) {
+  end = std::min(end, file.size());
+  std::string buf;
+  // buf[i] is file byte buf_off + i, except while `skipping`: then buf holds the first
+  // kMaxPhysicalLineBytes of a longer line that starts at buf_off, and the rest is dropped.
+  uint64_t buf_off = begin;
+  bool skipping = false;
+  uint64_t pos = begin;
+  while (pos < end) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadChunk, end - pos));
+    const size_t carry = buf.size();
+    buf.resize(carry + want);
+    SM_RETURN_IF_ERROR(file.ReadInto(pos, buf.data() + carry, want));
+    const uint64_t chunk_off = pos;
+    pos += want;
+    size_t start = 0;
+    size_t search = carry;  // the carried bytes hold no '\n'
+    if (skipping) {
+      const void* nl = std::memchr(buf.data() + carry, '\n', want);
+      if (nl == nullptr) {
+        buf.resize(carry);
+        continue;
+      }
+      fn(std::string_view(buf.data(), carry), buf_off);
+      start = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+      search = start;
+      buf_off = chunk_off - carry;  // buf[i] is file byte buf_off + i again for i >= carry
+      skipping = false;
+    }
+    while (search < buf.size()) {
+      const void* nl = std::memchr(buf.data() + search, '\n', buf.size() - search);
+      if (nl == nullptr) break;
+      const size_t e = static_cast<size_t>(static_cast<const char*>(nl) - buf.data());
+      fn(std::string_view(buf.data() + start, e - start), buf_off + start);
+      start = e + 1;
+      search = start;
+    }
+    buf.erase(0, start);
+    buf_off += start;
+    if (buf.size() > kMaxPhysicalLineBytes) {
+      buf.resize(kMaxPhysicalLineBytes);
+      skipping = true;
+    }
+  }
+  if (!buf.empty()) fn(buf, buf_off);
+  return Status::Ok();
+}
+
+Result<uint64_t> NextLineStartInFile(const LogFile& file, uint64_t offset) {
+  std::string buf;
+  while (offset < file.size()) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(64 << 10, file.size() - offset));
+    buf.resize(want);
+    SM_RETURN_IF_ERROR(file.ReadInto(offset, buf.data(), want));
+    if (const void* nl = std::memchr(buf.data(), '\n', want); nl != nullptr) {
+      return offset + static_cast<uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+    }
+    offset += want;
+  }
+  return file.size();
+}
+
+Result<uint64_t> CountNewlinesInFile(const LogFile& file, uint64_t begin, uint64_t end) {
+  end = std::min(end, file.size());
+  std::string buf;
+  uint64_t count = 0;
+  while (begin < end) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadChunk, end - begin));
+    buf.resize(want);
+    SM_RETURN_IF_ERROR(file.ReadInto(begin, buf.data(), want));
+    count += CountNewlines(buf);
+    begin += want;
+  }
+  return count;
 }
 
 uint64_t CountNewlines(std::string_view data) {
@@ -227,6 +344,7 @@ FileFollower::~FileFollower() {
 }
 
 void FileFollower::ResetPosition() {
+  head_.clear();
   offset_ = 0;
   line_start_ = 0;
   line_no_ = 1;
@@ -236,14 +354,16 @@ void FileFollower::ResetPosition() {
 
 void FileFollower::Reopen() {
   if (fd_ >= 0) ::close(fd_);
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) return;
+  fd_ = -1;
+  // O_NONBLOCK: a FIFO put at the path must not block the open (it is then refused below).
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return;
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
-    ::close(fd_);
-    fd_ = -1;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     return;
   }
+  fd_ = fd;
   inode_ = st.st_ino;
   device_ = st.st_dev;
   ResetPosition();
@@ -266,6 +386,23 @@ void FileFollower::Reopen() {
     offset_ = line_start_;
   }
   first_open_ = false;
+}
+
+// The first bytes already consumed, read again: different means the file was truncated and
+// rewritten between two polls (copytruncate followed by new output), which the size alone misses.
+bool FileFollower::HeadChanged() {
+  if (head_.empty()) return false;
+  std::string now(head_.size(), '\0');
+  const ssize_t r = ::pread(fd_, now.data(), now.size(), 0);
+  return r != static_cast<ssize_t>(now.size()) || now != head_;
+}
+
+void FileFollower::RememberHead() {
+  constexpr size_t kHeadBytes = 64;
+  if (head_.size() >= kHeadBytes || offset_ <= head_.size()) return;
+  std::string head(static_cast<size_t>(std::min<uint64_t>(kHeadBytes, offset_)), '\0');
+  const ssize_t r = ::pread(fd_, head.data(), head.size(), 0);
+  if (r > 0) head_.assign(head.data(), static_cast<size_t>(r));
 }
 
 Status FileFollower::Poll(const LineFn& fn) {
@@ -312,18 +449,22 @@ Status FileFollower::Poll(const LineFn& fn) {
     }
   };
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) < offset_) {
+  if ((::fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) < offset_) || HeadChanged()) {
     ++truncations_;
     ResetPosition();
   }
   drain();
+  RememberHead();
   struct stat pst {};
   if (::stat(path_.c_str(), &pst) == 0 && (pst.st_ino != inode_ || pst.st_dev != device_)) {
     // Rotated: finish the old file's last line, then follow the new file from its start.
     if (!pending_.empty()) fn(pending_, line_no_, line_start_, true);
     ++rotations_;
     Reopen();
-    if (fd_ >= 0) drain();
+    if (fd_ >= 0) {
+      drain();
+      RememberHead();
+    }
   }
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Log reading for the tracker: cleaning physical lines (ANSI colour codes, invalid UTF-8, binary
-// junk, very long lines), splitting progress-bar lines into their states, whole-file access by
-// mmap, a reverse chunk scan for the latest state, and a tail -F follower.
+// junk, very long lines), splitting progress-bar lines into their states, file access by pread
+// (streamed in bounded chunks; a file truncated while it is read is an error, never a crash), and
+// a tail -F follower.
 //
 // Rationale: training logs are written by tqdm, colour loggers and many ranks at once; the reader
 // turns them into clean text without ever failing on bad bytes (they are skipped and counted).
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/file_util.h"
 #include "core/result.h"
 #include "core/status.h"
 
@@ -48,20 +50,58 @@ std::string_view SanitizeLine(std::string_view raw, std::string& scratch, Reader
 // when carriage returns were lost or another print is glued on. Empty states are dropped.
 void SplitSegments(std::string_view line, std::vector<std::string_view>& out);
 
-// A read-only view of a whole file (mmap; empty files map to an empty view).
-class MappedFile {
+// An open log file, read with pread into the caller's buffers. Nothing is mapped: a file that is
+// truncated while it is read (logrotate copytruncate) shows up as a short read or through
+// CheckUnchanged() (kDataLoss naming the path), never as SIGBUS.
+// Thread-safety: const methods may be called concurrently (pread has no shared position).
+class LogFile {
  public:
-  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  std::string_view data() const { return {static_cast<const char*>(addr_), size_}; }
+  // kNotFound (missing); kInvalidArgument for a directory, a device, a FIFO or a socket (a log is
+  // a regular file; /dev/zero would never end), naming the path.
+  static Result<std::unique_ptr<LogFile>> Open(const std::string& path);
+  ~LogFile();
+  LogFile(const LogFile&) = delete;
+  LogFile& operator=(const LogFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Size when opened. Readers stop there (bytes appended later are for the next scan).
+  uint64_t size() const { return identity_.size; }
+  dev_t device() const { return device_; }
+  ino_t inode() const { return inode_; }
+
+  // Reads exactly `len` bytes at `offset` into `out`. kDataLoss when the file now ends earlier
+  // (it was truncated while it was read).
+  Status ReadInto(uint64_t offset, char* out, size_t len) const;
+  // [offset, offset + len) as a string (clamped to size()).
+  Result<std::string> Read(uint64_t offset, size_t len) const;
+  // kDataLoss when the file is now shorter than size() or its first 4 KiB changed (truncated or
+  // rewritten under the reader); appends are fine.
+  Status CheckUnchanged() const;
 
  private:
-  MappedFile() = default;
-  void* addr_ = nullptr;
-  size_t size_ = 0;
+  LogFile() = default;
+  std::string path_;
+  int fd_ = -1;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  FileIdentity identity_;
 };
+
+// Longest physical line a file reader hands on whole; longer lines are reported by their first
+// kMaxPhysicalLineBytes (SanitizeLine cuts far shorter anyway), so memory stays bounded.
+inline constexpr size_t kMaxPhysicalLineBytes = size_t{8} << 20;
+
+// Calls fn(line, offset) for each physical line (without '\n') of the file bytes [begin, end),
+// streaming through a bounded buffer; the last line may lack '\n'. `begin` must start a line.
+// kDataLoss when the file ends early (truncated while it was read).
+Status ForEachLineInFile(const LogFile& file, uint64_t begin, uint64_t end,
+                         const std::function<void(std::string_view line, uint64_t offset)>& fn);
+
+// Offset just after the first '\n' at or after `offset` (size() when there is none).
+Result<uint64_t> NextLineStartInFile(const LogFile& file, uint64_t offset);
+
+// Number of '\n' in the file bytes [begin, end).
+Result<uint64_t> CountNewlinesInFile(const LogFile& file, uint64_t begin, uint64_t end);
 
 // Calls fn(line, offset) for each physical line of `data` (the last may lack '\n').
 template <typename Fn>
@@ -79,8 +119,10 @@ void ForEachPhysicalLine(std::string_view data, Fn&& fn) {
 // Number of '\n' in data[0, end).
 uint64_t CountNewlines(std::string_view data);
 
-// tail -F: follows `path` across appends, truncation (size shrinks: restart at 0) and rotation
-// (a new file at the path: reopen, start at 0). Missing files are waited for.
+// tail -F: follows `path` across appends, truncation (size shrinks, or the first bytes change
+// because the file was truncated and rewritten between two polls: restart at 0) and rotation (a new
+// file at the path: reopen, start at 0). Missing files are waited for; a path that is not a
+// regular file (a FIFO, a device) is treated as missing. Reads use pread: never SIGBUS.
 // Not thread-safe; call Poll() from one thread.
 class FileFollower {
  public:
@@ -106,6 +148,8 @@ class FileFollower {
  private:
   void Reopen();
   void ResetPosition();
+  bool HeadChanged();
+  void RememberHead();
   std::string path_;
   ReaderOptions options_;
   int fd_ = -1;
@@ -115,6 +159,7 @@ class FileFollower {
   uint64_t line_start_ = 0;     // offset of the pending line
   int64_t line_no_ = 1;         // number of the pending line
   std::string pending_;         // bytes of the incomplete line
+  std::string head_;            // the file's first bytes as read (up to 64): detects rewrites
   size_t pending_emitted_ = 0;  // bytes of pending_ already reported as states
   bool start_at_end_ = false;
   bool first_open_ = true;

@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <vector>
 
+#include "core/file_util.h"
 #include "tracker/log_reader.h"
 
 namespace schedmate::tracker {
@@ -26,35 +27,34 @@ std::string DefaultLineIndexDir() {
   return {};
 }
 
-uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string& path,
-                           const std::string& index_dir) {
-  constexpr size_t kStride = size_t{32} << 20;
-  end = std::min(end, data.size());
-  struct stat st {};
-  if (index_dir.empty() || ::stat(path.c_str(), &st) != 0) {
-    return CountNewlines(data.substr(0, end));
-  }
+Result<uint64_t> CountLinesIndexed(const LogFile& file, uint64_t end,
+                                   const std::string& index_dir) {
+  constexpr uint64_t kStride = uint64_t{32} << 20;
+  end = std::min(end, file.size());
+  if (index_dir.empty()) return CountNewlinesInFile(file, 0, end);
+  SM_ASSIGN_OR_RETURN(const std::string head_bytes, file.Read(0, 4096));
   uint64_t head = 1469598103934665603ull;
-  for (char c : data.substr(0, 4096)) {
+  for (char c : head_bytes) {
     head ^= static_cast<unsigned char>(c);
     head *= 1099511628211ull;
   }
   char name[64];
-  std::snprintf(name, sizeof(name), "%llx-%llx.idx", static_cast<unsigned long long>(st.st_dev),
-                static_cast<unsigned long long>(st.st_ino));
-  const std::string file = index_dir + "/" + name;
+  std::snprintf(name, sizeof(name), "%llx-%llx.idx", static_cast<unsigned long long>(file.device()),
+                static_cast<unsigned long long>(file.inode()));
+  const std::string index_file = index_dir + "/" + name;
   std::vector<std::pair<uint64_t, uint64_t>> cps;  // offset -> newlines before it
-  {
-    std::ifstream in(file);
+  // A bounded read: whatever sits at the index path (a FIFO, a huge file) cannot stall the scan.
+  if (auto text = ReadFileToString(index_file, size_t{64} << 20); text.ok()) {
+    std::istringstream in(*text);
     std::string magic;
     uint64_t h = 0, size = 0;
     size_t n = 0;
     if (in >> magic >> h >> size >> n && magic == "sm-lines-v1" && h == head &&
-        size <= data.size() && n < 1000000) {
+        size <= file.size() && n < 1000000) {
       for (size_t i = 0; i < n; ++i) {
         uint64_t off = 0, cnt = 0;
         if (!(in >> off >> cnt)) break;
-        if (off <= data.size()) cps.emplace_back(off, cnt);
+        if (off <= file.size()) cps.emplace_back(off, cnt);
       }
     }
   }
@@ -68,7 +68,8 @@ uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string&
   bool added = false;
   while (pos < end) {
     const uint64_t next = std::min<uint64_t>(end, (pos / kStride + 1) * kStride);
-    count += CountNewlines(data.substr(pos, next - pos));
+    SM_ASSIGN_OR_RETURN(const uint64_t part, CountNewlinesInFile(file, pos, next));
+    count += part;
     pos = next;
     if (pos % kStride == 0) {
       cps.emplace_back(pos, count);
@@ -80,85 +81,122 @@ uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string&
     cps.erase(std::unique(cps.begin(), cps.end()), cps.end());
     std::error_code ec;
     std::filesystem::create_directories(index_dir, ec);
-    const std::string tmp = file + ".tmp" + std::to_string(::getpid());
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << "sm-lines-v1 " << head << " " << data.size() << " " << cps.size() << "\n";
-      for (const auto& [off, cnt] : cps) out << off << " " << cnt << "\n";
-      if (!out) ec = std::make_error_code(std::errc::io_error);
-    }
-    if (ec || std::rename(tmp.c_str(), file.c_str()) != 0) std::remove(tmp.c_str());
+    std::string out = "sm-lines-v1 " + std::to_string(head) + " " + std::to_string(file.size()) +
+                      " " + std::to_string(cps.size()) + "\n";
+    for (const auto& [off, cnt] : cps)
+      out += std::to_string(off) + " " + std::to_string(cnt) + "\n";
+    (void)WriteStringToFile(index_file, out);  // a cache: a failed write only costs a recount
   }
   return count;
 }
 
-ScanResult ScanText(std::string_view text, const ScanOptions& options,
-                    const std::function<void(const ProgressRecord&)>& sink, int64_t first_line_no,
-                    uint64_t base_offset) {
-  BuiltinLineClassifier own_classifier;
-  LineClassifier& classifier = options.classifier != nullptr ? *options.classifier : own_classifier;
-  BuiltinMetricExtractor extractor;
-  MetricTracker tracker(classifier, extractor, options.tracker);
-  if (options.segment_observer) tracker.SetSegmentObserver(options.segment_observer);
-  SignalAnalyzer analyzer(options.signals);
-  ScanResult result;
-  tracker.SetSink([&](const ProgressRecord& r) {
-    analyzer.Add(r);
-    if (sink) sink(r);
-  });
-  int64_t line_no = first_line_no;
-  double last_ts = -1;
-  ParsedSegment unused;
-  (void)unused;
-  ForEachPhysicalLine(text, [&](std::string_view line, uint64_t offset) {
-    tracker.AddLine(line, line_no++, base_offset + offset);
-  });
-  tracker.Finish();
-  result.latest = tracker.Latest();
-  result.stats = tracker.stats();
-  if (result.latest) {
-    last_ts = result.latest->timestamp_s;
-    result.signals = analyzer.Compute(*result.latest, tracker.LastTimestamp());
+namespace {
+
+// One scan's tracker, signal analyser and result, fed line by line (from memory or a file).
+class Scanner {
+ public:
+  Scanner(const ScanOptions& options, const std::function<void(const ProgressRecord&)>& sink)
+      : classifier_(options.classifier != nullptr ? *options.classifier : own_classifier_),
+        tracker_(classifier_, extractor_, options.tracker),
+        analyzer_(options.signals) {
+    if (options.segment_observer) tracker_.SetSegmentObserver(options.segment_observer);
+    tracker_.SetSink([this, &sink](const ProgressRecord& r) {
+      analyzer_.Add(r);
+      if (sink) sink(r);
+    });
   }
-  result.last_timestamp_s = tracker.LastTimestamp();
-  (void)last_ts;
-  result.scanned_bytes = text.size();
-  return result;
+  void Line(std::string_view line, int64_t line_no, uint64_t offset) {
+    tracker_.AddLine(line, line_no, offset);
+  }
+  ScanResult Finish(uint64_t scanned_bytes) {
+    tracker_.Finish();
+    ScanResult result;
+    result.latest = tracker_.Latest();
+    result.stats = tracker_.stats();
+    if (result.latest) result.signals = analyzer_.Compute(*result.latest, tracker_.LastTimestamp());
+    result.last_timestamp_s = tracker_.LastTimestamp();
+    result.scanned_bytes = scanned_bytes;
+    return result;
+  }
+
+ private:
+  BuiltinLineClassifier own_classifier_;
+  LineClassifier& classifier_;
+  BuiltinMetricExtractor extractor_;
+  MetricTracker tracker_;
+  SignalAnalyzer analyzer_;
+};
+
+// Scans the file bytes [begin, file.size()); `begin` starts a line numbered `first_line_no`.
+Result<ScanResult> ScanFileFrom(const LogFile& file, uint64_t begin, const ScanOptions& options,
+                                const std::function<void(const ProgressRecord&)>& sink,
+                                int64_t first_line_no) {
+  Scanner scanner(options, sink);
+  int64_t line_no = first_line_no;
+  SM_RETURN_IF_ERROR(ForEachLineInFile(
+      file, begin, file.size(),
+      [&](std::string_view line, uint64_t offset) { scanner.Line(line, line_no++, offset); }));
+  return scanner.Finish(file.size() - begin);
 }
 
-Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
-                           const std::function<void(const ProgressRecord&)>& sink) {
-  SM_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
-  const std::string_view data = file->data();
-  if (sink || !options.allow_reverse || data.size() <= options.reverse_min_bytes) {
-    ScanResult r = ScanText(data, options, sink);
-    r.file_bytes = data.size();
+Result<ScanResult> ScanOpenLog(const LogFile& file, const ScanOptions& options,
+                               const std::function<void(const ProgressRecord&)>& sink) {
+  const uint64_t size = file.size();
+  if (sink || !options.allow_reverse || size <= options.reverse_min_bytes) {
+    SM_ASSIGN_OR_RETURN(ScanResult r, ScanFileFrom(file, 0, options, sink, 1));
+    r.file_bytes = size;
     return r;
   }
-  size_t window = options.reverse_initial_window;
+  uint64_t window = options.reverse_initial_window;
   while (true) {
-    size_t start = window >= data.size() ? 0 : data.size() - window;
+    uint64_t start = window >= size ? 0 : size - window;
     if (start > 0) {
-      const void* nl = memchr(data.data() + start, '\n', data.size() - start);
-      start =
-          nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data()) + 1 : data.size();
+      SM_ASSIGN_OR_RETURN(start, NextLineStartInFile(file, start));
     }
-    const std::string_view tail = data.substr(start);
     // Line numbers relative to the window first; made absolute below.
-    ScanResult r = ScanText(tail, options, {}, 1, start);
+    SM_ASSIGN_OR_RETURN(ScanResult r, ScanFileFrom(file, start, options, {}, 1));
     const bool enough = r.latest && (start == 0 || r.latest->line_no > options.tracker.window * 4);
     if (enough || start == 0) {
-      r.file_bytes = data.size();
+      r.file_bytes = size;
       r.reverse = start > 0;
       if (r.latest && start > 0 && options.count_line_numbers) {
-        r.latest->line_no +=
-            static_cast<int64_t>(CountLinesIndexed(data, start, path, options.line_index_dir));
+        SM_ASSIGN_OR_RETURN(const uint64_t before,
+                            CountLinesIndexed(file, start, options.line_index_dir));
+        r.latest->line_no += static_cast<int64_t>(before);
       } else if (r.latest && start > 0) {
         r.latest->line_no = -1;  // unknown without counting
       }
       return r;
     }
     window *= 2;
+  }
+}
+
+}  // namespace
+
+ScanResult ScanText(std::string_view text, const ScanOptions& options,
+                    const std::function<void(const ProgressRecord&)>& sink, int64_t first_line_no,
+                    uint64_t base_offset) {
+  Scanner scanner(options, sink);
+  int64_t line_no = first_line_no;
+  ForEachPhysicalLine(text, [&](std::string_view line, uint64_t offset) {
+    scanner.Line(line, line_no++, base_offset + offset);
+  });
+  return scanner.Finish(text.size());
+}
+
+Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
+                           const std::function<void(const ProgressRecord&)>& sink) {
+  // A log truncated or rewritten while it is read (logrotate copytruncate) is read again from
+  // the start, a few times; records already streamed to `sink` cannot be taken back, so with a
+  // sink the scan fails instead.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    SM_ASSIGN_OR_RETURN(std::unique_ptr<LogFile> file, LogFile::Open(path));
+    Result<ScanResult> r = ScanOpenLog(*file, options, sink);
+    const Status st = r.ok() ? file->CheckUnchanged() : r.status();
+    if (st.ok()) return r;
+    if (sink || st.code() != StatusCode::kDataLoss || attempt == kAttempts) return st;
   }
 }
 

@@ -1,13 +1,16 @@
 #pragma once
-// ScanLog: runs the tracker over a whole log file (mmap), or, for the latest state of a large
-// file, over a growing tail window (reverse scan) that stops as soon as the window holds a
-// training record with enough look-ahead context. Line numbers are absolute in both modes.
+// ScanLog: runs the tracker over a whole log file (read with pread in bounded chunks), or, for the
+// latest state of a large file, over a growing tail window (reverse scan) that stops as soon as
+// the window holds a training record with enough look-ahead context. Line numbers are absolute in
+// both modes. A file truncated or rewritten while it is read is read again, or, when records were
+// already streamed, reported as kDataLoss naming the path; never a crash.
 
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "core/result.h"
+#include "tracker/log_reader.h"
 #include "tracker/metric_tracker.h"
 #include "tracker/signals.h"
 
@@ -45,7 +48,8 @@ struct ScanResult {
 
 // Scans `path`. `sink`, if set, receives every training record in order and disables the
 // reverse scan (a full series needs the whole file). Errors: kNotFound (missing file),
-// kInvalidArgument (a directory or unreadable), naming the path.
+// kInvalidArgument (a directory, device, FIFO or socket, or unreadable), kDataLoss (truncated or
+// rewritten while it was read, three times in a row or once with a sink), naming the path.
 Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
                            const std::function<void(const ProgressRecord&)>& sink = {});
 
@@ -53,10 +57,10 @@ Result<ScanResult> ScanLog(const std::string& path, const ScanOptions& options,
 // $HOME/.cache/schedmate/line-index; empty when none of them is set.
 std::string DefaultLineIndexDir();
 
-// Newlines in data[0, end) of the file at `path`, using and extending the checkpoints in
-// `index_dir` (plain counting when it is empty or unusable; never fails).
-uint64_t CountLinesIndexed(std::string_view data, size_t end, const std::string& path,
-                           const std::string& index_dir);
+// Newlines in the bytes [0, end) of `file`, using and extending the checkpoints in `index_dir`
+// (plain counting when it is empty or unusable). Fails only when the file cannot be read
+// (kDataLoss: truncated while it was read).
+Result<uint64_t> CountLinesIndexed(const LogFile& file, uint64_t end, const std::string& index_dir);
 
 // Scans text already in memory (for tests and the fuzzer). `first_line_no` numbers the first line.
 ScanResult ScanText(std::string_view text, const ScanOptions& options,

@@ -302,6 +302,41 @@ TEST(ExtractorTest, ConfigNamesAndToolLaunchersOutsideTheSources) {
   EXPECT_EQ(Val(*m, "precision"), json("fp16"));
 }
 
+// Defect 7: a config symlinked out of the job directory was read (as root, anything: the job's
+// owner chooses the link). It is skipped and counted; the job directory itself may be a symlink.
+TEST(ExtractorTest, ConfigSymlinkedOutOfTheJobDirectoryIsSkipped) {
+  TempDir tmp;
+  namespace fs = std::filesystem;
+  const fs::path job = fs::path(tmp.path()) / "job";
+  fs::create_directories(job);
+  for (const char* f : {"run.sh", "train.py", "cfg.yaml"}) {
+    fs::copy_file(TestDataPath(std::string("advisor/argparse_job/") + f), job / f);
+  }
+  // Inside, through a symlink to the directory: read as usual.
+  fs::create_directory_symlink(job, fs::path(tmp.path()) / "job-link");
+  JobMetadata inside = ExtractOrDie(tmp.File("job-link"), "run.sh");
+  EXPECT_EQ(Val(inside, "per_device_batch_size"), json(128));
+  EXPECT_EQ(inside.files_skipped, 0);
+  // The config replaced by a link to a file outside the job directory.
+  ASSERT_OK(WriteStringToFile(tmp.File("outside.yaml"), "batch_size: 999\nmodel: secret\n"));
+  fs::remove(job / "cfg.yaml");
+  fs::create_symlink(tmp.File("outside.yaml"), job / "cfg.yaml");
+  JobMetadata m = ExtractOrDie(job.string(), "run.sh");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(32));  // the program's default, not 999
+  EXPECT_NE(Val(m, "model"), json("secret"));
+  EXPECT_EQ(m.files_skipped, 1);
+  bool noted = false;
+  for (const auto& n : m.notes)
+    noted = noted || n.find("outside the job directory") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // A relative link that climbs out (../outside.yaml) is the same.
+  fs::remove(job / "cfg.yaml");
+  fs::create_symlink("../outside.yaml", job / "cfg.yaml");
+  JobMetadata rel = ExtractOrDie(job.string(), "run.sh");
+  EXPECT_EQ(Val(rel, "per_device_batch_size"), json(32));
+  EXPECT_EQ(rel.files_skipped, 1);
+}
+
 TEST(ExtractorTest, UnknownValuesStayNull) {
   BuiltinMetadataExtractor x;
   JobSource s;

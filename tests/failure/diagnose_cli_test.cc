@@ -71,6 +71,33 @@ TEST(DiagnoseCliTest, MissingFileExitsOne) {
   EXPECT_EQ(RunSchedmate("diagnose").exit_code, 2);
 }
 
+// Defect 7: negative counts were accepted and planned with. Each is a usage error (exit 2).
+TEST(DiagnoseCliTest, NumericOptionsAreValidatedAtParseTime) {
+  const std::string log = ShellQuote(TestDataPath("failure/ecc_then_nccl.log"));
+  struct Case {
+    const char* name;
+    const char* args;
+  };
+  for (const Case& c :
+       {Case{"negative restarts", "--restarts -5"},
+        Case{"negative max retries", "--max-retries -1"}, Case{"zero context", "--context 0"},
+        Case{"not a number", "--restarts many"}}) {
+    SCOPED_TRACE(c.name);
+    auto r = RunSchedmate("diagnose " + log + " --json --no-examples " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  EXPECT_EQ(RunSchedmate("diagnose " + log + " --json --no-examples --restarts 0 --max-retries 0")
+                .exit_code,
+            0);
+}
+
+TEST(DiagnoseCliTest, DevicesAndFifosAreRefusedQuickly) {
+  auto r = RunSchedmate("diagnose /dev/zero --json --no-examples");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/dev/zero"), std::string::npos);
+}
+
 TEST(DiagnoseCliTest, HumanReadableOutput) {
   auto r = RunSchedmate("diagnose " + ShellQuote(TestDataPath("failure/slurm_preempted.log")) +
                         " --no-examples --nodes gpu07 --restarts 1");

@@ -1,12 +1,17 @@
 #include "failure/log_view.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "core/file_util.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
+
+int RunShellExitCode(const std::string& command) { return testing::RunShell(command).exit_code; }
 
 TEST(LogViewTest, LineArithmetic) {
   LogView v = LogView::FromString("alpha\nbeta\r\n\ngamma");
@@ -48,6 +53,62 @@ TEST(LogViewTest, MapsFilesAndReportsMissingOnes) {
   auto empty = LogView::OpenFile(dir.File("empty.log"));
   ASSERT_OK(empty);
   EXPECT_EQ(empty->size(), 0u);
+}
+
+// Defect 2: another process truncating the mapped log (logrotate copytruncate) made every read
+// past the new end SIGBUS (exit 135). Now those reads see zeros and CheckIntact says so.
+TEST(LogViewTest, TruncatedWhileReadIsReportedNotACrash) {
+  testing::TempDir dir;
+  const std::string path = dir.File("train.log");
+  std::string text;
+  for (int i = 0; text.size() < (8u << 20); ++i) {
+    text += "[rank0]: step " + std::to_string(i) + " | loss 2.0412 | lr 3.0e-4\n";
+  }
+  text += "RuntimeError: CUDA error: uncorrectable ECC error encountered\n";
+  ASSERT_OK(WriteStringToFile(path, text));
+  auto v = LogView::OpenFile(path);
+  ASSERT_OK(v);
+  EXPECT_OK(v->CheckIntact());
+  ASSERT_EQ(RunShellExitCode("truncate -s 4096 " + testing::ShellQuote(path)), 0);
+  // Reads across the cut: the tail, the line count over the whole view.
+  const std::string_view last = v->LineAt(v->size() - 1);
+  EXPECT_EQ(last.find("ECC"), std::string_view::npos);  // the cut-off bytes are gone (zeros)
+  EXPECT_GT(v->LineNumber(v->size()), 1);
+  const Status st = v->CheckIntact();
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss);
+  EXPECT_NE(st.message().find(path), std::string::npos);
+}
+
+// ReadStable throws away what was read from a log rewritten meanwhile and reads it again.
+TEST(LogViewTest, ReadStableRereadsAfterARewrite) {
+  testing::TempDir dir;
+  const std::string path = dir.File("job.log");
+  ASSERT_OK(WriteStringToFile(path, "first run\nstep 1\n"));
+  int calls = 0;
+  auto r = LogView::ReadStable<std::string>(path, [&](const LogView& log) -> Result<std::string> {
+    ++calls;
+    std::string first(log.LineAt(0));
+    if (calls == 1) {  // rotated in place while we read: truncated and rewritten
+      EXPECT_EQ(::truncate(path.c_str(), 0), 0);
+      std::ofstream(path, std::ios::app) << "second run, longer\nstep 1\nstep 2\n";
+    }
+    return first;
+  });
+  ASSERT_OK(r);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(*r, "second run, longer");
+  // A log that keeps changing gives up with kDataLoss after the attempts.
+  int tries = 0;
+  auto never = LogView::ReadStable<int>(
+      path,
+      [&](const LogView&) -> Result<int> {
+        ++tries;
+        std::ofstream(path, std::ios::trunc) << "run " << tries << " of a log that never settles\n";
+        return tries;
+      },
+      3);
+  EXPECT_EQ(never.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(tries, 3);
 }
 
 TEST(LogViewTest, CountNewlines) {

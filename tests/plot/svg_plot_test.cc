@@ -1,8 +1,10 @@
 #include "plot/svg_plot.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "core/file_util.h"
 #include "testing/test_util.h"
@@ -54,6 +56,29 @@ TEST(SvgPlotTest, WritesSvgAndRejectsUnknownExtension) {
   ASSERT_OK(text);
   EXPECT_NE(text->find("polyline"), std::string::npos);
   EXPECT_EQ(WriteFigure(f, tmp.File("p.jpg")).code(), StatusCode::kInvalidArgument);
+}
+
+// Issue 17, defect 4: PNG output went through the predictable "<out>.tmp.svg", so a symlink
+// planted there made the writer (root) overwrite its target. Now the victim stays unchanged and
+// no name derived from the output is used.
+TEST(SvgPlotTest, PngOutputIgnoresASymlinkPlantedAtTheOldTempName) {
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "rsvg-convert not installed";
+  }
+  testing::TempDir tmp;
+  const std::string victim = tmp.File("victim");
+  ASSERT_OK(WriteStringToFile(victim, "precious"));
+  const std::string png = tmp.File("p.png");
+  ASSERT_EQ(::symlink(victim.c_str(), (png + ".tmp.svg").c_str()), 0);
+  Figure f;
+  f.charts.push_back(Chart{.series = {Series{.name = "a", .x = {0, 1}, .y = {0, 1}}}});
+  ASSERT_OK(WriteFigure(f, png));
+  auto v = ReadFileToString(victim);
+  ASSERT_OK(v);
+  EXPECT_EQ(*v, "precious");
+  auto bytes = ReadFileToString(png);
+  ASSERT_OK(bytes);
+  EXPECT_EQ(bytes->substr(0, 4), "\x89PNG");
 }
 
 }  // namespace

@@ -58,6 +58,9 @@ TEST(FailureHandlerDiagnoser, WithoutACheckpointInTheLogTheJobDirectoryIsSearche
   std::filesystem::last_write_time(
       dir.File("out/ckpt/step_800.pt"),
       std::filesystem::last_write_time(dir.File("out/ckpt/step_900.pt")) - std::chrono::hours(1));
+  // "ckpt" looks like a checkpoint too, and the atomic writes (rename) made it the newest entry.
+  std::filesystem::last_write_time(
+      dir.File("out/ckpt"), std::filesystem::last_write_time(dir.File("out/ckpt/step_800.pt")));
   auto diag = FailureHandlerDiagnoser::Create(Duration::Seconds(30), Duration::Minutes(10));
   ASSERT_OK(diag);
   FailedJob job{"13", "train", "FAILED", 1, 0, {"gpu3"}, Duration::Minutes(20)};

@@ -1,6 +1,7 @@
 #include "tracker/log_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -85,27 +86,121 @@ TEST(SplitSegmentsTest, GluedTqdmStatesAndTrailingText) {
   EXPECT_EQ(segs.size(), 1u);
 }
 
-TEST(MappedFileTest, MissingFileNamesThePath) {
-  auto r = MappedFile::Open("/nonexistent/dir/train.log");
+TEST(LogFileTest, MissingFileNamesThePath) {
+  auto r = LogFile::Open("/nonexistent/dir/train.log");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("/nonexistent/dir/train.log"), std::string::npos);
   TempDir dir;
-  auto d = MappedFile::Open(dir.path());
+  auto d = LogFile::Open(dir.path());
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("directory"), std::string::npos);
 }
 
-TEST(MappedFileTest, MapsContentAndCountsLines) {
+TEST(LogFileTest, ReadsContentAndLinesInChunks) {
   TempDir dir;
-  std::ofstream(dir.File("a.log")) << "one\ntwo\nthree";
-  auto f = MappedFile::Open(dir.File("a.log"));
+  std::ofstream(dir.File("a.log")) << "one\ntwo\n\nthree";
+  auto f = LogFile::Open(dir.File("a.log"));
   ASSERT_OK(f);
-  EXPECT_EQ((*f)->data(), "one\ntwo\nthree");
-  EXPECT_EQ(CountNewlines((*f)->data()), 2u);
-  std::vector<std::string> lines;
-  ForEachPhysicalLine((*f)->data(), [&](std::string_view l, uint64_t) { lines.emplace_back(l); });
-  EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ((*f)->size(), 14u);
+  auto all = (*f)->Read(0, 100);
+  ASSERT_OK(all);
+  EXPECT_EQ(*all, "one\ntwo\n\nthree");
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  ASSERT_OK(ForEachLineInFile(**f, 0, (*f)->size(), [&](std::string_view l, uint64_t off) {
+    lines.emplace_back(std::string(l), off);
+  }));
+  EXPECT_EQ(lines, (std::vector<std::pair<std::string, uint64_t>>{
+                       {"one", 0}, {"two", 4}, {"", 8}, {"three", 9}}));
+  auto nl = CountNewlinesInFile(**f, 0, (*f)->size());
+  ASSERT_OK(nl);
+  EXPECT_EQ(*nl, 3u);
+  auto next = NextLineStartInFile(**f, 5);
+  ASSERT_OK(next);
+  EXPECT_EQ(*next, 8u);
+}
+
+// Lines that span read chunks (1 MiB) keep their text and offsets, and a line longer than
+// kMaxPhysicalLineBytes is reported once, by its head, with the following lines still in place.
+TEST(LogFileTest, LinesAcrossChunksAndOverlongLines) {
+  TempDir dir;
+  std::string text;
+  std::vector<std::pair<std::string, uint64_t>> want;
+  auto add = [&](const std::string& line) {
+    want.emplace_back(line.substr(0, kMaxPhysicalLineBytes), text.size());
+    text += line + "\n";
+  };
+  for (int i = 0; i < 40000; ++i) add("step " + std::to_string(i) + " loss 1.0");
+  add(std::string(kMaxPhysicalLineBytes + (3u << 20), 'x'));
+  add("after the long line");
+  {
+    std::ofstream out(dir.File("big.log"), std::ios::binary);
+    out << text;
+  }
+  auto f = LogFile::Open(dir.File("big.log"));
+  ASSERT_OK(f);
+  std::vector<std::pair<std::string, uint64_t>> got;
+  ASSERT_OK(ForEachLineInFile(**f, 0, (*f)->size(), [&](std::string_view l, uint64_t off) {
+    got.emplace_back(std::string(l), off);
+  }));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got[i].second, want[i].second);
+    EXPECT_EQ(got[i].first.size(), want[i].first.size());
+    EXPECT_TRUE(got[i].first == want[i].first);
+  }
+}
+
+// Devices and FIFOs are refused at once: /dev/zero never ends, and a FIFO would block the open.
+TEST(LogFileTest, RefusesDevicesAndFifos) {
+  auto z = LogFile::Open("/dev/zero");
+  ASSERT_FALSE(z.ok());
+  EXPECT_EQ(z.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(z.status().message().find("/dev/zero"), std::string::npos);
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.File("fifo").c_str(), 0600), 0);
+  auto p = LogFile::Open(dir.File("fifo"));
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A file that shrinks after it was opened is a kDataLoss error naming the file, not a crash
+// (with mmap this read was SIGBUS).
+TEST(LogFileTest, TruncationWhileReadingIsAnError) {
+  TempDir dir;
+  const std::string path = dir.File("rot.log");
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 200000; ++i) out << "step " << i << " loss 0.5\n";
+  }
+  auto f = LogFile::Open(path);
+  ASSERT_OK(f);
+  ASSERT_OK((*f)->CheckUnchanged());
+  ASSERT_EQ(::truncate(path.c_str(), 100), 0);
+  size_t lines = 0;
+  Status st = ForEachLineInFile(**f, 0, (*f)->size(), [&](std::string_view, uint64_t) { ++lines; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss);
+  EXPECT_NE(st.message().find(path), std::string::npos);
+  EXPECT_EQ((*f)->CheckUnchanged().code(), StatusCode::kDataLoss);
+}
+
+// Truncated and rewritten to a larger size (copytruncate, then new output): the size alone does
+// not show it; the changed first bytes do.
+TEST(LogFileTest, RewriteWhileReadingIsDetected) {
+  TempDir dir;
+  const std::string path = dir.File("rot.log");
+  std::ofstream(path) << "2024-01-01 first run\nstep 1\n";
+  auto f = LogFile::Open(path);
+  ASSERT_OK(f);
+  std::ofstream(path, std::ios::trunc) << "2024-02-02 second run\nstep 1\nstep 2\nstep 3\n";
+  EXPECT_EQ((*f)->CheckUnchanged().code(), StatusCode::kDataLoss);
+  // Appends alone are fine.
+  auto g = LogFile::Open(path);
+  ASSERT_OK(g);
+  std::ofstream(path, std::ios::app) << "step 4\n";
+  EXPECT_OK((*g)->CheckUnchanged());
 }
 
 struct Seen {

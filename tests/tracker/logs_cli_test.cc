@@ -104,6 +104,108 @@ TEST(LogsMetricsCliTest, FollowStreamsAppendedRecords) {
   EXPECT_EQ(lines[2]["line_no"], 1);
 }
 
+// copytruncate between two polls, the new content longer than what was read: the size never
+// shrinks at a poll, so only the changed first bytes show that the file was rewritten. The old
+// follower went on at the old offset, in the middle of the new first line.
+TEST(LogsMetricsCliTest, FollowNoticesTruncateAndRewriteBetweenPolls) {
+  TempDir dir;
+  const std::string log = dir.File("live.log");
+  { std::ofstream(log) << "step 1/10 loss 0.9\n"; }
+  const std::string fresh = dir.File("fresh");
+  {
+    std::ofstream(fresh)
+        << "== a new run starts here, restarted by the scheduler ==\nstep 1/10 loss 1.5\n";
+  }
+  const std::string cmd = "( sleep 0.6; cat " + ShellQuote(fresh) + " > " + ShellQuote(log) +
+                          " ) & " + ShellQuote(testing::SchedmateBinary()) + " logs metrics " +
+                          ShellQuote(log) + " --follow --json --poll-ms 50 --idle-exit 1.2; wait";
+  auto r = RunShell(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty()) lines.push_back(Json(l));
+  }
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[1]["step"], 1);
+  EXPECT_EQ(lines[1]["loss"], 1.5);
+  EXPECT_EQ(lines[1]["line_no"], 2);  // numbered from the new file's start
+}
+
+// Defect 7: every numeric option is checked when the command line is parsed (exit 2); --poll-ms 0
+// made --follow spin.
+TEST(LogsMetricsCliTest, NumericOptionsAreValidatedAtParseTime) {
+  const std::string log = ShellQuote(TestDataPath("tracker/keras.log"));
+  struct Case {
+    const char* name;
+    const char* args;
+  };
+  for (const Case& c : {Case{"zero poll interval", "--follow --poll-ms 0 --idle-exit 0.2"},
+                        Case{"negative poll interval", "--poll-ms -5"},
+                        Case{"negative idle exit", "--idle-exit -1"},
+                        Case{"nan stall factor", "--stall-factor nan"},
+                        Case{"zero stall factor", "--stall-factor 0"},
+                        Case{"negative slowdown share", "--slowdown-share -0.2"},
+                        Case{"infinite slowdown share", "--slowdown-share inf"}}) {
+    SCOPED_TRACE(c.name);
+    auto r = RunShell("timeout -k 5 20 " + ShellQuote(testing::SchedmateBinary()) +
+                      " logs metrics " + log + " --json " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_EQ(RunSchedmate("logs metrics " + log + " --json --stall-factor 3 --slowdown-share 0.5")
+                .exit_code,
+            0);
+}
+
+// Devices and FIFOs: /dev/zero used to look like an empty log, and a FIFO blocked the open
+// forever. Both are refused at once, naming the path.
+TEST(LogsMetricsCliTest, DevicesAndFifosAreRefusedQuickly) {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo.log");
+  ASSERT_EQ(RunShell("mkfifo " + ShellQuote(fifo)).exit_code, 0);
+  for (const std::string& path : {std::string("/dev/zero"), fifo}) {
+    for (const char* mode : {"", " --full-scan", " --all", " --follow --idle-exit 1"}) {
+      SCOPED_TRACE(path + mode);
+      auto r = RunShell("timeout -k 5 20 " + ShellQuote(testing::SchedmateBinary()) +
+                        " logs metrics " + ShellQuote(path) + " --json" + mode);
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    }
+  }
+}
+
+// Defect 7: `--exemplars /bin/ls` printed the binary's bytes in its error. A binary file is
+// refused by name; a text file with a bad line is refused by file:line; neither echoes raw bytes.
+TEST(LogsMetricsCliTest, BinaryOrNonUtf8ExemplarFilesAreRefusedByName) {
+  TempDir dir;
+  const std::string bad = dir.File("exemplars.txt");
+  {
+    std::ofstream(bad, std::ios::binary)
+        << "progress step 1/10 loss 0.5\nother hello\nother caf\xe9 \x01\n";
+  }
+  const std::string log = ShellQuote(TestDataPath("tracker/keras.log"));
+  auto clean = [](const std::string& s) {
+    for (unsigned char c : s) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return false;
+    }
+    return true;
+  };
+  auto bin =
+      RunSchedmate("logs metrics " + log +
+                   " --json --filter embeddings --filter-embedder hashing --exemplars /bin/ls");
+  EXPECT_EQ(bin.exit_code, 1);
+  EXPECT_NE(bin.err.find("/bin/ls"), std::string::npos) << bin.err;
+  EXPECT_TRUE(clean(bin.err));
+  EXPECT_LT(bin.err.size(), 400u);
+  auto text = RunSchedmate("logs metrics " + log +
+                           " --json --filter embeddings --filter-embedder hashing --exemplars " +
+                           ShellQuote(bad));
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.err.find(bad + ":3"), std::string::npos) << text.err;
+  EXPECT_TRUE(clean(text.err));
+}
+
 TEST(LogsMetricsCliTest, SharedCorpusScoresAtLeast97Percent) {
   // Both development folders (training-logs/ and training-logs-2/, 60 logs).
   SM_SKIP_WITHOUT_SHARED(corpus, "corpus/training-logs");
