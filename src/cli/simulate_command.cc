@@ -456,7 +456,8 @@ void RegisterSimulateCommand(CLI::App& app) {
       "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
   cmd->add_option("--trace", args->trace, "job trace file (see --format)")->required();
   cmd->add_option("--format", args->format,
-                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf (default auto)");
+                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf")
+      ->capture_default_str();
   auto* vc_config = cmd->add_option(
       "--vc-config", args->vc_config,
       "Lucid vc_config.csv: one partition per VC (8-GPU nodes unless --gpus-per-node)");
@@ -479,10 +480,10 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{sim::kMaxGpusPerNode}));
-  cmd->add_option(
-      "--policy", args->policies,
-      "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)");
-  cmd->add_option("--placement", args->placement, "consolidate (default) | spread");
+  cmd->add_option("--policy", args->policies,
+                  "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)")
+      ->capture_default_str();
+  cmd->add_option("--placement", args->placement, "consolidate | spread")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
