@@ -82,6 +82,26 @@ SimTime AlignUp(SimTime t, Duration tick) {
   return r == 0 ? t : SimTime::FromMicros(us - r + q);
 }
 
+// The partition index of each job as Run() assigns it (-1: skipped), in job order.
+std::vector<int32_t> PartitionsOf(const JobTable& table, const ClusterSpec& cluster) {
+  std::vector<int32_t> out(table.jobs.size(), -1);
+  for (size_t j = 0; j < table.jobs.size(); ++j) {
+    const JobRecord& r = table.jobs[j];
+    if (r.gpus.milli() <= 0) continue;
+    if (cluster.vcs.size() == 1) {
+      out[j] = 0;
+      continue;
+    }
+    for (size_t i = 0; i < cluster.vcs.size(); ++i) {
+      if (cluster.vcs[i].name == r.vc) {
+        out[j] = static_cast<int32_t>(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 class Engine {
  public:
   Engine(const JobTable& table, const SimOptions& options)
@@ -423,7 +443,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   result_.policy = parts_.empty() ? "" : std::string(parts_[0].policy->Name());
 
   // Partition of each job; arrival order = stable by submit time.
-  const bool single = cluster.vcs.size() == 1;
+  const std::vector<int32_t> partition_of = PartitionsOf(table_, cluster);
   std::vector<JobIndex> arrivals;
   arrivals.reserve(n);
   for (size_t j = 0; j < n; ++j) {
@@ -434,17 +454,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       ++result_.skipped_no_gpu;
       continue;
     }
-    int32_t part = -1;
-    if (single) {
-      part = 0;
-    } else {
-      for (size_t i = 0; i < cluster.vcs.size(); ++i) {
-        if (cluster.vcs[i].name == r.vc) {
-          part = static_cast<int32_t>(i);
-          break;
-        }
-      }
-    }
+    const int32_t part = partition_of[j];
     if (part < 0) {
       ++result_.skipped_unknown_vc;
       continue;
@@ -644,26 +654,6 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   return std::move(result_);
 }
 
-// The partition index of each job as Run() assigns it (-1: skipped), in job order.
-std::vector<int32_t> PartitionsOf(const JobTable& table, const ClusterSpec& cluster) {
-  std::vector<int32_t> out(table.jobs.size(), -1);
-  for (size_t j = 0; j < table.jobs.size(); ++j) {
-    const JobRecord& r = table.jobs[j];
-    if (r.gpus.milli() <= 0) continue;
-    if (cluster.vcs.size() == 1) {
-      out[j] = 0;
-      continue;
-    }
-    for (size_t i = 0; i < cluster.vcs.size(); ++i) {
-      if (cluster.vcs[i].name == r.vc) {
-        out[j] = static_cast<int32_t>(i);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Status CheckSimConfig(const ClusterSpec& cluster, const SimOptions& options) {
@@ -679,10 +669,9 @@ Status CheckSimConfig(const ClusterSpec& cluster, const SimOptions& options) {
     }
     gpus += static_cast<int64_t>(vc.nodes) * vc.gpus_per_node;
     if (gpus > kMaxClusterGpus) {
-      return Status::InvalidArgument(
-          fmt::format("the cluster has more than {} GPUs (up to {}), the most the simulator "
-                      "accepts",
-                      kMaxClusterGpus, name));
+      return Status::InvalidArgument(fmt::format(
+          "{}: the cluster would have more than {} GPUs, the most the simulator accepts", name,
+          kMaxClusterGpus));
     }
   }
   if (cluster.vcs.empty() || gpus <= 0) return Status::InvalidArgument("the cluster has no GPUs");
