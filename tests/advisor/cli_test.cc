@@ -103,10 +103,18 @@ TEST(HistoryCliTest, MinSimilarityDecidesWhatCountsAsSimilar) {
   EXPECT_EQ(tiers(""), "evidence tiers: cold-start=1 similar=1");
   EXPECT_EQ(tiers("--min-similarity 0.5"), "evidence tiers: cold-start=1 similar=1");
   EXPECT_EQ(tiers("--min-similarity 1"), "evidence tiers: cold-start=1 user=1");
-  auto bad = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
-                          ShellQuote(dir.File("p.csv")) + " --min-similarity 1.5");
-  EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
+  for (const char* value : {"1.5", "nan", "-inf"}) {
+    SCOPED_TRACE(value);
+    auto bad = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                            ShellQuote(dir.File("p.csv")) + " --min-similarity " + value);
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
+  }
+  // --quantile likewise: NaN passed CLI::Range.
+  auto q = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                        ShellQuote(dir.File("p.csv")) + " --quantile nan");
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.err.find("--quantile"), std::string::npos) << q.err;
 }
 
 TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
