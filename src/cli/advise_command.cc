@@ -2,9 +2,9 @@
 //
 //   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record] [--embedder E]
 //                         [--min-similarity X]
-//   schedmate history replay --trace FILE [--format F] --out PRED.csv [--quantile Q] [--embedder E]
-//                            [--min-similarity X]
-//   schedmate history import TRACE [--format F] [--store DB]
+//   schedmate history replay --trace FILE [--format F] [--skip-malformed] --out PRED.csv
+//                            [--quantile Q] [--embedder E] [--min-similarity X]
+//   schedmate history import TRACE [--format F] [--skip-malformed] [--store DB] [--json]
 //   schedmate history reindex [--store DB] [--llm-config F] [--batch N] [--clear] [--json]
 //
 // The default store is $SCHEDMATE_HOME/history.db, else ~/.local/share/schedmate/history.db.
@@ -35,6 +35,7 @@
 #include "core/job.h"
 #include "core/json_dump.h"
 #include "core/progress.h"
+#include "core/strings.h"
 #include "fmt/format.h"
 #include "store/history_store.h"
 #include "trace/trace_reader.h"
@@ -46,20 +47,29 @@
 namespace schedmate::cli {
 namespace {
 
-Result<JobTable> LoadTrace(const std::string& path, const std::string& format) {
+// Reads a trace like the `trace` commands do: the first malformed row stops the read with
+// "file:line: reason" (exit 1) unless `skip_malformed`, which skips and counts such rows.
+JobTable LoadTraceOrFail(const std::string& path, const std::string& format, bool skip_malformed) {
   trace::TraceReadOptions o;
   if (!format.empty()) {
-    auto f = ParseTraceFormat(format);
-    if (!f) return Status::InvalidArgument("unknown trace format '" + format + "'");
+    auto f = ParseTraceFormat(ToLower(format));
+    if (!f) FailUsage("unknown --format '" + format + "'");
     o.format = *f;
   }
-  o.skip_malformed = true;
-  return trace::ReadTrace(path, o);
+  o.skip_malformed = skip_malformed;
+  Result<JobTable> table = trace::ReadTrace(path, o);
+  if (!table.ok()) Fail(table.status());
+  return std::move(table).value();
 }
+
+constexpr const char* kSkipMalformedHelp =
+    "Skip rows that cannot be parsed or hold values out of range (counted, first reasons shown) "
+    "instead of stopping at the first one with file:line";
 
 struct ReplayArgs {
   std::string trace;
   std::string format;
+  bool skip_malformed = false;
   std::string out;
   double quantile = advisor::HistoryEstimatorOptions{}.quantile;
   bool no_cap = false;
@@ -69,15 +79,14 @@ struct ReplayArgs {
 };
 
 void RunReplay(const ReplayArgs& a) {
-  Result<JobTable> table = LoadTrace(a.trace, a.format);
-  if (!table.ok()) Fail(table.status());
+  const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
   advisor::HistoryEstimatorOptions opts;
   opts.quantile = a.quantile;
   opts.cap_by_user_latest = !a.no_cap;
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
   advisor::HistoryEstimator estimator(opts, embedder->estimator_embedder());
-  std::vector<advisor::ReplayPrediction> preds = advisor::ReplayTrace(*table, estimator);
+  std::vector<advisor::ReplayPrediction> preds = advisor::ReplayTrace(table, estimator);
   embedder->WarnIfFailed();
   std::string csv = "job_id,predicted_duration_s\n";
   std::map<std::string, int64_t> tiers;
@@ -90,7 +99,7 @@ void RunReplay(const ReplayArgs& a) {
   std::ofstream f(a.out, std::ios::binary);
   if (!f || !(f << csv) || !f.flush()) Fail(Status::InvalidArgument("cannot write " + a.out));
   std::cerr << "history replay: " << preds.size() << " predictions -> " << a.out;
-  if (table->rows_skipped > 0) std::cerr << " (" << table->rows_skipped << " rows skipped)";
+  if (table.rows_skipped > 0) std::cerr << " (" << table.rows_skipped << " rows skipped)";
   std::cerr << "; evidence tiers:";
   for (const auto& [t, n] : tiers) std::cerr << " " << t << "=" << n;
   std::cerr << "; embedder: " << embedder->Label();
@@ -104,30 +113,33 @@ struct ImportArgs {
   std::string trace;
   std::string format;
   std::string store;
+  bool skip_malformed = false;
+  bool json = false;
 };
 
+// The whole trace is read (and checked) before the store is opened, and its jobs go in with one
+// transaction: a failed import leaves the store as it was, never a partial history.
 void RunImport(const ImportArgs& a) {
-  Result<JobTable> table = LoadTrace(a.trace, a.format);
-  if (!table.ok()) Fail(table.status());
+  const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
   std::string path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   auto st = store::SqliteHistoryStore::Open(path);
   if (!st.ok()) Fail(st.status());
   std::vector<store::StoredJob> rows;
-  rows.reserve(table->jobs.size());
-  for (const JobRecord& j : table->jobs) {
+  rows.reserve(table.jobs.size());
+  for (const JobRecord& j : table.jobs) {
     store::StoredJob s;
     s.job = j;
     s.finish = j.submit + j.duration;
     s.fingerprint = advisor::FingerprintOf(j).workload;
-    s.source = table->source;
+    s.source = table.source;
     rows.push_back(std::move(s));
   }
   Status s = (*st)->PutJobs(rows);
   if (!s.ok()) Fail(s);
   auto n = (*st)->CountJobs();
-  std::cout << "imported " << rows.size() << " jobs from " << a.trace << " into " << path << " ("
-            << (n.ok() ? *n : 0) << " jobs stored)\n";
   // Stored server vectors do not cover workloads that are new to the store: say so.
+  std::string vector_note;
+  size_t missing_vectors = 0;
   auto stored = (*st)->StoredEmbedder();
   if (stored.ok() && stored->has_value()) {
     auto vectors = (*st)->ListEmbeddings(**stored);
@@ -139,12 +151,38 @@ void RunImport(const ImportArgs& a) {
         std::string t = WorkloadTextOf(j);
         if (!t.empty() && have.count(t) == 0) missing.insert(std::move(t));
       }
+      missing_vectors = missing.size();
       if (!missing.empty()) {
-        std::cout << "note: " << missing.size() << " new workload texts have no stored "
-                  << (*stored)->name << " vector; run `schedmate history reindex`\n";
+        vector_note = fmt::format(
+            "{} new workload texts have no stored {} vector; run `schedmate history reindex`",
+            missing.size(), (*stored)->name);
       }
     }
   }
+  if (a.json) {
+    nlohmann::json out = {{"trace", a.trace},
+                          {"format", std::string(TraceFormatName(table.format))},
+                          {"store", path},
+                          {"imported", rows.size()},
+                          {"stored_jobs", n.ok() ? *n : 0},
+                          {"rows_read", table.rows_read},
+                          {"rows_skipped", table.rows_skipped},
+                          {"skip_reasons", table.skip_reasons},
+                          {"missing_vectors", missing_vectors}};
+    if (!vector_note.empty()) out["note"] = vector_note;
+    PrintJson(out);
+    return;
+  }
+  std::cout << "imported " << rows.size() << " jobs from " << a.trace << " into " << path << " ("
+            << (n.ok() ? *n : 0) << " jobs stored)\n";
+  if (table.rows_skipped > 0) {
+    std::cout << "skipped " << table.rows_skipped << " malformed rows of " << table.rows_read
+              << (table.skip_reasons.size() < static_cast<size_t>(table.rows_skipped)
+                      ? fmt::format(" (first {}):\n", table.skip_reasons.size())
+                      : std::string(":\n"));
+    for (const std::string& r : table.skip_reasons) std::cout << "  " << r << "\n";
+  }
+  if (!vector_note.empty()) std::cout << "note: " << vector_note << "\n";
 }
 
 struct AdviseArgs {
@@ -446,10 +484,12 @@ void RegisterAdviseCommands(CLI::App& app) {
       "replay", "Predict every job of a trace online (only jobs finished by its submit time)");
   rp->add_option("--trace", replay->trace, "Trace file")->required();
   rp->add_option("--format", replay->format, "Trace format (lucid, gpw, ...; default: sniff)");
+  rp->add_flag("--skip-malformed", replay->skip_malformed, kSkipMalformedHelp);
   rp->add_option("--out", replay->out, "Output CSV: job_id,predicted_duration_s")->required();
   rp->add_option("--quantile", replay->quantile,
-                 "Quantile of the evidence used as the point estimate (default 0.35)")
-      ->check(CLI::Range(0.01, 1.0));
+                 "Quantile of the evidence used as the point estimate")
+      ->capture_default_str()
+      ->check(FiniteRange(0.01, 1.0));
   rp->add_flag("--no-cap", replay->no_cap,
                "Do not cap estimates at the user's most recently finished job");
   AddEmbedderFlag(rp, replay->embedder);
@@ -463,6 +503,9 @@ void RegisterAdviseCommands(CLI::App& app) {
   CLI::App* im = history->add_subcommand("import", "Seed the history store from a trace");
   im->add_option("trace", import->trace, "Trace file")->required();
   im->add_option("--format", import->format, "Trace format (default: sniff)");
+  im->add_flag("--skip-malformed", import->skip_malformed, kSkipMalformedHelp);
+  im->add_flag("--json", import->json,
+               "Print the summary as JSON (imported, rows_read, rows_skipped, skip_reasons)");
   im->add_option("--store", import->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
@@ -479,7 +522,8 @@ void RegisterAdviseCommands(CLI::App& app) {
   ri->add_option("--llm-config", reindex->llm_config,
                  "LLM configuration YAML with an embeddings: endpoint (default "
                  "$SCHEDMATE_LLM_CONFIG, else SCHEDMATE_EMBED_BASE_URL + SCHEDMATE_EMBED_MODEL)");
-  ri->add_option("--batch", reindex->batch, "Texts per /v1/embeddings request (default 64)")
+  ri->add_option("--batch", reindex->batch, "Texts per /v1/embeddings request")
+      ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   ri->add_flag("--clear", reindex->clear,
                "Remove the stored vectors instead (the hashing embedder needs none)");

@@ -4,8 +4,10 @@
 // Exit codes: 0 success; 1 the work failed (bad input file, unreachable service...); 2 usage.
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "core/json_dump.h"
@@ -29,5 +31,29 @@ inline constexpr int kExitUsage = 2;
 
 // One JSON document on stdout, indented, newline-terminated.
 inline void PrintJson(const nlohmann::json& j) { std::cout << DumpJson(j, 2) << "\n"; }
+
+// Numeric validators for real-valued options. CLI::Range and CLI::PositiveNumber let NaN through
+// (every comparison with it is false) and accept "inf"; these want a finite number. Failing one is
+// a usage error (exit 2) whose message names the option.
+//   FiniteRange(lo, hi): lo <= x <= hi.   PositiveFinite(hi): 0 < x <= hi.
+inline CLI::Validator FiniteRange(double lo, double hi, bool exclude_lo = false) {
+  std::ostringstream desc;
+  desc << "FINITE in " << (exclude_lo ? "(" : "[") << lo << " - " << hi << "]";
+  return CLI::Validator(
+      [lo, hi, exclude_lo](std::string& input) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(input, v)) return "Value " + input + " is not a number";
+        if (!std::isfinite(v)) return "Value " + input + " is not a finite number";
+        if (v < lo || v > hi || (exclude_lo && v == lo)) {
+          std::ostringstream msg;
+          msg << "Value " << input << " not in range " << (exclude_lo ? "(" : "[") << lo << ", "
+              << hi << "]";
+          return msg.str();
+        }
+        return std::string();
+      },
+      desc.str());
+}
+inline CLI::Validator PositiveFinite(double hi) { return FiniteRange(0, hi, /*exclude_lo=*/true); }
 
 }  // namespace schedmate::cli

@@ -34,7 +34,7 @@ void AddMinSimilarityFlag(CLI::App* cmd, double& value) {
                               "another scale: tune it with `history replay` and "
                               "score_predictions.py)",
                               advisor::HistoryEstimatorOptions{}.min_similarity))
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
 }
 
 advisor::HistoryEstimatorOptions WithMinSimilarity(advisor::HistoryEstimatorOptions options,

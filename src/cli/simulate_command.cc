@@ -59,7 +59,13 @@ struct SimulateArgs {
   double mttr_hours = 2;
   double checkpoint_interval_s = 0;
   bool skip_malformed = false;
+  int64_t max_events = 0;  // 0: sim::DefaultMaxEvents
 };
+
+// Bounds of the numeric options (the cluster's are the simulator's, sim/simulator.h).
+constexpr double kMaxHours = 1e6;              // --mtbf, --mttr: about 114 years
+constexpr double kMaxCheckpointSeconds = 1e9;  // about 32 years
+constexpr double kMaxPreemptionCostSeconds = 1e6;
 
 bool FileExists(const std::string& path) {
   struct stat st {};
@@ -71,7 +77,8 @@ std::string DirOf(const std::string& path) {
   return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
 }
 
-// A single partition sized from the flags, or derived from the trace when none are given.
+// A single partition sized from the flags (checked at parse time), or derived from the trace when
+// none are given.
 ClusterSpec SingleCluster(const SimulateArgs& a, const JobTable& table) {
   ClusterSpec c;
   VcSpec vc;
@@ -96,9 +103,16 @@ ClusterSpec SingleCluster(const SimulateArgs& a, const JobTable& table) {
       last = std::max(last, j.submit);
     }
     const double span = std::max(1.0, (last - first).seconds_f());
-    const int64_t demand =
-        static_cast<int64_t>(std::ceil(static_cast<double>(gpu_seconds) / span / 0.8));
-    const int64_t total = std::max(max_gpus, demand);
+    const double demand = std::ceil(static_cast<double>(gpu_seconds) / span / 0.8);
+    if (!(demand <= static_cast<double>(sim::kMaxClusterGpus)) || max_gpus > sim::kMaxClusterGpus) {
+      Fail(Status::InvalidArgument(fmt::format(
+          "{}: sizing the cluster from the trace gives more than {} GPUs (largest job {} GPUs, "
+          "mean "
+          "demand {:.3g} GPUs at 80% load), the most the simulator accepts; give --gpus, --nodes "
+          "or --vc-config",
+          table.source, sim::kMaxClusterGpus, max_gpus, demand)));
+    }
+    const int64_t total = std::max(max_gpus, static_cast<int64_t>(demand));
     vc.nodes =
         static_cast<int32_t>(std::max<int64_t>(1, (total + a.gpus_per_node - 1) / a.gpus_per_node));
     {
@@ -119,8 +133,13 @@ Result<std::pair<Duration, Duration>> ParseCost(const std::string& text) {
   }
   auto small = ParseDouble(parts[0]);
   auto large = parts.size() == 2 ? ParseDouble(parts[1]) : small;
-  if (!small || !large || *small < 0 || *large < 0) {
-    return Status::InvalidArgument("--preemption-cost wants SMALL[,LARGE] seconds: " + text);
+  auto ok = [](std::optional<double> v) {
+    return v && std::isfinite(*v) && *v >= 0 && *v <= kMaxPreemptionCostSeconds;
+  };
+  if (!ok(small) || !ok(large)) {
+    return Status::InvalidArgument(
+        fmt::format("--preemption-cost wants SMALL[,LARGE] seconds, each in [0, {}]: {}",
+                    kMaxPreemptionCostSeconds, text));
   }
   return std::make_pair(Duration::FromSecondsF(*small), Duration::FromSecondsF(*large));
 }
@@ -200,11 +219,12 @@ void Run(const SimulateArgs& a) {
   if (!format) FailUsage("unknown --format '" + a.format + "'");
   auto placement = policy::ParsePlacementKind(a.placement);
   if (!placement) FailUsage("unknown --placement '" + a.placement + "' (consolidate|spread)");
-  if ((a.gpus > 0) && (a.nodes > 0)) FailUsage("give either --gpus or --nodes, not both");
-  if (a.gpus < 0 || a.nodes < 0 || a.gpus_per_node <= 0)
-    FailUsage("GPU and node counts must be positive");
-  if (!a.vc_config.empty() && (a.gpus > 0 || a.nodes > 0)) {
-    FailUsage("--vc-config sets the cluster; drop --gpus/--nodes");
+  // Counts and ranges are checked by the options' validators; what remains are combinations.
+  if (a.nodes > 0 && a.nodes * a.gpus_per_node > sim::kMaxClusterGpus) {
+    FailUsage(
+        fmt::format("--nodes {} x --gpus-per-node {} is more than {} GPUs, the most the "
+                    "simulator accepts",
+                    a.nodes, a.gpus_per_node, sim::kMaxClusterGpus));
   }
   auto cost = ParseCost(a.preemption_cost);
   if (!cost.ok()) FailUsage(cost.status().message());
@@ -265,6 +285,31 @@ void Run(const SimulateArgs& a) {
     cluster = SingleCluster(a, table);
   }
   if (cluster.total_gpus() <= 0) Fail(Status::InvalidArgument("the cluster has no GPUs"));
+  // Options shared by every run; the cluster and failure options are checked once, up front.
+  sim::SimOptions base;
+  base.lucid_compat = a.lucid_compat;
+  base.preemption_cost.small = cost->first;
+  base.preemption_cost.large = cost->second;
+  base.seed = a.seed;
+  base.max_events = a.max_events;
+  if (a.mtbf_hours > 0) {
+    base.failures.enabled = true;
+    base.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
+    base.failures.mttr = Duration::FromSecondsF(std::max(1.0, a.mttr_hours * 3600));
+    base.failures.checkpoint_interval = Duration::FromSecondsF(a.checkpoint_interval_s);
+  }
+  // The cluster alone: the VC config's fault (exit 1) or the flags' (exit 2); then the failure
+  // options on it (exit 2).
+  if (Status st = sim::CheckSimConfig(cluster, sim::SimOptions{}); !st.ok()) {
+    if (a.vc_config.empty()) FailUsage(st.message());
+    Fail(Status::InvalidArgument(a.vc_config + ": " + st.message()));
+  }
+  if (Status st = sim::CheckSimConfig(cluster, base); !st.ok()) {
+    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
+  }
+  if (Status st = sim::CheckFailureFeasibility(table, cluster, base); !st.ok()) {
+    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
+  }
 
   // Co-location measurements: explicit files, else beside the VC config (Lucid's lucid_aux/).
   std::string colo = a.colocate_info, single = a.single_data;
@@ -311,21 +356,11 @@ void Run(const SimulateArgs& a) {
     pc.colocation = model ? &*model : nullptr;
     pc.preemption_cost = cost->first;
     pc.preemption_cost_large = cost->second;
-    sim::SimOptions so;
-    so.lucid_compat = a.lucid_compat;
-    so.preemption_cost.small = cost->first;
-    so.preemption_cost.large = cost->second;
-    so.seed = a.seed;
+    sim::SimOptions so = base;
     so.colocation = pc.colocation;
     so.estimator = estimator.get();
     so.progress = ProgressBar::StderrIsInteractive();
     so.progress_label = "simulate " + name;
-    if (a.mtbf_hours > 0) {
-      so.failures.enabled = true;
-      so.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
-      so.failures.mttr = Duration::FromSecondsF(std::max(1.0, a.mttr_hours * 3600));
-      so.failures.checkpoint_interval = Duration::FromSecondsF(a.checkpoint_interval_s);
-    }
     Stopwatch watch;
     auto result = sim::Simulate(
         table, cluster,
@@ -333,7 +368,14 @@ void Run(const SimulateArgs& a) {
           return registry.Create(name, pc);
         },
         so);
-    if (!result.ok()) Fail(result.status());
+    if (!result.ok()) {
+      if (result.status().code() == StatusCode::kResourceExhausted) {
+        Fail(Status::ResourceExhausted(
+            fmt::format("{} ({}): {}; raise --max-events if the run is meant to be this long",
+                        a.trace, name, result.status().message())));
+      }
+      Fail(result.status());
+    }
     PolicyRun run;
     run.wall_s = watch.ElapsedSeconds();
     run.result = std::move(result).value();
@@ -414,9 +456,11 @@ void RegisterSimulateCommand(CLI::App& app) {
       "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
   cmd->add_option("--trace", args->trace, "job trace file (see --format)")->required();
   cmd->add_option("--format", args->format,
-                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf (default auto)");
-  cmd->add_option("--vc-config", args->vc_config,
-                  "Lucid vc_config.csv: one partition per VC (8-GPU nodes unless --gpus-per-node)");
+                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf")
+      ->capture_default_str();
+  auto* vc_config = cmd->add_option(
+      "--vc-config", args->vc_config,
+      "Lucid vc_config.csv: one partition per VC (8-GPU nodes unless --gpus-per-node)");
   cmd->add_option("--estimates", args->estimates,
                   "job_id,priority CSV of per-job duration estimates (Lucid EBM/LightGBM; "
                   "negative values become 1000 s)");
@@ -427,14 +471,22 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_flag("--lucid-compat", args->lucid_compat,
                 "reproduce Lucid's simulator semantics (1 s steps, consolidate placement, 40/60 s "
                 "preemption cost, Lucid's tie rules)");
-  cmd->add_option("--gpus", args->gpus, "single cluster with this many GPUs");
-  cmd->add_option("--nodes", args->nodes, "single cluster with this many nodes");
-  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (default 8)");
-  cmd->add_option(
-      "--policy", args->policies,
-      "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)");
-  cmd->add_option("--placement", args->placement, "consolidate (default) | spread");
-  cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results");
+  auto* gpus = cmd->add_option("--gpus", args->gpus,
+                               "single cluster with this many GPUs (rounded up to whole nodes)")
+                   ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
+  auto* nodes = cmd->add_option("--nodes", args->nodes, "single cluster with this many nodes")
+                    ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
+  gpus->excludes(nodes);
+  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{sim::kMaxGpusPerNode}));
+  cmd->add_option("--policy", args->policies,
+                  "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)")
+      ->capture_default_str();
+  cmd->add_option("--placement", args->placement, "consolidate | spread")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
   cmd->add_option("--plot", args->plot,
                   "write a plot: JCT CDF, queue length, utilisation (.svg|.png)");
@@ -443,13 +495,41 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_option("--single-data", args->single_data,
                   "Lucid single_data.csv (default: beside --vc-config if present)");
   cmd->add_option("--preemption-cost", args->preemption_cost,
-                  "checkpoint+restore cost in s: SMALL[,LARGE] for <=8 / >8 GPUs (default 40,60)");
-  cmd->add_option("--mtbf", args->mtbf_hours,
-                  "inject node failures: mean time between failures (h)");
-  cmd->add_option("--mttr", args->mttr_hours, "mean time to repair a failed node (h, default 2)");
+                  "checkpoint+restore cost in s: SMALL[,LARGE] for <=8 / >8 GPUs")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto c = ParseCost(v);
+            return c.ok() ? std::string() : c.status().message();
+          },
+          "SMALL[,LARGE]"));
+  auto* mtbf =
+      cmd->add_option(
+             "--mtbf", args->mtbf_hours,
+             fmt::format(
+                 "inject node failures: mean time between failures of each node (h; 0: none). A "
+                 "job on n nodes runs MTBF/n on average between failures; runs are refused when "
+                 "some job's run exceeds {} x that (without checkpoints) or when that is below {} "
+                 "x (--checkpoint-interval + restore cost of --preemption-cost)",
+                 sim::kMaxRunPerUptime, sim::kMinUptimePerStretch))
+          ->check(FiniteRange(0, kMaxHours));
+  cmd->add_option("--mttr", args->mttr_hours, "mean time to repair a failed node (h; 0: 1 s)")
+      ->capture_default_str()
+      ->check(FiniteRange(0, kMaxHours))
+      ->needs(mtbf);
   cmd->add_option("--checkpoint-interval", args->checkpoint_interval_s,
-                  "jobs checkpoint every this many s of run time (0: restart from scratch)");
+                  "jobs checkpoint every this many s of run time (0: restart from scratch)")
+      ->capture_default_str()
+      ->check(FiniteRange(0, kMaxCheckpointSeconds))
+      ->needs(mtbf);
+  cmd->add_option("--max-events", args->max_events,
+                  fmt::format("stop a run (exit 1) after this many simulated events (0: {} + {} "
+                              "per job, plus room for the expected node failures and repairs)",
+                              sim::kDefaultEventsBase, sim::kDefaultEventsPerJob))
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-malformed", args->skip_malformed, "skip and count malformed trace rows");
+  vc_config->excludes(gpus)->excludes(nodes);
   cmd->callback([args]() { Run(*args); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "sim/simulator.h"
 #include "trace/gavel_throughputs.h"
 #include "trace/trace_generator.h"
 #include "trace/trace_reader.h"
@@ -17,6 +18,12 @@
 
 namespace schedmate::cli {
 namespace {
+
+// Bounds of `trace generate`'s numeric options (cluster sizes are the simulator's).
+constexpr int64_t kMaxGenerateJobs = 10'000'000;
+constexpr double kMinLoadFactor = 1e-6;
+constexpr double kMaxLoadFactor = 1e6;
+constexpr double kMaxTargetLoad = 100;
 
 std::string FormatsHelp() {
   return "Trace format: auto (default: detect from the header row / extension), or one of\n" +
@@ -32,7 +39,7 @@ struct ReadFlags {
 };
 
 void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
-  cmd->add_option("--format", f.format, FormatsHelp())->default_str("auto");
+  cmd->add_option("--format", f.format, FormatsHelp())->capture_default_str();
   cmd->add_flag("--skip-malformed", f.skip_malformed,
                 "Skip rows that cannot be parsed (counted, first reasons shown) instead of "
                 "stopping at the first one with file:line");
@@ -42,7 +49,7 @@ void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
                   "file used to make a trace is not recorded)");
   cmd->add_option("--gavel-worker", f.gavel_worker,
                   "Worker type whose throughputs --gavel-throughputs uses")
-      ->default_str("v100");
+      ->capture_default_str();
 }
 
 JobTable ReadOrFail(const ReadFlags& f) {
@@ -66,8 +73,8 @@ JobTable ReadOrFail(const ReadFlags& f) {
     const trace::GavelDurationStats s = trace::ApplyGavelThroughputs(*table, *tput);
     std::cerr << fmt::format(
         "schedmate: Gavel durations from {} throughputs: {} derived ({} via the 1-GPU value), {} "
-        "job types missing (duration left 0)\n",
-        f.gavel_worker, s.derived, s.fallback, s.missing);
+        "job types missing, {} out of range (duration left 0)\n",
+        f.gavel_worker, s.derived, s.fallback, s.missing, s.out_of_range);
   }
   return std::move(table).value();
 }
@@ -268,27 +275,35 @@ void RegisterTraceCommands(CLI::App& app) {
       "--vc-config-out cluster.csv");
   gen->add_option("--from", gf->read.path, "Real trace to sample from")->required();
   AddReadFlags(gen, gf->read);
-  gen->add_option("--jobs", gf->jobs, "Number of jobs to generate")
+  gen->add_option("--jobs", gf->jobs,
+                  fmt::format("Number of jobs to generate (at most {})", kMaxGenerateJobs))
       ->required()
+      ->check(CLI::Range(int64_t{0}, kMaxGenerateJobs));
+  gen->add_option("--seed", gf->seed, "Random seed (same seed, same bytes)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  gen->add_option("--seed", gf->seed, "Random seed (same seed, same bytes)")->default_str("1");
   auto* lf = gen->add_option("--load-factor", gf->load_factor,
                              "Arrival-rate multiplier L: gaps are the real ones divided by L "
-                             "(2 = twice as many arrivals per hour)");
+                             "(2 = twice as many arrivals per hour)")
+                 ->check(FiniteRange(kMinLoadFactor, kMaxLoadFactor));
   auto* sd = gen->add_option("--span-days", gf->span_days,
-                             "Choose L so the generated trace spans about this many days");
+                             "Choose L so the generated trace spans about this many days")
+                 ->check(PositiveFinite(trace::kMaxTraceSeconds / 86400));
   auto* cg = gen->add_option("--cluster-gpus", gf->cluster_gpus,
                              "Choose L so the expected offered load is --target-load x this many "
-                             "GPUs (needed by --vc-config-out)");
+                             "GPUs (needed by --vc-config-out)")
+                 ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
   lf->excludes(sd)->excludes(cg);
   sd->excludes(cg);
   gen->add_option("--target-load", gf->target_load,
-                  "Busy fraction of --cluster-gpus to aim for (offered load, not utilisation)")
-      ->default_str("0.9")
-      ->check(CLI::PositiveNumber);
+                  "Busy fraction of --cluster-gpus to aim for (offered load, not utilisation; "
+                  "above 1 overloads)")
+      ->capture_default_str()
+      ->check(PositiveFinite(kMaxTargetLoad))
+      ->needs(cg);
   gen->add_option("--gpus-per-node", gf->gpus_per_node, "GPUs per node for --vc-config-out")
-      ->default_str("8")
-      ->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::Range(1, sim::kMaxGpusPerNode));
   gen->add_option("--vc", gf->vc,
                   "Put every generated job in this one VC (default: keep the sampled jobs' VCs)");
   gen->add_option("--vc-config-out", gf->vc_config_out,
@@ -307,10 +322,11 @@ void RegisterTraceCommands(CLI::App& app) {
   AddReadFlags(conv, cf->read);
   conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
   conv->add_option("--cluster-gpus", cf->cluster_gpus,
-                   "Cluster size to split among the trace's VCs for --vc-config-out");
+                   "Cluster size to split among the trace's VCs for --vc-config-out")
+      ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
   conv->add_option("--gpus-per-node", cf->gpus_per_node, "GPUs per node for --vc-config-out")
-      ->default_str("8")
-      ->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::Range(1, sim::kMaxGpusPerNode));
   conv->add_option("--vc-config-out", cf->vc_config_out,
                    "Also write a Lucid vc_config.csv giving each VC nodes in proportion to its "
                    "GPU-time demand (at least enough for its largest job)");

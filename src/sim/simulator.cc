@@ -82,6 +82,26 @@ SimTime AlignUp(SimTime t, Duration tick) {
   return r == 0 ? t : SimTime::FromMicros(us - r + q);
 }
 
+// The partition index of each job as Run() assigns it (-1: skipped), in job order.
+std::vector<int32_t> PartitionsOf(const JobTable& table, const ClusterSpec& cluster) {
+  std::vector<int32_t> out(table.jobs.size(), -1);
+  for (size_t j = 0; j < table.jobs.size(); ++j) {
+    const JobRecord& r = table.jobs[j];
+    if (r.gpus.milli() <= 0) continue;
+    if (cluster.vcs.size() == 1) {
+      out[j] = 0;
+      continue;
+    }
+    for (size_t i = 0; i < cluster.vcs.size(); ++i) {
+      if (cluster.vcs[i].name == r.vc) {
+        out[j] = static_cast<int32_t>(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 class Engine {
  public:
   Engine(const JobTable& table, const SimOptions& options)
@@ -129,6 +149,7 @@ class Engine {
   std::vector<Duration> lag_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   int64_t event_seq_ = 0;
+  int64_t max_events_ = 0;
   int64_t queue_seq_ = 0;
   int64_t run_seq_ = 0;
   SimTime now_;
@@ -393,9 +414,10 @@ Status Engine::CallPolicy(Partition& p, SimTime t) {
 }
 
 Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
-  if (cluster.vcs.empty() || cluster.total_gpus() <= 0) {
-    return Status::InvalidArgument("the cluster has no GPUs");
-  }
+  SM_RETURN_IF_ERROR(CheckSimConfig(cluster, options_));
+  SM_RETURN_IF_ERROR(CheckFailureFeasibility(table_, cluster, options_));
+  max_events_ =
+      options_.max_events > 0 ? options_.max_events : DefaultMaxEvents(table_, cluster, options_);
   model_ = options_.colocation ? options_.colocation : &default_model_;
   const size_t n = table_.jobs.size();
   status_.assign(n, JobStatus{});
@@ -421,7 +443,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   result_.policy = parts_.empty() ? "" : std::string(parts_[0].policy->Name());
 
   // Partition of each job; arrival order = stable by submit time.
-  const bool single = cluster.vcs.size() == 1;
+  const std::vector<int32_t> partition_of = PartitionsOf(table_, cluster);
   std::vector<JobIndex> arrivals;
   arrivals.reserve(n);
   for (size_t j = 0; j < n; ++j) {
@@ -432,17 +454,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       ++result_.skipped_no_gpu;
       continue;
     }
-    int32_t part = -1;
-    if (single) {
-      part = 0;
-    } else {
-      for (size_t i = 0; i < cluster.vcs.size(); ++i) {
-        if (cluster.vcs[i].name == r.vc) {
-          part = static_cast<int32_t>(i);
-          break;
-        }
-      }
-    }
+    const int32_t part = partition_of[j];
     if (part < 0) {
       ++result_.skipped_unknown_vc;
       continue;
@@ -493,6 +505,19 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
     if (next_arrival < arrivals.size()) t = table_.jobs[arrivals[next_arrival]].submit;
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (t == SimTime::Max()) break;
+    // The guards: a run that would not end stops here, saying which limit it reached.
+    if (event_seq_ > max_events_ || t > kMaxSimTime) {
+      const std::string what =
+          event_seq_ > max_events_
+              ? fmt::format("more than {} events were queued (the event limit)", max_events_)
+              : fmt::format("simulated time passed {:.0f} years",
+                            kMaxSimTime.seconds_f() / 3.15576e7);
+      return Status::ResourceExhausted(fmt::format(
+          "simulation stopped: {}; at simulated time {:.0f} s, {} of {} jobs had finished, {} node "
+          "failures so far",
+          what, (t - result_.first_submit).seconds_f(), finished_ + result_.rejected, live,
+          result_.node_failures));
+    }
     if (next_arrival >= arrivals.size()) {
       // Every job done: stop (node failure events alone would run forever).
       if (finished_ + result_.rejected >= live) break;
@@ -606,6 +631,14 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       }
       tp.busy_gpus = busy_gpus_;
       result_.series.push_back(tp);
+      if (result_.series.size() >= kMaxSeriesPoints) {
+        // Bounded memory on long runs: keep every other sample and sample half as often.
+        size_t w = 0;
+        for (size_t r = 0; r < result_.series.size(); r += 2)
+          result_.series[w++] = result_.series[r];
+        result_.series.resize(w);
+        sample = sample * 2;
+      }
       next_sample = t + sample;
     }
     if ((++loops & 4095) == 0) bar.Update(finished_ + result_.rejected);
@@ -617,10 +650,145 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       ++result_.unfinished;
   }
   result_.busy_gpu_seconds = static_cast<double>(busy_gpu_us_ / 1e6L);
+  result_.events = event_seq_;
   return std::move(result_);
 }
 
 }  // namespace
+
+Status CheckSimConfig(const ClusterSpec& cluster, const SimOptions& options) {
+  int64_t gpus = 0;
+  for (const VcSpec& vc : cluster.vcs) {
+    const std::string name = vc.name.empty() ? std::string("the cluster") : "VC " + vc.name;
+    if (vc.nodes < 0) {
+      return Status::InvalidArgument(fmt::format("{}: negative node count {}", name, vc.nodes));
+    }
+    if (vc.gpus_per_node <= 0 || vc.gpus_per_node > kMaxGpusPerNode) {
+      return Status::InvalidArgument(fmt::format("{}: {} GPUs per node is out of range (1..{})",
+                                                 name, vc.gpus_per_node, kMaxGpusPerNode));
+    }
+    gpus += static_cast<int64_t>(vc.nodes) * vc.gpus_per_node;
+    if (gpus > kMaxClusterGpus) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: the cluster would have more than {} GPUs, the most the simulator accepts", name,
+          kMaxClusterGpus));
+    }
+  }
+  if (cluster.vcs.empty() || gpus <= 0) return Status::InvalidArgument("the cluster has no GPUs");
+  if (options.failures.enabled) {
+    int64_t nodes = 0;
+    for (const VcSpec& vc : cluster.vcs) nodes += vc.nodes;
+    if (nodes > kMaxFailureNodes) {
+      return Status::InvalidArgument(fmt::format(
+          "node failures: the cluster has {} nodes, more than the {} failure injection supports "
+          "(each failure reschedules its partition, so the cost grows with the square of the "
+          "nodes)",
+          nodes, kMaxFailureNodes));
+    }
+    const FailureOptions& f = options.failures;
+    if (f.mtbf <= Duration::Zero() || f.mtbf.is_infinite()) {
+      return Status::InvalidArgument(fmt::format(
+          "node failures: MTBF must be positive and finite, got {} us", f.mtbf.micros()));
+    }
+    if (f.mttr < Duration::Zero() || f.mttr.is_infinite()) {
+      return Status::InvalidArgument(
+          fmt::format("node failures: MTTR must be >= 0 and finite, got {} us", f.mttr.micros()));
+    }
+    if (f.checkpoint_interval < Duration::Zero() || f.checkpoint_interval.is_infinite()) {
+      return Status::InvalidArgument(
+          fmt::format("node failures: checkpoint interval must be >= 0 and finite, got {} us",
+                      f.checkpoint_interval.micros()));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckFailureFeasibility(const JobTable& table, const ClusterSpec& cluster,
+                               const SimOptions& options) {
+  if (!options.failures.enabled) return Status::Ok();
+  const FailureOptions& f = options.failures;
+  const double mtbf_s = f.mtbf.seconds_f();
+  const bool checkpoints = f.checkpoint_interval > Duration::Zero();
+  const std::vector<int32_t> part = PartitionsOf(table, cluster);
+  // The job with the largest need (n x stretch, in MTBFs) decides.
+  double worst = 0;  // n * stretch_s
+  size_t worst_job = 0;
+  int64_t worst_nodes = 0;
+  Duration worst_segment, worst_restore;
+  for (size_t j = 0; j < table.jobs.size(); ++j) {
+    if (part[j] < 0) continue;
+    const VcSpec& vc = cluster.vcs[static_cast<size_t>(part[j])];
+    const JobRecord& r = table.jobs[j];
+    const int64_t gpus = r.gpus.ceil_whole();
+    if (gpus > static_cast<int64_t>(vc.nodes) * vc.gpus_per_node) continue;  // rejected on arrival
+    const int64_t nodes = (gpus + vc.gpus_per_node - 1) / vc.gpus_per_node;
+    const Duration segment = checkpoints ? std::min(r.duration, f.checkpoint_interval) : r.duration;
+    const Duration restore =
+        checkpoints ? options.preemption_cost.For(static_cast<int32_t>(gpus)) : Duration::Zero();
+    const double need = static_cast<double>(nodes) * (segment + restore).seconds_f();
+    if (need > worst) {
+      worst = need;
+      worst_job = j;
+      worst_nodes = nodes;
+      worst_segment = segment;
+      worst_restore = restore;
+    }
+  }
+  const double uptime_s = mtbf_s / static_cast<double>(std::max<int64_t>(1, worst_nodes));
+  const double stretch_s = (worst_segment + worst_restore).seconds_f();
+  const JobRecord& r = table.jobs[worst_job];
+  if (!checkpoints && stretch_s > kMaxRunPerUptime * uptime_s) {
+    return Status::InvalidArgument(fmt::format(
+        "node failures: job {} would not be expected to finish: it spans {} node(s) with an MTBF "
+        "of {} s each, so it runs {:.6g} s on average between failures, and without checkpoints "
+        "it must run its whole {} s in one go (the rule: a job's run may be at most {} x its mean "
+        "time between failures, about e^{} attempts; it is {:.3g} x). Use a longer MTBF or "
+        "--checkpoint-interval",
+        r.id, worst_nodes, mtbf_s, uptime_s, stretch_s, kMaxRunPerUptime, kMaxRunPerUptime,
+        stretch_s / uptime_s));
+  }
+  if (checkpoints && uptime_s < kMinUptimePerStretch * stretch_s) {
+    return Status::InvalidArgument(fmt::format(
+        "node failures: job {} would not be expected to finish: it spans {} node(s) with an MTBF "
+        "of {} s each, so it runs {:.6g} s on average between failures, but each restart costs "
+        "{} s of restore and loses up to {} s since its last checkpoint (the rule: the mean time "
+        "between failures must be at least {} x checkpoint interval plus restore cost, here "
+        "{:.6g} s). Use a longer MTBF or a shorter checkpoint interval",
+        r.id, worst_nodes, mtbf_s, uptime_s, worst_restore.seconds_f(), worst_segment.seconds_f(),
+        kMinUptimePerStretch, kMinUptimePerStretch * stretch_s));
+  }
+  return Status::Ok();
+}
+
+int64_t DefaultMaxEvents(const JobTable& table, const ClusterSpec& cluster,
+                         const SimOptions& options) {
+  double events =
+      static_cast<double>(kDefaultEventsBase) +
+      static_cast<double>(kDefaultEventsPerJob) * static_cast<double>(table.jobs.size());
+  if (options.failures.enabled && options.failures.mtbf > Duration::Zero()) {
+    int64_t nodes = 0, gpus = 0;
+    for (const VcSpec& vc : cluster.vcs) {
+      nodes += vc.nodes;
+      gpus += static_cast<int64_t>(vc.nodes) * vc.gpus_per_node;
+    }
+    SimTime first = SimTime::Max(), last = SimTime::Zero();
+    double longest_s = 0, gpu_seconds = 0;
+    for (const JobRecord& r : table.jobs) {
+      first = std::min(first, r.submit);
+      last = std::max(last, r.submit);
+      longest_s = std::max(longest_s, r.duration.seconds_f());
+      gpu_seconds += r.gpus.as_double() * r.duration.seconds_f();
+    }
+    const double span_s = table.jobs.empty() ? 0 : (last - first).seconds_f();
+    const double horizon_s =
+        4 * (span_s + longest_s + gpu_seconds / std::max<double>(1, static_cast<double>(gpus)));
+    // Each node fails and is repaired about once per MTBF + MTTR.
+    const double cycle_s =
+        options.failures.mtbf.seconds_f() + std::max(0.0, options.failures.mttr.seconds_f());
+    events += 2 * 2 * static_cast<double>(nodes) * (1 + horizon_s / cycle_s);
+  }
+  return static_cast<int64_t>(std::min(events, 1e18));
+}
 
 Result<SimResult> Simulate(const JobTable& jobs, const ClusterSpec& cluster,
                            const PolicyMaker& make_policy, const SimOptions& options) {

@@ -15,6 +15,12 @@
 //    all drawn from one Rng seeded with SimOptions::seed in event order. Jobs with GPUs on a
 //    failed node are killed and re-queued: from their last checkpoint when checkpoint_interval
 //    > 0 (losing the work since, plus the restore cost), otherwise from the start.
+//    Configurations in which some job is not expected to finish are refused up front, see
+//    CheckFailureFeasibility().
+//
+// Limits. A run never runs away: clusters above kMaxClusterGpus GPUs (or kMaxGpusPerNode per node)
+// are refused, and a run stops with kResourceExhausted, naming the limit, once it has queued
+// SimOptions::max_events events or simulated time passes kMaxSimTime.
 //
 // Event order (the tie rules). Time is int64 microseconds. At each instant t the simulator
 //  1. finishes the jobs whose finish time is t, in job-table order;
@@ -51,6 +57,25 @@
 
 namespace schedmate::sim {
 
+// Largest cluster (all partitions) and node the simulator accepts: node indices and GPU counts
+// stay far inside int32, and the per-node state (free maps, failure events) stays small.
+inline constexpr int64_t kMaxClusterGpus = int64_t{1} << 20;  // 1,048,576
+inline constexpr int32_t kMaxGpusPerNode = 1024;
+// Largest cluster, in nodes, with node failures: every failure and repair reschedules its
+// partition (a policy call over all its nodes), so the cost grows with the square of the nodes.
+inline constexpr int64_t kMaxFailureNodes = 4096;
+// Simulated time after which a run stops (about 146,000 years): event times stay in int64.
+inline constexpr SimTime kMaxSimTime = SimTime::FromMicros(int64_t{1} << 62);
+// Memory: SimResult::series keeps fewer samples than this (when full, every other sample is
+// dropped and the period doubles); the event queue holds at most about max_events events, since
+// every queued event counts against the limit.
+inline constexpr size_t kMaxSeriesPoints = size_t{1} << 20;
+// Node failures (see CheckFailureFeasibility): without checkpoints a job's run may be at most
+// kMaxRunPerUptime times its mean failure-free time; with checkpoints that time must be at least
+// kMinUptimePerStretch times its checkpoint interval plus restore cost.
+inline constexpr double kMaxRunPerUptime = 4.0;
+inline constexpr double kMinUptimePerStretch = 2.0;
+
 // Extra work a preempted (or failure-restarted, when checkpointing) job must redo.
 struct PreemptionCost {
   Duration small = Duration::Seconds(40);  // jobs with <= large_above_gpus GPUs
@@ -61,8 +86,8 @@ struct PreemptionCost {
 
 struct FailureOptions {
   bool enabled = false;
-  Duration mtbf = Duration::Hours(24 * 30);  // per node
-  Duration mttr = Duration::Hours(2);
+  Duration mtbf = Duration::Hours(24 * 30);  // per node; > 0 when enabled
+  Duration mttr = Duration::Hours(2);        // >= 0; repairs take at least 1 us
   // 0: a killed job restarts from scratch; > 0: from its last checkpoint (taken every
   // checkpoint_interval of run time) plus the restore cost.
   Duration checkpoint_interval;
@@ -82,7 +107,39 @@ struct SimOptions {
   std::string progress_label = "simulate";
   // Time-series sampling period for plots; 0 = about 1000 samples over the submit span.
   Duration sample_interval;
+  // Stop with kResourceExhausted once this many events (finishes, node failures and repairs,
+  // policy wake-ups) have been queued; 0: DefaultMaxEvents() for the trace and cluster. Bounds
+  // both the run time and the event queue's memory.
+  int64_t max_events = 0;
 };
+
+// The default event limit: kDefaultEventsBase plus kDefaultEventsPerJob per job plus, with
+// failures, twice the expected node failures (and repairs) over four times a failure-free
+// makespan estimate (submit span + longest job + total GPU-time / cluster GPUs). Valid runs use
+// 1 to 4 events per job (Venus, Chronus, every policy, Lucid-compatible mode too); a run that keeps
+// going past the limit is one in which jobs stopped making progress.
+inline constexpr int64_t kDefaultEventsBase = 100'000;
+inline constexpr int64_t kDefaultEventsPerJob = 50;
+int64_t DefaultMaxEvents(const JobTable& jobs, const ClusterSpec& cluster,
+                         const SimOptions& options);
+
+// kInvalidArgument (naming the VC) for a cluster beyond kMaxClusterGpus or kMaxGpusPerNode, with
+// negative nodes or with no GPUs; for failure options that are not finite and positive, and for
+// failures on more than kMaxFailureNodes nodes.
+Status CheckSimConfig(const ClusterSpec& cluster, const SimOptions& options);
+
+// The rule for node failures. Each node fails independently at rate 1/MTBF, so a job spanning n
+// nodes (at least ceil(GPUs / GPUs per node) of its partition) runs U = MTBF / n on average
+// between failures. The run is refused (kInvalidArgument naming the job, n, MTBF and the numbers
+// compared) when, for some job it would run:
+//  - without checkpoints, its run time D > kMaxRunPerUptime * U: a killed job restarts from
+//    scratch, so finishing takes e^(D/U) attempts on average (e^4, about 55, at the bound);
+//  - with checkpoints every C, U < kMinUptimePerStretch * (min(C, D) + R), R the restore cost
+//    (PreemptionCost for its size): each restart redoes R and loses up to C, so with less uptime
+//    than that between failures the job gains little or nothing per failure.
+// OK when failures are off.
+Status CheckFailureFeasibility(const JobTable& jobs, const ClusterSpec& cluster,
+                               const SimOptions& options);
 
 struct JobOutcome {
   int32_t partition = -1;  // -1: skipped (no GPUs or unknown VC)
@@ -116,6 +173,7 @@ struct SimResult {
   int64_t unfinished = 0;  // still pending when no event was left (a policy that never starts)
   int64_t scheduling_calls = 0;
   int64_t node_failures = 0;
+  int64_t events = 0;           // events queued (what SimOptions::max_events limits)
   double busy_gpu_seconds = 0;  // integral of GPUs in use over time
   int64_t total_gpus = 0;
   SimTime first_submit;
@@ -126,8 +184,10 @@ struct SimResult {
 // Creates one policy instance per partition (called in VC-config order).
 using PolicyMaker = std::function<Result<std::unique_ptr<policy::SchedulingPolicy>>()>;
 
-// Runs the whole trace. kInvalidArgument for an empty cluster; kInternal when the policy
-// returns a decision that cannot be applied (names the policy, job and reason).
+// Runs the whole trace. kInvalidArgument for an empty or oversized cluster, bad failure options or
+// a configuration CheckFailureFeasibility() refuses; kResourceExhausted when the event limit or
+// kMaxSimTime is reached (names which); kInternal when the policy returns a decision that cannot
+// be applied (names the policy, job and reason).
 Result<SimResult> Simulate(const JobTable& jobs, const ClusterSpec& cluster,
                            const PolicyMaker& make_policy, const SimOptions& options = {});
 

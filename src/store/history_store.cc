@@ -147,6 +147,13 @@ Status SqliteHistoryStore::Init() {
 
 Status SqliteHistoryStore::PutOne(const StoredJob& s) {
   if (s.job.id.empty()) return Status::InvalidArgument("history store: job with an empty id");
+  // Values no reader or scheduler produces (an overflowed conversion): refuse, never store them.
+  if (s.job.gpus.milli() < 0 || s.job.duration < Duration::Zero() || s.job.cpus < 0 ||
+      s.job.nodes < 0) {
+    return Status::InvalidArgument(fmt::format(
+        "history store: job {}: negative value (gpus_milli {}, duration_us {}, cpus {}, nodes {})",
+        s.job.id, s.job.gpus.milli(), s.job.duration.micros(), s.job.cpus, s.job.nodes));
+  }
   if (!put_job_) {
     SM_ASSIGN_OR_RETURN(
         Statement st,

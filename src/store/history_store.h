@@ -56,7 +56,8 @@ struct ListJobsOptions {
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  // Inserts or replaces the job with this id.
+  // Inserts or replaces the job with this id. kInvalidArgument for an empty id or negative GPUs,
+  // duration, CPUs or nodes.
   virtual Status PutJob(const StoredJob& job) = 0;
   // Same as PutJob for each, all in one transaction (all or nothing).
   virtual Status PutJobs(std::span<const StoredJob> jobs) = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -101,36 +102,25 @@ Status ReadCsv(std::string_view contents, ReadContext& ctx, const RowHandlers& h
   return Status::Ok();
 }
 
-// Shared checks.
-void CheckGpus(RowParser& p, double gpus, std::string_view column) {
-  if (gpus < 0) p.Fail(fmt::format("{}: negative GPU count {}", column, gpus));
+// Shared checks. Out-of-range values leave the field at its default (the row is dropped anyway).
+void SetGpus(RowParser& p, JobRecord& job, double gpus, std::string_view column) {
+  if (CheckRange(p, column, gpus, 0, static_cast<double>(kMaxTraceJobGpus))) {
+    job.gpus = GpuAmount::FromDouble(gpus);
+  }
 }
-void CheckDuration(RowParser& p, double seconds, std::string_view column) {
-  if (seconds < 0) p.Fail(fmt::format("{}: negative duration {}", column, seconds));
+// Seconds in 0..kMaxTraceSeconds to microseconds; 0 (and a recorded problem) otherwise.
+int64_t CheckedMicros(RowParser& p, double seconds, std::string_view column) {
+  int64_t us = 0;
+  if (CheckRange(p, column, seconds, 0, kMaxTraceSeconds) && !SecondsToMicros(seconds, us)) {
+    p.Fail(OutOfRange(column, seconds, 0, kMaxTraceSeconds));  // not reached for these bounds
+  }
+  return us;
 }
 void SetSubmitSeconds(RowParser& p, JobRecord& job, double seconds, std::string_view column) {
-  int64_t us = 0;
-  if (seconds < 0) {
-    p.Fail(fmt::format("{}: negative submit time {}", column, seconds));
-  } else if (!SecondsToMicros(seconds, us)) {
-    p.Fail(fmt::format("{}: submit time {} out of range", column, seconds));
-  }
-  job.submit = SimTime::FromMicros(us);
+  job.submit = SimTime::FromMicros(CheckedMicros(p, seconds, column));
 }
 void SetDurationSeconds(RowParser& p, JobRecord& job, double seconds, std::string_view column) {
-  CheckDuration(p, seconds, column);
-  int64_t us = 0;
-  if (p.ok() && !SecondsToMicros(seconds, us)) {
-    p.Fail(fmt::format("{}: duration {} out of range", column, seconds));
-  }
-  job.duration = Duration::Micros(us);
-}
-int32_t ToInt32(RowParser& p, int64_t v, std::string_view column) {
-  if (v < 0 || v > INT32_MAX) {
-    p.Fail(fmt::format("{}: {} out of range", column, v));
-    return 0;
-  }
-  return static_cast<int32_t>(v);
+  job.duration = Duration::Micros(CheckedMicros(p, seconds, column));
 }
 
 }  // namespace
@@ -176,9 +166,7 @@ Status ReadLucidCsv(std::string_view contents, ReadContext& ctx) {
     job.user = std::string(p.Text(c.user));
     job.vc = std::string(p.Text(c.vc));
     job.name = std::string(p.Text(c.name));
-    const double gpus = p.Real(c.gpus, /*required=*/true);
-    CheckGpus(p, gpus, "gpu_num");
-    job.gpus = GpuAmount::FromDouble(gpus);
+    SetGpus(p, job, p.Real(c.gpus, /*required=*/true), "gpu_num");
     job.cpus = ToInt32(p, p.Int(c.cpus, false), "cpu_num");
     job.state = ParseJobState(p.Text(c.state));
     if (absolute_times) {
@@ -188,18 +176,24 @@ Status ReadLucidCsv(std::string_view contents, ReadContext& ctx) {
         p.Fail("submit_time is missing");
       } else if (!ParseDateTimeUtc(t, us)) {
         p.Fail(fmt::format("submit_time: '{}' is not YYYY-MM-DD HH:MM:SS", t.substr(0, 40)));
+      } else if (us < 0 || static_cast<double>(us) > kMaxTraceSeconds * 1e6) {
+        // Relative times then stay within 0..kMaxTraceSeconds.
+        p.Fail(fmt::format("submit_time: value '{}' out of range (1970-01-01 .. +{} s)",
+                           t.substr(0, 40), kMaxTraceSeconds));
+        us = 0;
       }
       job.submit = SimTime::FromMicros(us);  // absolute for now; made relative after the read
     } else {
       SetSubmitSeconds(p, job, p.Real(c.submit_s, true), "submit_s");
     }
-    SetDurationSeconds(p, job, p.Real(c.dur, true), "duration");
+    SetDurationSeconds(p, job, p.Real(c.dur, true), p.ColumnName(c.dur));
     job.dataset = std::string(p.Text(c.dataset));
     job.model = std::string(p.Text(c.model));
     job.batch_size = ToInt32(p, p.Int(c.batch, false), "batchsize");
     const int64_t amp = p.Int(c.amp, false, -1);
     if (amp < -1 || amp > 1) p.Fail(fmt::format("amp: {} is not 0 or 1", amp));
     job.amp = static_cast<int8_t>(amp);
+    // Profile columns: any finite value is kept (they are labels for the advisor, not counts).
     job.speed = p.Real(c.speed, false);
     job.gpu_util = p.Real(c.gpu_util, false);
     job.gmem_util = p.Real(c.gmem_util, false);
@@ -253,12 +247,14 @@ Status ReadGpwCsv(std::string_view contents, ReadContext& ctx) {
   h.parse_row = [&](RowParser& p, JobRecord& job, std::string& unusable) {
     job.id = std::string(p.Text(id));
     if (job.id.empty()) p.Fail("job id is missing");
-    const double gap = p.Real(interval, true);
-    if (gap < 0) p.Fail(fmt::format("interval: negative {}", gap));
-    int64_t gap_us = 0;
-    if (p.ok() && !SecondsToMicros(gap, gap_us)) p.Fail("interval out of range");
+    const int64_t gap_us = CheckedMicros(p, p.Real(interval, true), "interval");
     const double run_s = p.Real(run, true);
     if (!p.ok()) return RowOutcome::kAccept;
+    if (static_cast<double>(clock_us + gap_us) > kMaxTraceSeconds * 1e6) {
+      p.Fail(fmt::format("interval: submit time (sum of intervals) {} s out of range (0..{})",
+                         static_cast<double>(clock_us + gap_us) / 1e6, kMaxTraceSeconds));
+      return RowOutcome::kAccept;
+    }
     // The interval counts even when the row is unusable: later jobs keep their submit times.
     clock_us += gap_us;
     job.submit = SimTime::FromMicros(clock_us);
@@ -269,18 +265,17 @@ Status ReadGpwCsv(std::string_view contents, ReadContext& ctx) {
       }
       SetDurationSeconds(p, job, run_s, "Run_Time");
       job.cpus = ToInt32(p, p.Int(cpus, true), "Number_of_Allocated_Processors");
-      if (procs_as_gpus) job.gpus = GpuAmount::Whole(job.cpus);
+      if (procs_as_gpus) SetGpus(p, job, job.cpus, "Number_of_Allocated_Processors");
       return RowOutcome::kAccept;
     }
     SetDurationSeconds(p, job, run_s, "run_time");
     job.user = std::string(p.Text(user));
-    const double g = p.Real(gpus, true);
-    CheckGpus(p, g, "gpu_num");
-    job.gpus = GpuAmount::FromDouble(g);
+    SetGpus(p, job, p.Real(gpus, true), "gpu_num");
     job.cpus = ToInt32(p, p.Int(cpus, false), "cpu_num");
     job.nodes = ToInt32(p, p.Int(nodes, false), "node_num");
     const double wall_s = p.Real(wall, false);
-    if (wall_s > 0) job.time_limit = Duration::FromSecondsF(wall_s);
+    // wall_time <= 0: no limit recorded.
+    if (wall_s > 0) job.time_limit = Duration::Micros(CheckedMicros(p, wall_s, "wall_time"));
     job.state = ParseJobState(p.Text(status));
     return RowOutcome::kAccept;
   };
@@ -310,13 +305,11 @@ Status ReadChronusCsv(std::string_view contents, ReadContext& ctx) {
     if (job.id.empty()) p.Fail("job_id is missing");
     job.user = std::string(p.Text(user));
     job.vc = job.user;  // Chronus' "user" column is the Philly VC
-    const double g = p.Real(gpus, true);
-    CheckGpus(p, g, "num_gpu");
-    job.gpus = GpuAmount::FromDouble(g);
+    SetGpus(p, job, p.Real(gpus, true), "num_gpu");
     SetSubmitSeconds(p, job, p.Real(submit, true), "submit_time");
     SetDurationSeconds(p, job, p.Real(dur, true), "duration");
     job.iterations = p.Int(iters, false);
-    if (job.iterations < 0) p.Fail("iterations: negative");
+    CheckRange(p, "iterations", static_cast<double>(job.iterations), 0, 9e15);
     job.model = std::string(p.Text(model));
     return RowOutcome::kAccept;
   };
@@ -345,9 +338,7 @@ Status ReadPolluxCsv(std::string_view contents, ReadContext& ctx) {
     job.name = job.id;
     SetSubmitSeconds(p, job, p.Real(time, true), "time");
     job.model = std::string(p.Text(app));
-    const double g = p.Real(replicas, true);
-    CheckGpus(p, g, "num_replicas");
-    job.gpus = GpuAmount::FromDouble(g);
+    SetGpus(p, job, p.Real(replicas, true), "num_replicas");
     job.batch_size = ToInt32(p, p.Int(batch, false), "batch_size");
     job.duration = Duration::Zero();  // not in the file (FormatHasDurations(kPollux) == false)
     return RowOutcome::kAccept;
@@ -381,13 +372,17 @@ Status ReadOpenbCsv(std::string_view contents, ReadContext& ctx) {
     if (job.id.empty()) p.Fail("name is missing");
     job.name = job.id;
     const int64_t n = p.Int(num_gpu, true);
-    if (n < 0) p.Fail(fmt::format("num_gpu: negative {}", n));
     const int64_t share = p.Int(gpu_milli, false, 1000);
-    if (share < 0 || share > 1000) p.Fail(fmt::format("gpu_milli: {} not in 0..1000", share));
-    job.gpus = GpuAmount::Milli(n * share);
+    if (CheckRange(p, "num_gpu", static_cast<double>(n), 0,
+                   static_cast<double>(kMaxTraceJobGpus)) &&
+        CheckRange(p, "gpu_milli", static_cast<double>(share), 0, 1000)) {
+      job.gpus = GpuAmount::Milli(n * share);
+    }
     const int64_t cm = p.Int(cpu_milli, false);
-    if (cm < 0) p.Fail("cpu_milli: negative");
-    job.cpus = ToInt32(p, (cm + 999) / 1000, "cpu_milli");
+    constexpr double kMaxCpuMilli = 1000.0 * std::numeric_limits<int32_t>::max();
+    if (CheckRange(p, "cpu_milli", static_cast<double>(cm), 0, kMaxCpuMilli)) {
+      job.cpus = ToInt32(p, (cm + 999) / 1000, "cpu_milli");
+    }
     job.state = ParseJobState(p.Text(phase));
     const bool has_created = !p.Text(created).empty();  // Text(-1) is "": column absent
     const bool has_deleted = !p.Text(deleted).empty();
@@ -405,6 +400,8 @@ Status ReadOpenbCsv(std::string_view contents, ReadContext& ctx) {
       return RowOutcome::kUnusable;
     }
     SetSubmitSeconds(p, job, c, "creation_time");
+    CheckRange(p, "deletion_time", d, 0, kMaxTraceSeconds);
+    if (has_sched) CheckRange(p, "scheduled_time", s, 0, kMaxTraceSeconds);
     const double start = has_sched ? s : c;
     if (has_sched && s < c) p.Fail("scheduled_time before creation_time");
     if (d < start) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <unordered_set>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "core/strings.h"
 #include "trace/csv.h"
 #include "trace/reader_internal.h"
+#include "trace/trace_reader.h"
 
 namespace schedmate::trace {
 
@@ -40,6 +42,12 @@ Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view s
     if (!internal::ParseRealField(text, v)) {
       return Status::InvalidArgument(fmt::format("{}:{}: '{}' is not a finite number", source, line,
                                                  Trim(text).substr(0, 40)));
+    }
+    // Negative estimates are meaningful (Lucid's rule replaces them), so the range is symmetric.
+    if (std::fabs(v) > kMaxTraceSeconds) {
+      return Status::InvalidArgument(fmt::format(
+          "{}:{}: {}", source, line,
+          internal::OutOfRange(h.name(val_col), v, -kMaxTraceSeconds, kMaxTraceSeconds)));
     }
     map.insert_or_assign(std::string(id), v);
   }

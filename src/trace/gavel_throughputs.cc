@@ -8,6 +8,7 @@
 #include "core/file_util.h"
 #include "core/strings.h"
 #include "trace/reader_internal.h"
+#include "trace/trace_reader.h"
 
 namespace schedmate::trace {
 namespace {
@@ -102,7 +103,12 @@ GavelDurationStats ApplyGavelThroughputs(JobTable& table, const GavelThroughputs
       ++stats.missing;
       continue;
     }
-    j.duration = Duration::FromSecondsF(static_cast<double>(j.iterations) / *tput);
+    const double seconds = static_cast<double>(j.iterations) / *tput;
+    if (!(seconds >= 0 && seconds <= kMaxTraceSeconds)) {
+      ++stats.out_of_range;
+      continue;
+    }
+    j.duration = Duration::FromSecondsF(seconds);
     ++stats.derived;
     stats.fallback += fallback;
   }

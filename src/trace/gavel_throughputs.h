@@ -39,6 +39,8 @@ struct GavelDurationStats {
   int64_t derived = 0;   // jobs whose duration was set
   int64_t fallback = 0;  // of those, keyed (type, N GPUs) missing: used (type, 1) instead
   int64_t missing = 0;   // jobs whose type is not in the file (duration left unchanged)
+  // Jobs whose derived duration would exceed kMaxTraceSeconds (duration left unchanged).
+  int64_t out_of_range = 0;
 };
 
 // Sets duration = iterations / steps_per_second(job type, GPUs) for every job of a Gavel table

@@ -199,7 +199,13 @@ int64_t RowParser::Int(int col, bool required, int64_t fallback) {
   }
   int64_t v = 0;
   if (!ParseIntField(t, v)) {
-    Fail(fmt::format("{}: '{}' is not an integer", ColumnName(col), Printable(t)));
+    double d = 0;
+    if (ParseRealField(t, d) && d == std::floor(d)) {
+      Fail(fmt::format("{}: value {} out of range (integers up to 9e15)", ColumnName(col),
+                       Printable(t)));
+    } else {
+      Fail(fmt::format("{}: '{}' is not an integer", ColumnName(col), Printable(t)));
+    }
     return fallback;
   }
   return v;
@@ -221,6 +227,24 @@ double RowParser::Real(int col, bool required, double fallback) {
 
 void RowParser::Fail(std::string reason) {
   if (error_.empty()) error_ = std::move(reason);
+}
+
+std::string OutOfRange(std::string_view column, double v, double lo, double hi) {
+  return fmt::format("{}: value {} out of range ({}..{})", column, v, lo, hi);
+}
+
+bool CheckRange(RowParser& p, std::string_view column, double v, double lo, double hi) {
+  if (v >= lo && v <= hi) return true;
+  p.Fail(OutOfRange(column, v, lo, hi));
+  return false;
+}
+
+int32_t ToInt32(RowParser& p, int64_t v, std::string_view column) {
+  if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+    p.Fail(OutOfRange(column, static_cast<double>(v), 0, std::numeric_limits<int32_t>::max()));
+    return 0;
+  }
+  return static_cast<int32_t>(v);
 }
 
 }  // namespace schedmate::trace::internal

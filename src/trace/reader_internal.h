@@ -65,21 +65,31 @@ class RowParser {
 
   // Trimmed text of column `col` ("" when col < 0 or the row is short).
   std::string_view Text(int col) const;
-  // Integer column. Empty text gives `fallback` unless `required`. "8.0" is accepted as 8.
+  // Integer column. Empty text gives `fallback` unless `required`. "8.0" is accepted as 8; an
+  // integer beyond int64 (or an integral real beyond 9e15) is "out of range".
   int64_t Int(int col, bool required, int64_t fallback = 0);
   // Real column. Empty text gives `fallback` unless `required`. NaN/inf are errors.
   double Real(int col, bool required, double fallback = 0);
   // Records `reason` unless an earlier problem was recorded.
   void Fail(std::string reason);
+  // The header name of column `col` (normalised), "column N" past the header.
+  std::string ColumnName(int col) const;
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
 
  private:
-  std::string ColumnName(int col) const;
   const std::vector<std::string_view>& fields_;
   const HeaderMap& header_;
   std::string error_;
 };
+
+// Records "<column>: value V out of range (lo..hi)" in `p` unless lo <= v <= hi (the first
+// problem of a row wins); returns whether v is in range.
+bool CheckRange(RowParser& p, std::string_view column, double v, double lo, double hi);
+// Same for a count that must fit int32 (0..INT32_MAX); returns the value, 0 when out of range.
+int32_t ToInt32(RowParser& p, int64_t v, std::string_view column);
+// The same messages where a row has no RowParser (the text formats).
+std::string OutOfRange(std::string_view column, double v, double lo, double hi);
 
 // Whole-field numeric parsing (surrounding blanks allowed). Integers accept an integral decimal
 // ("8.0"). Both reject NaN and infinities.

@@ -87,12 +87,19 @@ Status ReadGavelTrace(std::string_view contents, ReadContext& ctx) {
     int64_t steps = 0, gpus = 0;
     double arrival = 0;
     std::string why;
-    if (!ParseIntField(f[4], steps) || steps < 0) {
-      why = fmt::format("total_steps: '{}' is not a non-negative integer", Excerpt(f[4]));
-    } else if (!ParseRealField(f[5], arrival) || arrival < 0) {
-      why = fmt::format("arrival_time: '{}' is not a non-negative number", Excerpt(f[5]));
-    } else if (!ParseIntField(f[6], gpus) || gpus < 0 || gpus > 1'000'000) {
+    if (!ParseIntField(f[4], steps)) {
+      why = fmt::format("total_steps: '{}' is not an integer", Excerpt(f[4]));
+    } else if (steps < 0) {
+      why = OutOfRange("total_steps", static_cast<double>(steps), 0, 9e15);
+    } else if (!ParseRealField(f[5], arrival)) {
+      why = fmt::format("arrival_time: '{}' is not a finite number", Excerpt(f[5]));
+    } else if (arrival < 0 || arrival > kMaxTraceSeconds) {
+      why = OutOfRange("arrival_time", arrival, 0, kMaxTraceSeconds);
+    } else if (!ParseIntField(f[6], gpus)) {
       why = fmt::format("scale_factor: '{}' is not a GPU count", Excerpt(f[6]));
+    } else if (gpus < 0 || gpus > kMaxTraceJobGpus) {
+      why = OutOfRange("scale_factor", static_cast<double>(gpus), 0,
+                       static_cast<double>(kMaxTraceJobGpus));
     }
     int64_t us = 0;
     if (why.empty() && !SecondsToMicros(arrival, us)) why = "arrival_time out of range";
@@ -142,7 +149,9 @@ Status ReadSwf(std::string_view contents, ReadContext& ctx) {
         break;
       }
     }
-    if (why.empty() && v[1] < 0) why = fmt::format("field 2 (submit time): negative {}", v[1]);
+    if (why.empty() && (v[1] < 0 || v[1] > kMaxTraceSeconds)) {
+      why = OutOfRange("field 2 (submit time)", v[1], 0, kMaxTraceSeconds);
+    }
     if (!why.empty()) {
       SM_RETURN_IF_ERROR(ctx.Malformed(cursor.line(), why));
       continue;
@@ -151,18 +160,30 @@ Status ReadSwf(std::string_view contents, ReadContext& ctx) {
       ctx.Unusable(cursor.line(), "run time unknown (-1)");
       continue;
     }
-    if (v[3] < 0) {
-      SM_RETURN_IF_ERROR(
-          ctx.Malformed(cursor.line(), fmt::format("field 4 (run time): negative {}", v[3])));
+    if (v[3] < 0 || v[3] > kMaxTraceSeconds) {
+      SM_RETURN_IF_ERROR(ctx.Malformed(
+          cursor.line(), OutOfRange("field 4 (run time)", v[3], 0, kMaxTraceSeconds)));
       continue;
     }
-    const double procs = v[4] >= 0 ? v[4] : v[7];
+    // Field 9 (requested time): <= 0 means none.
+    if (v[8] > kMaxTraceSeconds) {
+      SM_RETURN_IF_ERROR(ctx.Malformed(
+          cursor.line(), OutOfRange("field 9 (requested time)", v[8], 0, kMaxTraceSeconds)));
+      continue;
+    }
+    const bool field5 = v[4] >= 0;
+    const double procs = field5 ? v[4] : v[7];
     if (procs < 0) {
       ctx.Unusable(cursor.line(), "processor count unknown (fields 5 and 8 are -1)");
       continue;
     }
-    if (procs > INT32_MAX) {
-      SM_RETURN_IF_ERROR(ctx.Malformed(cursor.line(), "processor count out of range"));
+    // As GPUs each processor is one GPU slot: the job GPU bound applies.
+    const double max_procs = procs_as_gpus ? static_cast<double>(kMaxTraceJobGpus) : INT32_MAX;
+    if (procs > max_procs) {
+      SM_RETURN_IF_ERROR(ctx.Malformed(
+          cursor.line(),
+          OutOfRange(field5 ? "field 5 (allocated processors)" : "field 8 (requested processors)",
+                     procs, 0, max_procs)));
       continue;
     }
     JobRecord job;
@@ -176,7 +197,10 @@ Status ReadSwf(std::string_view contents, ReadContext& ctx) {
     job.duration = Duration::Micros(run_us);
     job.cpus = static_cast<int32_t>(procs);
     if (procs_as_gpus) job.gpus = GpuAmount::Whole(job.cpus);
-    if (v[8] > 0) job.time_limit = Duration::FromSecondsF(v[8]);
+    if (v[8] > 0) {
+      int64_t limit_us = 0;
+      if (SecondsToMicros(v[8], limit_us)) job.time_limit = Duration::Micros(limit_us);
+    }
     // Field 11: 1 completed, 0 failed, 5 cancelled (SWF v2); others unknown.
     if (v[10] == 1)
       job.state = JobState::kCompleted;

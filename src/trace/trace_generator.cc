@@ -81,6 +81,12 @@ Result<GeneratedTrace> GenerateTrace(const JobTable& source, const GenerateOptio
   for (int64_t i = 0; i < options.jobs; ++i) {
     const int64_t gap = gaps[rng.Below(gaps.size())];
     if (i > 0) clock_us += static_cast<long double>(gap) / L;
+    if (clock_us > static_cast<long double>(kMaxTraceSeconds) * 1e6L) {
+      return Status::InvalidArgument(fmt::format(
+          "generated submit times pass {} s (job {} of {}, load factor {:.6g}); raise the load "
+          "factor or generate fewer jobs",
+          kMaxTraceSeconds, i + 1, options.jobs, L));
+    }
     const JobRecord& src = source.jobs[rng.Below(n)];
     JobRecord& j = t.jobs.emplace_back();
     j.id = std::to_string(i + 1);

@@ -45,7 +45,7 @@ struct GeneratedTrace {
 
 // Errors (kInvalidArgument): fewer than 2 source jobs, a source whose durations are all 0
 // (Pollux; Gavel without ApplyGavelThroughputs), all-equal source submit times (no gaps), jobs < 0,
-// conflicting or non-positive scalings.
+// conflicting or non-positive scalings, submit times that would pass kMaxTraceSeconds.
 Result<GeneratedTrace> GenerateTrace(const JobTable& source, const GenerateOptions& options);
 
 // A Lucid-style vc_config.csv (",num" then "<vc>,<nodes>") for `table` on a cluster of

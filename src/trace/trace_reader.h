@@ -47,12 +47,20 @@
 // the JobRecord defaults.
 //
 // Errors: a row that cannot be parsed (missing/extra columns, non-numeric numbers, negative
-// duration or GPU count, bad date, quoting error) is "malformed": with skip_malformed == false the
+// duration or GPU count, bad date, quoting error) or that holds a value out of range is
+// "malformed": with skip_malformed == false the
 // read fails with kInvalidArgument "path:line: reason"; with skip_malformed == true the row is
 // skipped, counted in JobTable::rows_skipped and its reason kept (first max_skip_reasons). Rows
 // that are well-formed but unusable by design of the format (unknown run time, missing pod
 // times) are ALWAYS skipped and counted the same way, never an error. Blank lines are ignored.
 // A file whose header matches no format fails with kInvalidArgument listing the formats.
+//
+// Ranges: numbers must be finite, and "path:line: <field>: value V out of range (lo..hi)" is the
+// error for GPUs per job outside 0..kMaxTraceJobGpus, times (submit times, durations, intervals,
+// time limits, pod times) outside 0..kMaxTraceSeconds (Lucid's submit_time: 1970-01-01 plus that
+// span), counts (CPUs, nodes, batch sizes, SWF/SDSC processors) outside 0..INT32_MAX, and
+// cpu_milli/gpu_milli outside what their scale allows. The bounds keep every value exact in the
+// fixed-point types (GpuAmount, int64 microseconds) with room for the simulator's arithmetic.
 //
 // Thread-safety: all functions are reentrant; they share no state.
 
@@ -64,6 +72,11 @@
 #include "core/result.h"
 
 namespace schedmate::trace {
+
+// Largest GPU count of one job a trace may give (SWF/SDSC processors too, when they count as GPUs).
+inline constexpr int64_t kMaxTraceJobGpus = 1'000'000;
+// Largest time in seconds a trace may give (submit times, durations, limits): about 317 years.
+inline constexpr double kMaxTraceSeconds = 1e10;
 
 struct TraceReadOptions {
   TraceFormat format = TraceFormat::kAuto;  // kAuto: sniff by header row / extension

@@ -39,12 +39,14 @@ void AppendText(Buffer& out, std::string_view s) {
 
 // Fixed point with `scale` units per whole (1e6 for micros, 1000 for milli), trailing zeros cut.
 void AppendFixed(Buffer& out, int64_t value, int64_t scale, int digits) {
+  // The magnitude as unsigned: exact even for INT64_MIN.
+  uint64_t magnitude = static_cast<uint64_t>(value);
   if (value < 0) {
     out.push_back('-');
-    value = -value;  // values here are far from INT64_MIN
+    magnitude = 0 - magnitude;
   }
-  const int64_t whole = value / scale;
-  int64_t frac = value % scale;
+  const uint64_t whole = magnitude / static_cast<uint64_t>(scale);
+  uint64_t frac = magnitude % static_cast<uint64_t>(scale);
   fmt::format_to(std::back_inserter(out), "{}", whole);
   if (frac == 0) return;
   while (frac % 10 == 0) {

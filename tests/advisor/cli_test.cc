@@ -103,10 +103,18 @@ TEST(HistoryCliTest, MinSimilarityDecidesWhatCountsAsSimilar) {
   EXPECT_EQ(tiers(""), "evidence tiers: cold-start=1 similar=1");
   EXPECT_EQ(tiers("--min-similarity 0.5"), "evidence tiers: cold-start=1 similar=1");
   EXPECT_EQ(tiers("--min-similarity 1"), "evidence tiers: cold-start=1 user=1");
-  auto bad = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
-                          ShellQuote(dir.File("p.csv")) + " --min-similarity 1.5");
-  EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
+  for (const char* value : {"1.5", "nan", "-inf"}) {
+    SCOPED_TRACE(value);
+    auto bad = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                            ShellQuote(dir.File("p.csv")) + " --min-similarity " + value);
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
+  }
+  // --quantile likewise: NaN passed CLI::Range.
+  auto q = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
+                        ShellQuote(dir.File("p.csv")) + " --quantile nan");
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.err.find("--quantile"), std::string::npos) << q.err;
 }
 
 TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
@@ -144,6 +152,136 @@ TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {
   auto job = (*st)->FindJob(id);
   ASSERT_TRUE(job.ok() && job->has_value());
   EXPECT_FALSE((**job).metadata_json.empty());
+}
+
+// ---- history import: malformed rows and overflowed values (issue 17, defect 5) --------------
+
+constexpr const char* kLucidHeader =
+    "job_id,user,vc,gpu_num,cpu_num,state,submit_s,duration_s,dataset,model,batchsize,amp,speed,"
+    "gpu_util,gmem_util,gmem\n";
+
+// Jobs stored in `db` (-1 when the store cannot be opened).
+int64_t StoredJobs(const std::string& db) {
+  auto st = store::SqliteHistoryStore::Open(db);
+  if (!st.ok()) return -1;
+  auto n = (*st)->CountJobs();
+  return n.ok() ? *n : -1;
+}
+
+class HistoryImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = dir_.File("history.db");
+    // A store that already holds the 8 jobs of tiny_lucid.csv.
+    auto r = RunSchedmate("history import " + ShellQuote(TestDataPath("advisor/tiny_lucid.csv")) +
+                          " --store " + ShellQuote(db_));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(StoredJobs(db_), 8);
+  }
+  std::string Write(const std::string& name, const std::string& rows) {
+    const std::string path = dir_.File(name);
+    EXPECT_OK(WriteStringToFile(path, std::string(kLucidHeader) + rows));
+    return path;
+  }
+  testing::CommandResult Import(const std::string& path, const std::string& flags = "") {
+    return RunSchedmate("history import " + ShellQuote(path) + " --store " + ShellQuote(db_) + " " +
+                        flags);
+  }
+  TempDir dir_;
+  std::string db_;
+};
+
+// Row 3 has 15 fields: the import stops at it with file:line, exit 1, and stores nothing from the
+// file (before: "imported 2 jobs", exit 0, the row dropped silently).
+TEST_F(HistoryImportTest, MalformedRowStopsTheImportAndStoresNothing) {
+  const std::string path = Write("bad.csv",
+                                 "b1,ann,vc1,1,4,COMPLETED,0,100,d,m,64,1,0,0,0,0\n"
+                                 "b2,ann,vc1,1,4,COMPLETED,5,100,d,m,64,1,0,0,0\n"
+                                 "b3,ann,vc1,1,4,COMPLETED,9,100,d,m,64,1,0,0,0,0\n");
+  auto r = Import(path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(path + ":3:"), std::string::npos) << r.err;
+  EXPECT_EQ(StoredJobs(db_), 8);  // b1 and b3 not stored either: all or nothing
+}
+
+// --skip-malformed goes on, and the summary counts the skipped rows with their file:line reasons.
+TEST_F(HistoryImportTest, SkipMalformedCountsSkippedRowsWithReasons) {
+  const std::string path = Write("bad.csv",
+                                 "b1,ann,vc1,1,4,COMPLETED,0,100,d,m,64,1,0,0,0,0\n"
+                                 "b2,ann,vc1,1,4,COMPLETED,5,100,d,m,64,1,0,0,0\n"
+                                 "b3,ann,vc1,1,4,COMPLETED,9,100,d,m,64,1,0,0,0,0\n"
+                                 "b4,ann,vc1,1e308,4,COMPLETED,9,100,d,m,64,1,0,0,0,0\n");
+  auto j = Import(path, "--skip-malformed --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  json out = json::parse(j.out);
+  EXPECT_EQ(out["imported"], 2);
+  EXPECT_EQ(out["rows_read"], 4);
+  EXPECT_EQ(out["rows_skipped"], 2);
+  EXPECT_EQ(out["stored_jobs"], 10);
+  ASSERT_EQ(out["skip_reasons"].size(), 2u);
+  EXPECT_NE(out["skip_reasons"][0].get<std::string>().find(path + ":3:"), std::string::npos);
+  EXPECT_NE(out["skip_reasons"][1].get<std::string>().find(path + ":5:"), std::string::npos);
+  EXPECT_EQ(StoredJobs(db_), 10);
+  // The text summary says the same.
+  auto t = Import(path, "--skip-malformed");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("skipped 2"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find(path + ":5:"), std::string::npos) << t.out;
+}
+
+// gpu_num 1e308 used to be stored as gpus_milli = INT64_MIN; now it is refused (file:line).
+TEST_F(HistoryImportTest, OverflowedValuesAreRefused) {
+  const struct {
+    const char* name;
+    const char* row;
+  } cases[] = {
+      {"gpu_num", "o1,ann,vc1,1e308,4,COMPLETED,0,100,d,m,64,1,0,0,0,0\n"},
+      {"duration_s", "o1,ann,vc1,1,4,COMPLETED,0,1e300,d,m,64,1,0,0,0,0\n"},
+      {"submit_s", "o1,ann,vc1,1,4,COMPLETED,1e300,100,d,m,64,1,0,0,0,0\n"},
+      {"cpu_num", "o1,ann,vc1,1,1e30,COMPLETED,0,100,d,m,64,1,0,0,0,0\n"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = Write(std::string(c.name) + ".csv", c.row);
+    auto r = Import(path);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(path + ":2:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.name), std::string::npos) << r.err;
+    EXPECT_EQ(StoredJobs(db_), 8);
+  }
+  // Nothing negative reached the store.
+  auto st = store::SqliteHistoryStore::Open(db_);
+  ASSERT_OK(st);
+  auto jobs = (*st)->ListJobs({.finished_only = false});
+  ASSERT_OK(jobs);
+  for (const auto& j : *jobs) EXPECT_GE(j.job.gpus.milli(), 0) << j.job.id;
+}
+
+TEST_F(HistoryImportTest, UnknownFormatIsAUsageError) {
+  auto r = Import(TestDataPath("advisor/tiny_lucid.csv"), "--format nosuch");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+}
+
+// history replay reads traces the same way: strict by default, --skip-malformed to go on.
+TEST(HistoryCliTest, ReplayStopsAtMalformedRowsUnlessSkipping) {
+  TempDir dir;
+  const std::string trace = dir.File("t.csv");
+  ASSERT_OK(
+      WriteStringToFile(trace, std::string(kLucidHeader) +
+                                   "1,dave,vc1,8,32,COMPLETED,0,5000,I,R,256,1,0,0,0,0\n"
+                                   "2,dave,vc1,x,32,COMPLETED,9,5000,I,R,256,1,0,0,0,0\n"
+                                   "3,dave,vc1,8,32,COMPLETED,6000,4000,I,R,256,1,0,0,0,0\n"));
+  const std::string out = dir.File("p.csv");
+  auto strict =
+      RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " + ShellQuote(out));
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find(trace + ":3:"), std::string::npos) << strict.err;
+  auto skip = RunSchedmate("history replay --skip-malformed --trace " + ShellQuote(trace) +
+                           " --out " + ShellQuote(out));
+  ASSERT_EQ(skip.exit_code, 0) << skip.err;
+  EXPECT_EQ(ReadPredictions(out).size(), 2u);
+  EXPECT_NE(skip.err.find("1 rows skipped"), std::string::npos) << skip.err;
 }
 
 // Shared data: the Venus trace must reach >= 90% of jobs within 100% relative error, replayed

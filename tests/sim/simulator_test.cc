@@ -320,6 +320,195 @@ TEST(SimulatorTest, InvalidDecisionIsAnInternalError) {
   EXPECT_NE(r.status().message().find("x1"), std::string::npos);
 }
 
+// ---- guards: configurations that cannot finish, cluster bounds, the event limit ----------------
+
+SimOptions FailuresEvery(double mtbf_s, double ckpt_s, double mttr_s = 60) {
+  SimOptions o;
+  o.failures.enabled = true;
+  o.failures.mtbf = Duration::FromSecondsF(mtbf_s);
+  o.failures.mttr = Duration::FromSecondsF(mttr_s);
+  o.failures.checkpoint_interval = Duration::FromSecondsF(ckpt_s);
+  return o;
+}
+
+TEST(SimulatorGuardTest, FailureFeasibilityRule) {
+  // One 10-hour job on 2 nodes (16 GPUs of 8-GPU nodes): it runs MTBF/2 between failures.
+  JobTable t = Table({JobBuilder().Id("long").Gpus(16).SubmitAt(0).Runtime(36000)});
+  const ClusterSpec c = OneVc(4);
+  struct Case {
+    const char* name;
+    double mtbf_s, ckpt_s;
+    bool ok;
+  };
+  const Case cases[] = {
+      // Without checkpoints the run may be at most 4 x MTBF/2: MTBF >= 18000 s.
+      {"no_checkpoints_long_enough", 18000, 0, true},
+      {"no_checkpoints_too_short", 17000, 0, false},
+      {"no_checkpoints_an_hour", 3600, 0, false},
+      // With checkpoints MTBF/2 >= 2 x (interval + restore 60 s for > 8 GPUs).
+      {"checkpoints_fit", 4 * (600 + 60), 600, true},
+      {"checkpoints_just_short", 4 * (600 + 60) - 1, 600, false},
+      {"interval_longer_than_mtbf", 3600, 7200, false},
+      {"interval_longer_than_the_job", 4 * (36000 + 60), 1e6, true},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const SimOptions o = FailuresEvery(k.mtbf_s, k.ckpt_s);
+    Status st = CheckFailureFeasibility(t, c, o);
+    EXPECT_EQ(st.ok(), k.ok) << st.ToString();
+    auto r = RunPolicy("fifo", t, c, {}, o);
+    if (k.ok) {
+      EXPECT_OK(r);
+    } else {
+      ASSERT_FALSE(r.ok());
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(r.status().message().find("long"), std::string::npos) << r.status().message();
+    }
+  }
+  // Failures off: anything goes; jobs the partition rejects do not count.
+  EXPECT_OK(CheckFailureFeasibility(t, c, SimOptions{}));
+  EXPECT_OK(CheckFailureFeasibility(t, OneVc(1), FailuresEvery(1, 0)));
+}
+
+TEST(SimulatorGuardTest, BadFailureOptionsAndClusterSizesAreRefused) {
+  JobTable t = Table({JobBuilder().Gpus(1).SubmitAt(0).Runtime(10)});
+  struct Case {
+    const char* name;
+    ClusterSpec cluster;
+    SimOptions options;
+  };
+  SimOptions zero_mtbf = FailuresEvery(1000, 0);
+  zero_mtbf.failures.mtbf = Duration::Zero();
+  SimOptions infinite_mtbf = FailuresEvery(1000, 0);
+  infinite_mtbf.failures.mtbf = Duration::Infinite();
+  SimOptions negative_mttr = FailuresEvery(1000, 0, -1);
+  SimOptions negative_ckpt = FailuresEvery(1000, -5);
+  ClusterSpec too_many_gpus = OneVc(static_cast<int32_t>(kMaxClusterGpus / 8 + 1));
+  ClusterSpec too_many_per_node = OneVc(1, kMaxGpusPerNode + 1);
+  ClusterSpec negative_nodes = OneVc(-1);
+  const Case cases[] = {
+      {"zero_mtbf", OneVc(1), zero_mtbf},
+      {"infinite_mtbf", OneVc(1), infinite_mtbf},
+      {"negative_mttr", OneVc(1), negative_mttr},
+      {"negative_checkpoint_interval", OneVc(1), negative_ckpt},
+      {"too_many_gpus", too_many_gpus, SimOptions{}},
+      {"too_many_gpus_per_node", too_many_per_node, SimOptions{}},
+      {"negative_nodes", negative_nodes, SimOptions{}},
+      {"failures_on_too_many_nodes", OneVc(static_cast<int32_t>(kMaxFailureNodes + 1)),
+       FailuresEvery(1e9, 0)},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    EXPECT_EQ(CheckSimConfig(k.cluster, k.options).code(), StatusCode::kInvalidArgument);
+    auto r = RunPolicy("fifo", t, k.cluster, {}, k.options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  }
+  // At the bounds: accepted.
+  EXPECT_OK(CheckSimConfig(OneVc(static_cast<int32_t>(kMaxClusterGpus / 8)), SimOptions{}));
+  EXPECT_OK(CheckSimConfig(OneVc(static_cast<int32_t>(kMaxFailureNodes)), FailuresEvery(1e9, 0)));
+}
+
+// A policy that never starts anything and asks to be woken every second: without the event limit
+// the run would never end (a pending job, a wake-up always due).
+class NeverStartsPolicy : public policy::SchedulingPolicy {
+ public:
+  std::string_view Name() const override { return "never-starts"; }
+  policy::Decisions Schedule(const policy::SchedulingInput& in) override {
+    policy::Decisions d;
+    d.wake_at = in.now + Duration::Seconds(1);
+    return d;
+  }
+};
+
+TEST(SimulatorGuardTest, EventLimitStopsARunThatWouldNotEnd) {
+  JobTable t = Table({JobBuilder().Id("stuck").Gpus(1).SubmitAt(0).Runtime(10)});
+  auto maker = []() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+    return std::make_unique<NeverStartsPolicy>();
+  };
+  SimOptions o;
+  o.max_events = 5000;
+  auto r = Simulate(t, OneVc(1), maker, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("5000"), std::string::npos) << r.status().message();
+  // The default limit stops it too.
+  auto d = Simulate(t, OneVc(1), maker);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kResourceExhausted);
+}
+
+// Waits `wakes` one-second wake-ups before starting anything: a long run with an event per second.
+class SlowStartPolicy : public policy::SchedulingPolicy {
+ public:
+  explicit SlowStartPolicy(int64_t wakes) : wakes_(wakes) {}
+  std::string_view Name() const override { return "slow-start"; }
+  policy::Decisions Schedule(const policy::SchedulingInput& in) override {
+    policy::Decisions d;
+    if (++calls_ < wakes_) {
+      d.wake_at = in.now + Duration::Seconds(1);
+      return d;
+    }
+    for (const auto& v : in.pending) {
+      policy::Placement p;
+      p.nodes.push_back({0, static_cast<int32_t>(v.record->gpus.ceil_whole())});
+      d.start.push_back({v.index, p});
+    }
+    return d;
+  }
+
+ private:
+  int64_t wakes_;
+  int64_t calls_ = 0;
+};
+
+TEST(SimulatorGuardTest, TimeSeriesMemoryIsBounded) {
+  // 1.2 million samples' worth of events at a 1 s sampling period: the series is thinned below
+  // kMaxSeriesPoints, stays in time order, and the run still finishes.
+  JobTable t = Table({JobBuilder().Gpus(1).SubmitAt(0).Runtime(10)});
+  SimOptions o;
+  o.sample_interval = Duration::Seconds(1);
+  o.max_events = 2'000'000;
+  const int64_t wakes = 1'200'000;
+  auto r = Simulate(
+      t, OneVc(1),
+      [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+        return std::make_unique<SlowStartPolicy>(wakes);
+      },
+      o);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->unfinished, 0);
+  EXPECT_LT(r->series.size(), kMaxSeriesPoints);
+  EXPECT_GT(r->series.size(), kMaxSeriesPoints / 4);
+  for (size_t i = 1; i < r->series.size(); ++i) {
+    ASSERT_LT(r->series[i - 1].time, r->series[i].time) << i;
+  }
+}
+
+TEST(SimulatorGuardTest, DefaultLimitLeavesValidRunsAlone) {
+  // Failure runs stay far below the default limit, with and without checkpoints.
+  JobTable t = FailureTrace();
+  for (int64_t ckpt : {0, 600}) {
+    SCOPED_TRACE(ckpt);
+    const SimOptions o = FailureOptionsFor(7, ckpt);
+    auto r = RunPolicy("tiresias", t, OneVc(4), {}, o);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->unfinished, 0);
+    EXPECT_GT(r->events, 0);
+    EXPECT_LT(r->events * 10, DefaultMaxEvents(t, OneVc(4), o));
+  }
+  // A limit the run needs is a limit it reaches: the guard counts what the run queues.
+  auto full = RunPolicy("fifo", t, OneVc(4));
+  ASSERT_OK(full);
+  SimOptions tight;
+  tight.max_events = full->events - 1;
+  auto cut = RunPolicy("fifo", t, OneVc(4), {}, tight);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().code(), StatusCode::kResourceExhausted);
+  tight.max_events = full->events;
+  EXPECT_OK(RunPolicy("fifo", t, OneVc(4), {}, tight));
+}
+
 TEST(MetricsTest, QuantileInterpolatesLinearly) {
   const std::vector<double> v = {10, 20, 30, 40};
   EXPECT_DOUBLE_EQ(Quantile(v, 0.5), 25);  // between 20 and 30

@@ -94,6 +94,36 @@ TEST(HistoryStoreTest, ListsFinishedJobsInFinishOrderWithFilters) {
   EXPECT_EQ((*last2)[1].job.id, "a");
 }
 
+// Overflowed values (gpu_num 1e308 once became gpus_milli = INT64_MIN) are refused, and a batch
+// holding one stores nothing: PutJobs is all or nothing.
+TEST(HistoryStoreTest, NegativeValuesAreRefusedAndTheBatchIsNotStored) {
+  auto store = SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(store);
+  struct Case {
+    const char* name;
+    void (*spoil)(StoredJob&);
+  };
+  const Case cases[] = {
+      {"gpus", [](StoredJob& j) { j.job.gpus = GpuAmount::Milli(INT64_MIN); }},
+      {"duration", [](StoredJob& j) { j.job.duration = Duration::Micros(-1); }},
+      {"cpus", [](StoredJob& j) { j.job.cpus = -1; }},
+      {"nodes", [](StoredJob& j) { j.job.nodes = -3; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StoredJob bad = MakeJob("bad", "u", 5, 10);
+    c.spoil(bad);
+    std::vector<StoredJob> batch = {MakeJob("ok1", "u", 0, 10), bad, MakeJob("ok2", "u", 9, 10)};
+    Status st = (*store)->PutJobs(batch);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("bad"), std::string::npos) << st.message();
+    EXPECT_EQ(*(*store)->CountJobs(), 0);
+    EXPECT_EQ((*store)->PutJob(bad).code(), StatusCode::kInvalidArgument);
+  }
+  ASSERT_OK((*store)->PutJobs(std::vector<StoredJob>{MakeJob("ok1", "u", 0, 10)}));
+  EXPECT_EQ(*(*store)->CountJobs(), 1);
+}
+
 TEST(HistoryStoreTest, RecordFinishUpdatesAndRejectsUnknown) {
   auto store = SqliteHistoryStore::Open(":memory:");
   ASSERT_OK(store);

@@ -56,6 +56,77 @@ TEST(TraceCliTest, MalformedRowFailsWithFileLineOrIsSkipped) {
   EXPECT_EQ(j["rows_skipped"], 1);
 }
 
+// Issue 17, defect 5: gpu_num 1e308 became gpus_milli = INT64_MIN, so `trace stats` printed
+// negative GPU-hours and `convert` wrote "--9223372036854775.-808". Now the row is a file:line
+// error naming the field, or skipped and counted.
+TEST(TraceCliTest, OutOfRangeValuesAreFileLineErrors) {
+  TempDir dir;
+  const std::string path = dir.File("huge.csv");
+  ASSERT_OK(WriteStringToFile(path,
+                              "job_id,user,vc,gpu_num,cpu_num,state,submit_s,duration_s\n"
+                              "1,u,v,1,1,COMPLETED,0,10\n"
+                              "2,u,v,1e308,1,COMPLETED,0,10\n"));
+  for (const char* cmd : {"trace stats", "trace convert"}) {
+    SCOPED_TRACE(cmd);
+    auto r = RunSchedmate(std::string(cmd) + " " + ShellQuote(path));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(path + ":3: gpu_num"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("-9223372036854775"), std::string::npos) << r.out;
+  }
+  auto stats = RunSchedmate("trace stats --skip-malformed --json " + ShellQuote(path));
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  auto j = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(j["rows_skipped"], 1);
+  EXPECT_GE(j["gpu_hours"].get<double>(), 0);
+  auto conv = RunSchedmate("trace convert --skip-malformed " + ShellQuote(path));
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  EXPECT_EQ(conv.out.find("--"), std::string::npos) << conv.out;
+}
+
+// Numeric options of the trace commands: validated at parse time, exit 2 naming the option
+// (before: --cluster-gpus -5 exited 1 after reading the trace; NaN and inf were accepted).
+TEST(TraceCliTest, NumericOptionsAreUsageErrors) {
+  const std::string gen =
+      "trace generate --from " + ShellQuote(TestDataPath("trace/lucid_jobs.csv")) + " --jobs 5 ";
+  const std::string conv =
+      "trace convert " + ShellQuote(TestDataPath("trace/lucid_jobs.csv")) + " ";
+  struct Case {
+    std::string args;
+    const char* option;
+  };
+  const Case cases[] = {
+      {gen + "--cluster-gpus -5", "--cluster-gpus"},
+      {gen + "--cluster-gpus 0", "--cluster-gpus"},
+      {gen + "--cluster-gpus 2000000000", "--cluster-gpus"},
+      {gen + "--cluster-gpus 64 --target-load nan", "--target-load"},
+      {gen + "--cluster-gpus 64 --target-load inf", "--target-load"},
+      {gen + "--cluster-gpus 64 --target-load 0", "--target-load"},
+      {gen + "--target-load 0.5", "--target-load"},  // needs --cluster-gpus
+      {gen + "--load-factor nan", "--load-factor"},
+      {gen + "--load-factor inf", "--load-factor"},
+      {gen + "--load-factor -2", "--load-factor"},
+      {gen + "--load-factor 0", "--load-factor"},
+      {gen + "--span-days nan", "--span-days"},
+      {gen + "--span-days 0", "--span-days"},
+      {gen + "--span-days 1e300", "--span-days"},
+      {gen + "--gpus-per-node 0", "--gpus-per-node"},
+      {gen + "--seed -1", "--seed"},
+      {"trace generate --from " + ShellQuote(TestDataPath("trace/lucid_jobs.csv")) +
+           " --jobs 100000000000",
+       "--jobs"},
+      {"trace generate --from " + ShellQuote(TestDataPath("trace/lucid_jobs.csv")) + " --jobs -1",
+       "--jobs"},
+      {conv + "--cluster-gpus -5", "--cluster-gpus"},
+      {conv + "--gpus-per-node 5000", "--gpus-per-node"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    auto r = RunSchedmate(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.option), std::string::npos) << r.err;
+  }
+}
+
 TEST(TraceCliTest, UnknownFormatIsUsageError) {
   auto r =
       RunSchedmate("trace stats --format nope " + ShellQuote(TestDataPath("trace/lucid_jobs.csv")));
