@@ -245,5 +245,72 @@ TEST(TimeAndCodes, Parse) {
   EXPECT_FALSE(IsFinishedState("PENDING"));
 }
 
+// Regression cases found by fuzz/slurm/slurm_parsers_fuzz: values past what a real cluster prints
+// must stay within the documented bounds instead of overflowing (undefined behaviour) or
+// exhausting memory.
+
+TEST(GpuCount, SaturatesInsteadOfOverflowing) {
+  // 3000 items of 1 Mi GPUs each: the int32 sum used to overflow.
+  std::string tres;
+  for (int i = 0; i < 3000; ++i) tres += "gres/gpu=1048576,";
+  EXPECT_EQ(ParseGpuCount(tres), kMaxGpuCount);
+  EXPECT_EQ(TotalGpus(0, kMaxGpuCount, 4096), kMaxGpuCount);
+  EXPECT_EQ(TotalGpus(0, 4, -3), 4);
+  EXPECT_EQ(TotalGpus(6, 4, 2), 6);
+}
+
+TEST(SqueueJson, HugeCountsAndTimesStayInRange) {
+  auto jobs = ParseSqueueJson(R"({"jobs":[
+      {"job_id": 1, "job_state": "RUNNING", "node_count": 1048576,
+       "tres_per_node": "gres:gpu:1048576", "start_time": 9000000000000000000,
+       "submit_time": 1e300, "time_limit": 1e300},
+      {"job_id": 2, "job_state": "PENDING", "time_limit": -5, "eligible_time": 253402300800}]})");
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 2u);
+  const SlurmJob& big = (*jobs)[0];
+  EXPECT_EQ(big.gpus, kMaxGpuCount);
+  EXPECT_FALSE(big.start.has_value());
+  EXPECT_EQ(big.submit, SimTime::Zero());
+  EXPECT_FALSE(big.time_limit_min.has_value());
+  EXPECT_FALSE((*jobs)[1].time_limit_min.has_value());
+  EXPECT_FALSE((*jobs)[1].eligible.has_value());
+}
+
+TEST(Scontrol, HugeGpuTotalSaturates) {
+  auto records = ParseScontrolRecords(
+      "JobId=7 JobState=PENDING NumNodes=100000 TresPerNode=gres:gpu:1048576\n");
+  ASSERT_EQ(records.size(), 1u);
+  auto job = SlurmJobFromScontrol(records[0]);
+  ASSERT_OK(job);
+  EXPECT_EQ(job->gpus, kMaxGpuCount);
+}
+
+TEST(TimeLimit, OutOfRangeIsNone) {
+  const char* cases[] = {"99999999999999999:00:00", "1-99999999:00:00", "4294967294",
+                         "99999999999999-00:00:00", "3000000000000:00"};
+  for (const char* c : cases) {
+    SCOPED_TRACE(c);
+    EXPECT_FALSE(ParseTimeLimitMinutes(c).has_value());
+  }
+  EXPECT_EQ(ParseTimeLimitMinutes("4294967293"), std::optional<int64_t>(kMaxTimeLimitMinutes));
+  EXPECT_EQ(ParseTimeLimitMinutes("2982616-04:13:00"),
+            std::optional<int64_t>(kMaxTimeLimitMinutes));
+  EXPECT_FALSE(ParseTimeLimitMinutes("2982616-04:14:00").has_value());
+}
+
+TEST(NodeList, ExpansionIsBounded) {
+  // Twenty ranges of 100,000 names each used to expand to two million names.
+  std::string list = "n[";
+  for (int i = 0; i < 20; ++i) list += "0-99999,";
+  list += "7]";
+  auto names = ExpandNodeList(list);
+  EXPECT_LE(names.size(), kMaxExpandedNodes);
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "n0");
+  // A range past the limit is kept as written.
+  EXPECT_EQ(ExpandNodeList("a[1-3],b[0-99999]"),
+            (std::vector<std::string>{"a1", "a2", "a3", "b0-99999"}));
+}
+
 }  // namespace
 }  // namespace schedmate::slurm
