@@ -491,6 +491,9 @@ Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
       return Status::DataLoss(
           fmt::format("sacct output line {}: {} fields, expected 12", line_no, f.size()));
     }
+    if (Trim(f[0]).empty()) {
+      return Status::DataLoss(fmt::format("sacct output line {}: empty JobID", line_no));
+    }
     std::string state = NormalizeState(f[4]);
     if (!IsFinishedState(state)) continue;
     auto end = ParseSlurmTimestamp(f[9]);

@@ -42,7 +42,8 @@ Result<SlurmJob> SlurmJobFromScontrol(const std::map<std::string, std::string>& 
 Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line);
 // `sacct -X -n -P -o
 // JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir` output
-// (the order kSacctFormat names). Unfinished jobs are skipped.
+// (the order kSacctFormat names). Unfinished jobs are skipped; a line with fewer fields or an
+// empty JobID is kDataLoss naming the line.
 inline constexpr const char* kSacctFormat =
     "JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir";
 Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text);

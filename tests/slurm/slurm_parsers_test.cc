@@ -298,6 +298,15 @@ TEST(TimeLimit, OutOfRangeIsNone) {
   EXPECT_FALSE(ParseTimeLimitMinutes("2982616-04:14:00").has_value());
 }
 
+TEST(Sacct, EmptyJobIdIsDataLoss) {
+  auto jobs = ParseSacctParsable(
+      "12|a|u|gpu|COMPLETED|0:0|g1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:02:00|5|/\n"
+      " |b|u|gpu|COMPLETED|0:0|g1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:02:00|5|/\n");
+  EXPECT_EQ(jobs.status().code(), StatusCode::kDataLoss);
+}
+
 TEST(NodeList, ExpansionIsBounded) {
   // Twenty ranges of 100,000 names each used to expand to two million names.
   std::string list = "n[";
