@@ -55,6 +55,20 @@ bool IsNullText(std::string_view v) {
   return v.empty() || v == "(null)" || v == "N/A" || v == "None" || v == "Unknown";
 }
 
+// Expands node lists within one output's budget of names (kMaxExpandedNodesPerOutput).
+class NodeListExpander {
+ public:
+  std::vector<std::string> Expand(std::string_view list) {
+    if (left_ == 0) return {};
+    std::vector<std::string> names = ExpandNodeList(list, std::min(left_, kMaxExpandedNodes));
+    left_ -= std::min(left_, names.size());
+    return names;
+  }
+
+ private:
+  size_t left_ = kMaxExpandedNodesPerOutput;
+};
+
 // "root(0)" -> "root".
 std::string UserName(std::string_view v) {
   auto paren = v.find('(');
@@ -98,7 +112,7 @@ bool IsFinishedState(std::string_view state) {
   return std::find(std::begin(kFinished), std::end(kFinished), s) != std::end(kFinished);
 }
 
-std::vector<std::string> ExpandNodeList(std::string_view list) {
+std::vector<std::string> ExpandNodeList(std::string_view list, size_t max_names) {
   std::vector<std::string> out;
   list = Trim(list);
   if (IsNullText(list)) return out;
@@ -117,7 +131,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
     }
   }
   for (auto item : items) {
-    if (out.size() >= kMaxExpandedNodes) break;
+    if (out.size() >= max_names) break;
     auto open = item.find('[');
     auto close = item.find(']');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
@@ -127,7 +141,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
     std::string prefix(item.substr(0, open));
     std::string suffix(item.substr(close + 1));
     for (auto range : Split(item.substr(open + 1, close - open - 1), ',')) {
-      if (out.size() >= kMaxExpandedNodes) break;
+      if (out.size() >= max_names) break;
       auto dash = range.find('-');
       if (dash == std::string_view::npos) {
         out.push_back(prefix + std::string(range) + suffix);
@@ -136,8 +150,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
       auto lo_text = range.substr(0, dash);
       auto lo = ParseInt(lo_text);
       auto hi = ParseInt(range.substr(dash + 1));
-      if (!lo || !hi || *hi < *lo ||
-          *hi - *lo >= static_cast<int64_t>(kMaxExpandedNodes - out.size())) {
+      if (!lo || !hi || *hi < *lo || *hi - *lo >= static_cast<int64_t>(max_names - out.size())) {
         out.push_back(prefix + std::string(range) + suffix);
         continue;
       }
@@ -252,6 +265,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     return Status::DataLoss("squeue --json: no \"jobs\" array");
   }
   std::vector<SlurmJob> jobs;
+  NodeListExpander expander;
   for (const json& j : *jobs_it) {
     if (!j.is_object()) continue;
     auto id = Int(j, "job_id");
@@ -271,7 +285,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.gpus_per_node = ParseGpuCount(Str(j, "tres_per_node"));
     job.gpus = TotalGpus(ParseGpuCount(Str(j, "tres_per_job")), job.gpus_per_node, job.nodes);
     job.node_list = Str(j, "nodes");
-    job.node_names = ExpandNodeList(job.node_list);
+    job.node_names = expander.Expand(job.node_list);
     job.submit = Epoch(j, "submit_time").value_or(SimTime::Zero());
     bool started = job.state != "PENDING";
     if (started) {
@@ -290,8 +304,8 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.exit_code = code;
     job.exit_signal = sig;
     job.restarts = static_cast<int32_t>(Int(j, "restart_cnt").value_or(0));
-    job.excluded_nodes = ExpandNodeList(Str(j, "excluded_nodes"));
-    job.required_nodes = ExpandNodeList(Str(j, "required_nodes"));
+    job.excluded_nodes = expander.Expand(Str(j, "excluded_nodes"));
+    job.required_nodes = expander.Expand(Str(j, "required_nodes"));
     job.comment = Str(j, "comment");
     job.command = Str(j, "command");
     job.work_dir = Str(j, "current_working_directory");
@@ -482,6 +496,7 @@ Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line) {
 
 Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
   std::vector<FinishedJob> out;
+  NodeListExpander expander;
   int line_no = 0;
   for (auto line : Split(text, '\n')) {
     ++line_no;
@@ -508,7 +523,7 @@ Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
     job.exit_code = code;
     job.exit_signal = sig;
     job.node_list = IsNullText(f[6]) || f[6] == "None assigned" ? "" : std::string(f[6]);
-    job.node_names = ExpandNodeList(job.node_list);
+    job.node_names = expander.Expand(job.node_list);
     job.end = *end;
     job.start = ParseSlurmTimestamp(f[8]).value_or(*end);
     job.submit = ParseSlurmTimestamp(f[7]).value_or(job.start);

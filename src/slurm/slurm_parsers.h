@@ -21,6 +21,7 @@
 namespace schedmate::slurm {
 
 // `squeue --json` (openapi v0.0.38). kDataLoss when the text is not that JSON; jobs sorted by id.
+// Node lists expand within kMaxExpandedNodesPerOutput names in all.
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
 // `sinfo --json`. kDataLoss when malformed; nodes sorted by name.
 Result<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
@@ -43,7 +44,7 @@ Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line);
 // `sacct -X -n -P -o
 // JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir` output
 // (the order kSacctFormat names). Unfinished jobs are skipped; a line with fewer fields or an
-// empty JobID is kDataLoss naming the line.
+// empty JobID is kDataLoss naming the line. Node lists expand within kMaxExpandedNodesPerOutput.
 inline constexpr const char* kSacctFormat =
     "JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir";
 Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text);
@@ -53,13 +54,18 @@ Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text);
 // kMaxTimeLimitMinutes (Slurm's NO_VAL 4294967294 and INFINITE 4294967295 included) are "none".
 inline constexpr int32_t kMaxGpuCount = 1 << 20;
 inline constexpr size_t kMaxExpandedNodes = 100000;
+// What one squeue or sacct output expands to in all (its jobs' node lists together): past it,
+// lists keep their text (node_list) and expand to nothing, so a few kilobytes of output cannot
+// become gigabytes of names.
+inline constexpr size_t kMaxExpandedNodesPerOutput = 1000000;
 inline constexpr int64_t kMaxTimeLimitMinutes = 4294967293;
 // Epoch seconds after 9999-12-31 are treated as "not set" (they would overflow SimTime).
 inline constexpr int64_t kMaxEpochSeconds = 253402300799;
 
 // "gpu[1-3,7],cpu01" -> gpu1 gpu2 gpu3 gpu7 cpu01 (zero padding kept). "" and "(null)" -> {}.
-// A range that would take the list past kMaxExpandedNodes names is kept as written.
-std::vector<std::string> ExpandNodeList(std::string_view list);
+// A range that would take the list past `max_names` names is kept as written.
+std::vector<std::string> ExpandNodeList(std::string_view list,
+                                        size_t max_names = kMaxExpandedNodes);
 // GPU count in a TRES/GRES string: "gres:gpu:4", "gres/gpu=2", "gpu:a100:2", "gres:gpu" (1).
 // 0 when no GPU is named; at most kMaxGpuCount.
 int32_t ParseGpuCount(std::string_view tres);

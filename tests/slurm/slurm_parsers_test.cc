@@ -298,6 +298,27 @@ TEST(TimeLimit, OutOfRangeIsNone) {
   EXPECT_FALSE(ParseTimeLimitMinutes("2982616-04:14:00").has_value());
 }
 
+// Found by fuzz/slurm (peak RSS near its 2 GB limit): a few kilobytes of sacct output, each line
+// naming a 100,000-node range, expanded to tens of millions of names.
+TEST(Sacct, NodeListsOfOneOutputShareABudget) {
+  std::string text;
+  for (int i = 1; i <= 20; ++i) {
+    text += std::to_string(i) +
+            "|a|u|gpu|COMPLETED|0:0|n[0-99999]|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+            "2026-11-22T00:02:00|5|/\n";
+  }
+  auto jobs = ParseSacctParsable(text);
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 20u);
+  size_t names = 0;
+  for (const auto& j : *jobs) {
+    names += j.node_names.size();
+    EXPECT_EQ(j.node_list, "n[0-99999]");  // the text is kept whatever the budget
+  }
+  EXPECT_LE(names, kMaxExpandedNodesPerOutput);
+  EXPECT_EQ(jobs->front().node_names.size(), 100000u);
+}
+
 TEST(Sacct, EmptyJobIdIsDataLoss) {
   auto jobs = ParseSacctParsable(
       "12|a|u|gpu|COMPLETED|0:0|g1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
