@@ -9,7 +9,8 @@
 // Input: the first byte picks the form and the submit policy: 'a' 'e' 'i' 'm' a JSON body with the
 // policy off, note, set, cap; 'b' 'f' 'j' 'n' a raw script likewise (any byte maps onto one).
 // The advisor resolves files the script names against the current directory: the target works
-// in an empty directory of its own (removed at exit).
+// in an empty directory of its own (removed at exit), so give it corpus and input paths that are
+// absolute (scripts/test.sh does).
 
 #include <unistd.h>
 
