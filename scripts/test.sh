@@ -6,8 +6,14 @@
 #      (built from the source npm's node-llama-cpp ships; label: llama)
 #   4. the dashboard in headless Chromium (playwright-core from npm; label: browser)
 #   5. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
+#   6. every libFuzzer target (fuzz/) for a bounded time, clang + ASan + UBSan (build-fuzz/): each
+#      runs on a copy of its seed corpus in build-fuzz/fuzz-run/<target>/ (the source tree is never
+#      written); a crash, sanitizer report, hang (-timeout) or memory blow-up (-rss_limit_mb) fails
+#      the run and prints the reproducer's path and the command that replays it
 # Environment: SCHEDMATE_SKIP_SLURM=1 skips 2; SCHEDMATE_SKIP_LLAMA=1 skips 3;
-#              SCHEDMATE_SKIP_BROWSER=1 skips 4; SCHEDMATE_SKIP_ASAN=1 skips 5.
+#              SCHEDMATE_SKIP_BROWSER=1 skips 4; SCHEDMATE_SKIP_ASAN=1 skips 5;
+#              SCHEDMATE_SKIP_FUZZ=1 skips 6; SCHEDMATE_FUZZ_SECONDS=N fuzzes each target for N
+#              seconds (default 30; targets run nproc at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -15,6 +21,50 @@ jobs=$(nproc)
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 SCHEDMATE_NO_PROGRESS=1
 
 step() { printf '\n== %s (%s)\n' "$*" "$(date +%H:%M:%S)"; }
+
+# run_fuzzers SECONDS: every target in build-fuzz/fuzz_targets.txt ("name<TAB>binary<TAB>folder",
+# written by fuzz/CMakeLists.txt), $jobs at a time, each on a fresh copy of its seeds
+# (folder/corpus/name/) with its dictionary (folder/name.dict) when there is one. Returns 1 when
+# any target failed. Paths are absolute: a target may change its working directory.
+run_fuzzers() {
+  local seconds=$1 out="$root/build-fuzz/fuzz-run" failed=0 name bin src
+  rm -rf "$out"
+  mkdir -p "$out"
+  while IFS=$'\t' read -r name bin src; do
+    [[ -n "$name" ]] || continue
+    while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+    mkdir -p "$out/$name/corpus" "$out/$name/artifacts"
+    if [[ -d "$src/corpus/$name" ]]; then cp -R "$src/corpus/$name/." "$out/$name/corpus/"; fi
+    local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+                -artifact_prefix="$out/$name/artifacts/")
+    if [[ -f "$src/$name.dict" ]]; then args+=(-dict="$src/$name.dict"); fi
+    # stdin from /dev/null: a config naming /dev/stdin as a file to read cannot block.
+    ( rc=0
+      UBSAN_OPTIONS=print_stacktrace=1 "$bin" "${args[@]}" "$out/$name/corpus" </dev/null \
+        >"$out/$name/log" 2>&1 || rc=$?
+      echo "$rc" >"$out/$name/rc" ) &
+  done < build-fuzz/fuzz_targets.txt
+  wait
+  while IFS=$'\t' read -r name bin src; do
+    [[ -n "$name" ]] || continue
+    local rc
+    rc=$(cat "$out/$name/rc" 2>/dev/null || echo missing)
+    if [[ "$rc" == 0 ]]; then
+      echo "fuzz: $name: $(grep -ho 'stat::number_of_executed_units: *[0-9]*' "$out/$name/log" |
+                            grep -o '[0-9]*$') runs, no failure"
+      continue
+    fi
+    failed=1
+    echo "fuzz: $name FAILED (exit $rc); log: $out/$name/log" >&2
+    tail -n 40 "$out/$name/log" >&2
+    local repro
+    for repro in "$out/$name/artifacts"/*; do
+      [[ -e "$repro" ]] || continue
+      echo "fuzz: $name: reproducer $repro (replay: $bin $repro)" >&2
+    done
+  done < build-fuzz/fuzz_targets.txt
+  return $failed
+}
 
 step "installing dependencies"
 scripts/install-deps.sh --test
@@ -67,6 +117,21 @@ if [[ "${SCHEDMATE_SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build build-asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" -L unit --timeout 900 || status=1
+fi
+
+if [[ "${SCHEDMATE_SKIP_FUZZ:-0}" != 1 ]]; then
+  fuzz_seconds=${SCHEDMATE_FUZZ_SECONDS:-30}
+  if [[ ! "$fuzz_seconds" =~ ^[1-9][0-9]*$ ]]; then
+    echo "schedmate: SCHEDMATE_FUZZ_SECONDS must be a positive number of seconds" >&2
+    exit 2
+  fi
+  step "fuzz targets, ${fuzz_seconds} s each"
+  # -O1 and line tables only: the usual fuzzing build, quicker to compile than -O2 -g.
+  CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DSCHEDMATE_BUILD_FUZZ=ON \
+        -DSCHEDMATE_BUILD_TESTS=OFF -DSCHEDMATE_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target schedmate_fuzzers
+  run_fuzzers "$fuzz_seconds" || status=1
 fi
 
 step "done"

@@ -443,25 +443,9 @@ void ApiServer::Routes() {
     bool kv = req.has_param("format") && req.get_param_value("format") == "kv";
     std::string ctype = req.get_header_value("Content-Type");
     if (IContains(ctype, "application/json")) {
-      json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-      if (body.is_discarded() || !body.is_object())
-        return SendError(res, 400, "body is not a JSON object");
-      auto str = [&](const char* k) {
-        auto it = body.find(k);
-        return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-      };
-      auto num = [&](const char* k) -> std::optional<int64_t> {
-        auto it = body.find(k);
-        if (it == body.end() || !it->is_number_integer()) return std::nullopt;
-        return it->get<int64_t>();
-      };
-      job.script = str("script");
-      job.name = str("name");
-      job.user = str("user");
-      job.partition = str("partition");
-      job.gpus = static_cast<int32_t>(std::clamp<int64_t>(num("gpus").value_or(0), 0, 1 << 20));
-      job.nodes = static_cast<int32_t>(std::clamp<int64_t>(num("nodes").value_or(1), 1, 1 << 20));
-      job.time_limit_min = num("time_limit_min");
+      auto parsed = EstimateRequestFromJson(req.body);
+      if (!parsed.ok()) return SendError(res, 400, parsed.status().message());
+      job = std::move(*parsed);
     } else {
       job.script = req.body;
       job.name = req.get_param_value("name");
@@ -473,10 +457,9 @@ void ApiServer::Routes() {
           std::clamp<int64_t>(ParseInt(req.get_param_value("nodes")).value_or(1), 1, 1 << 20));
       int32_t per_node = slurm::ParseGpuCount(req.get_param_value("tres_per_node"));
       int32_t per_job = slurm::ParseGpuCount(req.get_param_value("tres_per_job"));
-      job.gpus = per_job > 0 ? per_job : per_node * job.nodes;
+      job.gpus = slurm::TotalGpus(per_job, per_node, job.nodes);
     }
-    if (job.time_limit_min && *job.time_limit_min <= 0) job.time_limit_min.reset();
-    if (job.name.empty()) job.name = "sbatch";
+    NormalizeEstimateRequest(job);
     auto advice = companion_.EstimateSubmission(job);
     if (!advice.ok())
       return SendError(res, HttpStatusFor(advice.status()), advice.status().message());

@@ -1,6 +1,9 @@
 #include "api/json_codecs.h"
 
+#include <algorithm>
 #include <ctime>
+
+#include "slurm/slurm_parsers.h"
 
 namespace schedmate::api {
 
@@ -156,6 +159,42 @@ json ToJson(const store::StoredJob& s) {
               {"finish", Time(s.finish)},
               {"duration_s", s.finish ? json(s.job.duration.seconds()) : json(nullptr)},
               {"state", std::string(JobStateName(s.job.state))}};
+}
+
+Result<service::JobContext> EstimateRequestFromJson(std::string_view body) {
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::InvalidArgument("body is not a JSON object");
+  }
+  auto str = [&](const char* k) {
+    auto it = doc.find(k);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  // Integers only; an unsigned value past int64 is out of every range below.
+  auto num = [&](const char* k) -> std::optional<int64_t> {
+    auto it = doc.find(k);
+    if (it == doc.end() || !it->is_number_integer()) return std::nullopt;
+    if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return INT64_MAX;
+    return it->get<int64_t>();
+  };
+  service::JobContext job;
+  job.script = str("script");
+  job.name = str("name");
+  job.user = str("user");
+  job.partition = str("partition");
+  job.gpus =
+      static_cast<int32_t>(std::clamp<int64_t>(num("gpus").value_or(0), 0, slurm::kMaxGpuCount));
+  job.nodes = static_cast<int32_t>(std::clamp<int64_t>(num("nodes").value_or(1), 1, 1 << 20));
+  job.time_limit_min = num("time_limit_min");
+  return job;
+}
+
+void NormalizeEstimateRequest(service::JobContext& job) {
+  if (job.time_limit_min &&
+      (*job.time_limit_min <= 0 || *job.time_limit_min > slurm::kMaxTimeLimitMinutes)) {
+    job.time_limit_min.reset();
+  }
+  if (job.name.empty()) job.name = "sbatch";
 }
 
 }  // namespace schedmate::api

@@ -3,7 +3,9 @@
 // (numbers) plus ISO-8601 UTC text where people read them; durations are seconds.
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
+#include "core/result.h"
 #include "service/companion.h"
 #include "service/service_store.h"
 #include "store/history_store.h"
@@ -22,5 +24,15 @@ nlohmann::json ToJson(const service::SubmitAdvice& a);
 nlohmann::json ToJson(const store::StoredJob& j);
 // "2026-11-22T00:32:08Z".
 std::string IsoUtc(SimTime t);
+
+// The JSON body of POST /v1/estimate: "script", "name", "user", "partition" (strings) and "gpus",
+// "nodes", "time_limit_min" (integers). A field that is absent or of another type keeps the
+// JobContext default; gpus is clamped to 0..slurm::kMaxGpuCount and nodes to 1..2^20.
+// kInvalidArgument when the body is not a JSON object. Call NormalizeEstimateRequest after.
+Result<service::JobContext> EstimateRequestFromJson(std::string_view body);
+// What both forms of POST /v1/estimate (JSON, and job_submit.lua's query) share: a time limit
+// outside 1..slurm::kMaxTimeLimitMinutes (0, negative, Slurm's NO_VAL/INFINITE, larger) means
+// "none", as job_submit.lua sends it; an empty name becomes "sbatch".
+void NormalizeEstimateRequest(service::JobContext& job);
 
 }  // namespace schedmate::api

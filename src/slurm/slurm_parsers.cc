@@ -25,14 +25,19 @@ std::optional<int64_t> Int(const json& j, const char* key) {
   if (it == j.end()) return std::nullopt;
   if (it->is_number_integer()) return it->get<int64_t>();
   if (it->is_number_unsigned()) return static_cast<int64_t>(it->get<uint64_t>());
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_number_float()) {
+    // Outside int64's range the conversion would be undefined: such a value is not a count.
+    const double d = it->get<double>();
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return std::nullopt;
+    return static_cast<int64_t>(d);
+  }
   return std::nullopt;
 }
 
 // Slurm writes 0 for "not set" epoch fields.
 std::optional<SimTime> Epoch(const json& j, const char* key) {
   auto v = Int(j, key);
-  if (!v || *v <= 0) return std::nullopt;
+  if (!v || *v <= 0 || *v > kMaxEpochSeconds) return std::nullopt;
   return SimTime::FromSeconds(*v);
 }
 
@@ -49,6 +54,20 @@ std::string Get(const std::map<std::string, std::string>& m, const std::string& 
 bool IsNullText(std::string_view v) {
   return v.empty() || v == "(null)" || v == "N/A" || v == "None" || v == "Unknown";
 }
+
+// Expands node lists within one output's budget of names (kMaxExpandedNodesPerOutput).
+class NodeListExpander {
+ public:
+  std::vector<std::string> Expand(std::string_view list) {
+    if (left_ == 0) return {};
+    std::vector<std::string> names = ExpandNodeList(list, std::min(left_, kMaxExpandedNodes));
+    left_ -= std::min(left_, names.size());
+    return names;
+  }
+
+ private:
+  size_t left_ = kMaxExpandedNodesPerOutput;
+};
 
 // "root(0)" -> "root".
 std::string UserName(std::string_view v) {
@@ -93,7 +112,7 @@ bool IsFinishedState(std::string_view state) {
   return std::find(std::begin(kFinished), std::end(kFinished), s) != std::end(kFinished);
 }
 
-std::vector<std::string> ExpandNodeList(std::string_view list) {
+std::vector<std::string> ExpandNodeList(std::string_view list, size_t max_names) {
   std::vector<std::string> out;
   list = Trim(list);
   if (IsNullText(list)) return out;
@@ -112,6 +131,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
     }
   }
   for (auto item : items) {
+    if (out.size() >= max_names) break;
     auto open = item.find('[');
     auto close = item.find(']');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
@@ -121,6 +141,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
     std::string prefix(item.substr(0, open));
     std::string suffix(item.substr(close + 1));
     for (auto range : Split(item.substr(open + 1, close - open - 1), ',')) {
+      if (out.size() >= max_names) break;
       auto dash = range.find('-');
       if (dash == std::string_view::npos) {
         out.push_back(prefix + std::string(range) + suffix);
@@ -129,7 +150,7 @@ std::vector<std::string> ExpandNodeList(std::string_view list) {
       auto lo_text = range.substr(0, dash);
       auto lo = ParseInt(lo_text);
       auto hi = ParseInt(range.substr(dash + 1));
-      if (!lo || !hi || *hi < *lo || *hi - *lo > 100000) {
+      if (!lo || !hi || *hi < *lo || *hi - *lo >= static_cast<int64_t>(max_names - out.size())) {
         out.push_back(prefix + std::string(range) + suffix);
         continue;
       }
@@ -161,9 +182,16 @@ int32_t ParseGpuCount(std::string_view tres) {
       auto v = ParseInt(std::string_view(lower).substr(sep + 1));
       if (v) n = *v;
     }
-    total += static_cast<int32_t>(std::clamp<int64_t>(n, 0, 1 << 20));
+    total = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{total} + std::clamp<int64_t>(n, 0, kMaxGpuCount), kMaxGpuCount));
   }
   return total;
+}
+
+int32_t TotalGpus(int32_t per_job, int32_t per_node, int32_t nodes) {
+  if (per_job > 0) return std::min(per_job, kMaxGpuCount);
+  const int64_t total = int64_t{std::clamp(per_node, 0, kMaxGpuCount)} * std::max(1, nodes);
+  return static_cast<int32_t>(std::min<int64_t>(total, kMaxGpuCount));
 }
 
 std::optional<SimTime> ParseSlurmTimestamp(std::string_view text) {
@@ -190,14 +218,17 @@ std::optional<int64_t> ParseTimeLimitMinutes(std::string_view text) {
   text = Trim(text);
   if (text.empty()) return std::nullopt;
   if (auto minutes = ParseInt(text)) {
-    if (*minutes < 0 || *minutes >= 4294967294LL) return std::nullopt;
+    if (*minutes < 0 || *minutes > kMaxTimeLimitMinutes) return std::nullopt;
     return *minutes;
   }
+  // Each part at most this many (days, hours, minutes or seconds): the sums below cannot overflow
+  // and anything larger is past kMaxTimeLimitMinutes anyway.
+  constexpr int64_t kMaxPart = kMaxTimeLimitMinutes * 60;
   int64_t days = 0;
   auto dash = text.find('-');
   if (dash != std::string_view::npos) {
     auto d = ParseInt(text.substr(0, dash));
-    if (!d) return std::nullopt;
+    if (!d || *d < 0 || *d > kMaxPart) return std::nullopt;
     days = *d;
     text = text.substr(dash + 1);
   }
@@ -205,7 +236,7 @@ std::optional<int64_t> ParseTimeLimitMinutes(std::string_view text) {
   std::vector<int64_t> v;
   for (auto p : parts) {
     auto n = ParseInt(p);
-    if (!n || *n < 0) return std::nullopt;
+    if (!n || *n < 0 || *n > kMaxPart) return std::nullopt;
     v.push_back(*n);
   }
   int64_t seconds = 0;
@@ -219,7 +250,9 @@ std::optional<int64_t> ParseTimeLimitMinutes(std::string_view text) {
     return std::nullopt;
   }
   seconds += days * 86400;
-  return (seconds + 59) / 60;
+  const int64_t minutes = (seconds + 59) / 60;
+  if (minutes > kMaxTimeLimitMinutes) return std::nullopt;
+  return minutes;
 }
 
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
@@ -232,6 +265,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     return Status::DataLoss("squeue --json: no \"jobs\" array");
   }
   std::vector<SlurmJob> jobs;
+  NodeListExpander expander;
   for (const json& j : *jobs_it) {
     if (!j.is_object()) continue;
     auto id = Int(j, "job_id");
@@ -249,10 +283,9 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.priority = Int(j, "priority").value_or(0);
     job.nodes = static_cast<int32_t>(Int(j, "node_count").value_or(0));
     job.gpus_per_node = ParseGpuCount(Str(j, "tres_per_node"));
-    int32_t per_job = ParseGpuCount(Str(j, "tres_per_job"));
-    job.gpus = per_job > 0 ? per_job : job.gpus_per_node * std::max(1, job.nodes);
+    job.gpus = TotalGpus(ParseGpuCount(Str(j, "tres_per_job")), job.gpus_per_node, job.nodes);
     job.node_list = Str(j, "nodes");
-    job.node_names = ExpandNodeList(job.node_list);
+    job.node_names = expander.Expand(job.node_list);
     job.submit = Epoch(j, "submit_time").value_or(SimTime::Zero());
     bool started = job.state != "PENDING";
     if (started) {
@@ -263,13 +296,16 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     }
     if (IsFinishedState(job.state)) job.end = Epoch(j, "end_time");
     job.time_limit_min = Int(j, "time_limit");
-    if (job.time_limit_min && *job.time_limit_min >= 4294967294LL) job.time_limit_min.reset();
+    if (job.time_limit_min &&
+        (*job.time_limit_min < 0 || *job.time_limit_min > kMaxTimeLimitMinutes)) {
+      job.time_limit_min.reset();
+    }
     auto [code, sig] = DecodeWaitStatus(Int(j, "exit_code").value_or(0));
     job.exit_code = code;
     job.exit_signal = sig;
     job.restarts = static_cast<int32_t>(Int(j, "restart_cnt").value_or(0));
-    job.excluded_nodes = ExpandNodeList(Str(j, "excluded_nodes"));
-    job.required_nodes = ExpandNodeList(Str(j, "required_nodes"));
+    job.excluded_nodes = expander.Expand(Str(j, "excluded_nodes"));
+    job.required_nodes = expander.Expand(Str(j, "required_nodes"));
     job.comment = Str(j, "comment");
     job.command = Str(j, "command");
     job.work_dir = Str(j, "current_working_directory");
@@ -414,8 +450,9 @@ Status ApplyScontrolJob(const std::map<std::string, std::string>& rec, SlurmJob&
   std::string tres_node = Get(rec, "TresPerNode");
   if (tres_node.empty()) tres_node = Get(rec, "JOB_GRES");
   if (!tres_node.empty() && job.gpus_per_node == 0) job.gpus_per_node = ParseGpuCount(tres_node);
-  int32_t per_job = ParseGpuCount(Get(rec, "TresPerJob"));
-  if (job.gpus == 0) job.gpus = per_job > 0 ? per_job : job.gpus_per_node * std::max(1, job.nodes);
+  if (job.gpus == 0) {
+    job.gpus = TotalGpus(ParseGpuCount(Get(rec, "TresPerJob")), job.gpus_per_node, job.nodes);
+  }
   return Status::Ok();
 }
 
@@ -459,6 +496,7 @@ Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line) {
 
 Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
   std::vector<FinishedJob> out;
+  NodeListExpander expander;
   int line_no = 0;
   for (auto line : Split(text, '\n')) {
     ++line_no;
@@ -467,6 +505,9 @@ Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
     if (f.size() < 12) {
       return Status::DataLoss(
           fmt::format("sacct output line {}: {} fields, expected 12", line_no, f.size()));
+    }
+    if (Trim(f[0]).empty()) {
+      return Status::DataLoss(fmt::format("sacct output line {}: empty JobID", line_no));
     }
     std::string state = NormalizeState(f[4]);
     if (!IsFinishedState(state)) continue;
@@ -482,7 +523,7 @@ Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text) {
     job.exit_code = code;
     job.exit_signal = sig;
     job.node_list = IsNullText(f[6]) || f[6] == "None assigned" ? "" : std::string(f[6]);
-    job.node_names = ExpandNodeList(job.node_list);
+    job.node_names = expander.Expand(job.node_list);
     job.end = *end;
     job.start = ParseSlurmTimestamp(f[8]).value_or(*end);
     job.submit = ParseSlurmTimestamp(f[7]).value_or(job.start);

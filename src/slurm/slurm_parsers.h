@@ -6,6 +6,8 @@
 // squeue's standard_output is the unexpanded pattern (use scontrol's StdOut); scontrol has no JSON
 // and values may contain spaces; the jobcomp file also logs a PENDING line when a job is requeued.
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@
 namespace schedmate::slurm {
 
 // `squeue --json` (openapi v0.0.38). kDataLoss when the text is not that JSON; jobs sorted by id.
+// Node lists expand within kMaxExpandedNodesPerOutput names in all.
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
 // `sinfo --json`. kDataLoss when malformed; nodes sorted by name.
 Result<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
@@ -40,21 +43,39 @@ Result<SlurmJob> SlurmJobFromScontrol(const std::map<std::string, std::string>& 
 Result<std::optional<FinishedJob>> ParseJobcompLine(std::string_view line);
 // `sacct -X -n -P -o
 // JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir` output
-// (the order kSacctFormat names). Unfinished jobs are skipped.
+// (the order kSacctFormat names). Unfinished jobs are skipped; a line with fewer fields or an
+// empty JobID is kDataLoss naming the line. Node lists expand within kMaxExpandedNodesPerOutput.
 inline constexpr const char* kSacctFormat =
     "JobID,JobName,User,Partition,State,ExitCode,NodeList,Submit,Start,End,Timelimit,WorkDir";
 Result<std::vector<FinishedJob>> ParseSacctParsable(std::string_view text);
 
+// Bounds on what the parsers return, whatever the text says: GPU counts saturate at
+// kMaxGpuCount; a node list expands to at most kMaxExpandedNodes names; time limits above
+// kMaxTimeLimitMinutes (Slurm's NO_VAL 4294967294 and INFINITE 4294967295 included) are "none".
+inline constexpr int32_t kMaxGpuCount = 1 << 20;
+inline constexpr size_t kMaxExpandedNodes = 100000;
+// What one squeue or sacct output expands to in all (its jobs' node lists together): past it,
+// lists keep their text (node_list) and expand to nothing, so a few kilobytes of output cannot
+// become gigabytes of names.
+inline constexpr size_t kMaxExpandedNodesPerOutput = 1000000;
+inline constexpr int64_t kMaxTimeLimitMinutes = 4294967293;
+// Epoch seconds after 9999-12-31 are treated as "not set" (they would overflow SimTime).
+inline constexpr int64_t kMaxEpochSeconds = 253402300799;
+
 // "gpu[1-3,7],cpu01" -> gpu1 gpu2 gpu3 gpu7 cpu01 (zero padding kept). "" and "(null)" -> {}.
-std::vector<std::string> ExpandNodeList(std::string_view list);
+// A range that would take the list past `max_names` names is kept as written.
+std::vector<std::string> ExpandNodeList(std::string_view list,
+                                        size_t max_names = kMaxExpandedNodes);
 // GPU count in a TRES/GRES string: "gres:gpu:4", "gres/gpu=2", "gpu:a100:2", "gres:gpu" (1).
-// 0 when no GPU is named.
+// 0 when no GPU is named; at most kMaxGpuCount.
 int32_t ParseGpuCount(std::string_view tres);
+// A job's total GPUs: `per_job` when positive, else per_node x max(1, nodes); in 0..kMaxGpuCount.
+int32_t TotalGpus(int32_t per_job, int32_t per_node, int32_t nodes);
 // "2026-11-22T00:32:34" in the local time zone (Slurm prints local time). nullopt for
 // "Unknown", "None", "N/A", "" or garbage.
 std::optional<SimTime> ParseSlurmTimestamp(std::string_view text);
 // "00:05:00", "1-02:00:00", "45:00" (min:sec), "5" (minutes) -> minutes (rounded up); nullopt for
-// "UNLIMITED", "Partition_Limit", "N/A" and garbage.
+// "UNLIMITED", "Partition_Limit", "N/A", garbage and limits above kMaxTimeLimitMinutes.
 std::optional<int64_t> ParseTimeLimitMinutes(std::string_view text);
 // "3:0" -> {3, 0}; "0:9" -> {0, 9}.
 std::pair<int32_t, int32_t> ParseExitCodePair(std::string_view text);

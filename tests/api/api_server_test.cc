@@ -133,6 +133,36 @@ TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {
   EXPECT_EQ(big->status, 413);
 }
 
+// Found by fuzz/api/api_request_fuzz: a time limit past Slurm's range (its NO_VAL/INFINITE, or one
+// whose microseconds overflow int64) reached the advisor as a real limit; it now means "none" in
+// both request forms, as job_submit.lua sends it.
+TEST_F(ApiServerTest, EstimateTreatsLimitsPastSlurmsRangeAsNone) {
+  cluster_.Render();
+  Start();
+  auto post_json = [&](const std::string& body) {
+    auto res = client_->Post("/v1/estimate", body, "application/json");
+    EXPECT_TRUE(res);
+    EXPECT_EQ(res ? res->status : 0, 200) << (res ? res->body : "");
+    return res ? json::parse(res->body, nullptr, false) : json();
+  };
+  const json none = post_json(R"({"script":"x","name":"bert"})");
+  ASSERT_TRUE(none["estimate_s"].is_number());
+  for (const char* limit : {"4294967294", "4294967295", "200000000000000000"}) {
+    SCOPED_TRACE(limit);
+    const json body =
+        post_json(std::string(R"({"script":"x","name":"bert","time_limit_min":)") + limit + "}");
+    EXPECT_EQ(body["estimate_s"], none["estimate_s"]);
+    EXPECT_EQ(body["prediction"]["high_s"], none["prediction"]["high_s"]);
+    auto kv = client_->Post(
+        (std::string("/v1/estimate?format=kv&name=bert&time_limit_min=") + limit).c_str(), "x",
+        "text/plain");
+    ASSERT_TRUE(kv);
+    EXPECT_EQ(kv->status, 200);
+    EXPECT_NE(kv->body.find("estimate_s=" + none["estimate_s"].dump() + "\n"), std::string::npos)
+        << kv->body;
+  }
+}
+
 TEST_F(ApiServerTest, StateChangesNeedTheToken) {
   cluster_.SetDrained("gpu1", "schedmate: gpu_xid in job 1");
   RecordDrain("gpu1");

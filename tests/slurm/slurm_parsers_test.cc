@@ -245,5 +245,102 @@ TEST(TimeAndCodes, Parse) {
   EXPECT_FALSE(IsFinishedState("PENDING"));
 }
 
+// Regression cases found by fuzz/slurm/slurm_parsers_fuzz: values past what a real cluster prints
+// must stay within the documented bounds instead of overflowing (undefined behaviour) or
+// exhausting memory.
+
+TEST(GpuCount, SaturatesInsteadOfOverflowing) {
+  // 3000 items of 1 Mi GPUs each: the int32 sum used to overflow.
+  std::string tres;
+  for (int i = 0; i < 3000; ++i) tres += "gres/gpu=1048576,";
+  EXPECT_EQ(ParseGpuCount(tres), kMaxGpuCount);
+  EXPECT_EQ(TotalGpus(0, kMaxGpuCount, 4096), kMaxGpuCount);
+  EXPECT_EQ(TotalGpus(0, 4, -3), 4);
+  EXPECT_EQ(TotalGpus(6, 4, 2), 6);
+}
+
+TEST(SqueueJson, HugeCountsAndTimesStayInRange) {
+  auto jobs = ParseSqueueJson(R"({"jobs":[
+      {"job_id": 1, "job_state": "RUNNING", "node_count": 1048576,
+       "tres_per_node": "gres:gpu:1048576", "start_time": 9000000000000000000,
+       "submit_time": 1e300, "time_limit": 1e300},
+      {"job_id": 2, "job_state": "PENDING", "time_limit": -5, "eligible_time": 253402300800}]})");
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 2u);
+  const SlurmJob& big = (*jobs)[0];
+  EXPECT_EQ(big.gpus, kMaxGpuCount);
+  EXPECT_FALSE(big.start.has_value());
+  EXPECT_EQ(big.submit, SimTime::Zero());
+  EXPECT_FALSE(big.time_limit_min.has_value());
+  EXPECT_FALSE((*jobs)[1].time_limit_min.has_value());
+  EXPECT_FALSE((*jobs)[1].eligible.has_value());
+}
+
+TEST(Scontrol, HugeGpuTotalSaturates) {
+  auto records = ParseScontrolRecords(
+      "JobId=7 JobState=PENDING NumNodes=100000 TresPerNode=gres:gpu:1048576\n");
+  ASSERT_EQ(records.size(), 1u);
+  auto job = SlurmJobFromScontrol(records[0]);
+  ASSERT_OK(job);
+  EXPECT_EQ(job->gpus, kMaxGpuCount);
+}
+
+TEST(TimeLimit, OutOfRangeIsNone) {
+  const char* cases[] = {"99999999999999999:00:00", "1-99999999:00:00", "4294967294",
+                         "99999999999999-00:00:00", "3000000000000:00"};
+  for (const char* c : cases) {
+    SCOPED_TRACE(c);
+    EXPECT_FALSE(ParseTimeLimitMinutes(c).has_value());
+  }
+  EXPECT_EQ(ParseTimeLimitMinutes("4294967293"), std::optional<int64_t>(kMaxTimeLimitMinutes));
+  EXPECT_EQ(ParseTimeLimitMinutes("2982616-04:13:00"),
+            std::optional<int64_t>(kMaxTimeLimitMinutes));
+  EXPECT_FALSE(ParseTimeLimitMinutes("2982616-04:14:00").has_value());
+}
+
+// Found by fuzz/slurm (peak RSS near its 2 GB limit): a few kilobytes of sacct output, each line
+// naming a 100,000-node range, expanded to tens of millions of names.
+TEST(Sacct, NodeListsOfOneOutputShareABudget) {
+  std::string text;
+  for (int i = 1; i <= 20; ++i) {
+    text += std::to_string(i) +
+            "|a|u|gpu|COMPLETED|0:0|n[0-99999]|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+            "2026-11-22T00:02:00|5|/\n";
+  }
+  auto jobs = ParseSacctParsable(text);
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 20u);
+  size_t names = 0;
+  for (const auto& j : *jobs) {
+    names += j.node_names.size();
+    EXPECT_EQ(j.node_list, "n[0-99999]");  // the text is kept whatever the budget
+  }
+  EXPECT_LE(names, kMaxExpandedNodesPerOutput);
+  EXPECT_EQ(jobs->front().node_names.size(), 100000u);
+}
+
+TEST(Sacct, EmptyJobIdIsDataLoss) {
+  auto jobs = ParseSacctParsable(
+      "12|a|u|gpu|COMPLETED|0:0|g1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:02:00|5|/\n"
+      " |b|u|gpu|COMPLETED|0:0|g1|2026-11-22T00:00:00|2026-11-22T00:01:00|"
+      "2026-11-22T00:02:00|5|/\n");
+  EXPECT_EQ(jobs.status().code(), StatusCode::kDataLoss);
+}
+
+TEST(NodeList, ExpansionIsBounded) {
+  // Twenty ranges of 100,000 names each used to expand to two million names.
+  std::string list = "n[";
+  for (int i = 0; i < 20; ++i) list += "0-99999,";
+  list += "7]";
+  auto names = ExpandNodeList(list);
+  EXPECT_LE(names.size(), kMaxExpandedNodes);
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "n0");
+  // A range past the limit is kept as written.
+  EXPECT_EQ(ExpandNodeList("a[1-3],b[0-99999]"),
+            (std::vector<std::string>{"a1", "a2", "a3", "b0-99999"}));
+}
+
 }  // namespace
 }  // namespace schedmate::slurm
