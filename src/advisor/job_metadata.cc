@@ -1,5 +1,7 @@
 #include "advisor/job_metadata.h"
 
+#include <cmath>
+
 #include "core/strings.h"
 
 namespace schedmate::advisor {
@@ -8,6 +10,22 @@ std::optional<double> JobMetadata::Number(std::string_view field) const {
   auto it = values.find(std::string(field));
   if (it == values.end() || !it->second.is_number()) return std::nullopt;
   return it->second.get<double>();
+}
+
+std::optional<int64_t> JobMetadata::Count(std::string_view field, int64_t max) const {
+  std::optional<double> v = Number(field);
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > static_cast<double>(max)) return std::nullopt;
+  return static_cast<int64_t>(std::llround(*v));
+}
+
+void JobMetadata::ApplyWorkloadTo(JobRecord& job) const {
+  // A batch past int32 or more than 1e15 steps is not a value to plan with.
+  if (auto b = Count("global_batch_size", INT32_MAX)) job.batch_size = static_cast<int32_t>(*b);
+  if (auto s = Count("max_steps", 1'000'000'000'000'000)) job.iterations = *s;
+  job.model = Text("model");
+  job.dataset = Text("dataset");
+  const std::string p = Text("precision");
+  if (!p.empty()) job.amp = (p == "fp32") ? 0 : 1;
 }
 
 std::string JobMetadata::Text(std::string_view field) const {

@@ -9,12 +9,15 @@
 // "file:line" (path relative to the job's root), "derived: ..." or "default: ...".
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/job.h"
 
 namespace schedmate::advisor {
 
@@ -50,7 +53,14 @@ struct JobMetadata {
   // The field's value when it is a number / a string (a derived text like "derived: 8 x
   // num_processes" is a string, not a number); nullopt / "" otherwise.
   std::optional<double> Number(std::string_view field) const;
+  // The field as a whole count in [0, max] (rounded); nullopt when absent, not finite or out of
+  // range: extracted numbers come from job sources anyone can write ("--max_steps 1e30").
+  std::optional<int64_t> Count(std::string_view field, int64_t max) const;
   std::string Text(std::string_view field) const;
+  // Fills the workload fields the estimator's fingerprint and work scaling use (global batch,
+  // steps, model, dataset, mixed precision) from the extracted values that are in range; the
+  // job's resources stay as the caller set them.
+  void ApplyWorkloadTo(JobRecord& job) const;
   // {"field": value-or-null, ...} over kMetadataFields, in that order.
   nlohmann::json FieldsJson() const;
   nlohmann::json SourcesJson() const;

@@ -203,14 +203,10 @@ JobRecord JobFromMetadata(const advisor::JobMetadata& m, const std::string& user
   j.id = "advise:" + m.entry;
   j.user = user;
   j.name = std::filesystem::path(m.entry).filename().string();
-  if (auto g = m.Number("num_gpus")) j.gpus = GpuAmount::FromDouble(*g);
-  if (auto n = m.Number("num_nodes")) j.nodes = static_cast<int32_t>(*n);
-  if (auto b = m.Number("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
-  if (auto s = m.Number("max_steps")) j.iterations = static_cast<int64_t>(*s);
-  j.model = m.Text("model");
-  j.dataset = m.Text("dataset");
-  std::string p = m.Text("precision");
-  if (!p.empty()) j.amp = (p == "fp32") ? 0 : 1;
+  // More GPUs or nodes than any cluster has is not a request to plan with.
+  if (auto g = m.Count("num_gpus", 1'000'000)) j.gpus = GpuAmount::Whole(*g);
+  if (auto n = m.Count("num_nodes", 100'000)) j.nodes = static_cast<int32_t>(*n);
+  m.ApplyWorkloadTo(j);
   return j;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -43,20 +44,18 @@ JobRecord RecordOf(const JobContext& c) {
   return j;
 }
 
-// Fills the workload fields the estimator's fingerprint and work scaling use.
-void ApplyMetadata(const advisor::JobMetadata& m, JobRecord& j) {
-  if (auto b = m.Number("global_batch_size")) j.batch_size = static_cast<int32_t>(*b);
-  if (auto s = m.Number("max_steps")) j.iterations = static_cast<int64_t>(*s);
-  j.model = m.Text("model");
-  j.dataset = m.Text("dataset");
-}
-
 }  // namespace
 
 AdvisorJobAdvisor::AdvisorJobAdvisor()
     : estimator_(std::make_unique<advisor::HistoryEstimator>()),
-      extractor_(std::make_unique<advisor::BuiltinMetadataExtractor>()) {}
-AdvisorJobAdvisor::~AdvisorJobAdvisor() = default;
+      extractor_(std::make_unique<advisor::BuiltinMetadataExtractor>()) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "schedmate-noroot-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) != nullptr) empty_root_ = tmpl;
+}
+AdvisorJobAdvisor::~AdvisorJobAdvisor() {
+  std::error_code ec;
+  if (!empty_root_.empty()) std::filesystem::remove(empty_root_, ec);
+}
 
 Result<std::unique_ptr<AdvisorJobAdvisor>> AdvisorJobAdvisor::Create(store::HistoryStore& history) {
   std::unique_ptr<AdvisorJobAdvisor> a(new AdvisorJobAdvisor());
@@ -81,11 +80,16 @@ Result<Prediction> AdvisorJobAdvisor::Predict(const JobContext& job, SimTime now
     source.script_text = job.script;
     source.script_name = job.name.empty() ? "job.sh" : job.name + ".sh";
     std::error_code ec;
-    if (!job.work_dir.empty() && std::filesystem::is_directory(job.work_dir, ec))
+    if (!job.work_dir.empty() && std::filesystem::is_directory(job.work_dir, ec)) {
       source.root = job.work_dir;
+    } else {
+      // Without the job's directory the script is read alone: files it names are never looked
+      // up in the service's own working directory.
+      source.root = empty_root_;
+    }
     auto meta = extractor_->Extract(source);
     if (meta.ok()) {
-      ApplyMetadata(*meta, record);
+      meta->ApplyWorkloadTo(record);
       meta_text = meta->FingerprintText();
     }
   }

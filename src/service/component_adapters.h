@@ -58,6 +58,10 @@ class AdvisorJobAdvisor final : public JobAdvisor {
   AdvisorJobAdvisor();
   std::unique_ptr<advisor::HistoryEstimator> estimator_;
   std::unique_ptr<advisor::BuiltinMetadataExtractor> extractor_;
+  // An empty private directory (0700, removed with the advisor): the root of a script whose
+  // job directory is unknown, so the files it names are never read from the service's cwd.
+  // If it cannot be made, "/nonexistent" stands in (nothing is found there either).
+  std::string empty_root_ = "/nonexistent";
 };
 
 class TrackerLogTracker final : public LogTracker {

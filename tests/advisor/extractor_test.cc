@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "advisor/builtin_extractor.h"
 #include "core/file_util.h"
@@ -31,6 +32,26 @@ std::string Src(const JobMetadata& m, const std::string& f) {
 }
 
 // argparse default < YAML config < command line; `args.epochs = 60` after parsing wins over all.
+TEST(JobMetadataTest, CountsOutOfRangeOrNotFiniteAreNone) {
+  JobMetadata m;
+  m.values["max_steps"] = 1e30;
+  m.values["global_batch_size"] = 256.0;
+  m.values["num_gpus"] = -4;
+  m.values["epochs"] = std::numeric_limits<double>::quiet_NaN();
+  m.values["model"] = "gpt2";
+  EXPECT_FALSE(m.Count("max_steps", 1'000'000'000'000'000));
+  EXPECT_EQ(m.Count("global_batch_size", INT32_MAX), 256);
+  EXPECT_FALSE(m.Count("num_gpus", 1'000'000));
+  EXPECT_FALSE(m.Count("epochs", 1000));
+  EXPECT_FALSE(m.Count("model", 10));
+  JobRecord j;
+  j.iterations = 7;
+  m.ApplyWorkloadTo(j);
+  EXPECT_EQ(j.iterations, 7);  // the out-of-range value left it alone
+  EXPECT_EQ(j.batch_size, 256);
+  EXPECT_EQ(j.model, "gpt2");
+}
+
 TEST(ExtractorTest, ArgparseConfigCommandLinePrecedence) {
   JobMetadata m = ExtractOrDie(TestDataPath("advisor/argparse_job"), "run.sh");
   EXPECT_EQ(Val(m, "learning_rate"), json(0.01));  // CLI beats cfg.yaml 0.05 and default 0.1

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/file_util.h"
+#include "store/history_store.h"
 #include "testing/test_util.h"
 
 namespace schedmate::service {
@@ -105,6 +106,60 @@ TEST(FailureHandlerDiagnoser, ApplicationFailureOnlyNotifiesWithHint) {
   ASSERT_OK(d);
   EXPECT_EQ(d->cls, FailureClass::kApp);
   ASSERT_EQ(Kinds(*d), std::vector<PlannedAction::Kind>{PlannedAction::Kind::kNotifyUser});
+}
+
+}  // namespace
+}  // namespace schedmate::service
+
+namespace schedmate::service {
+namespace {
+
+// The advisor adapter serves POST /v1/estimate, which anyone who can reach the API may call.
+TEST(AdvisorJobAdvisorTest, HostileNumbersInAScriptAreIgnoredNotCast) {
+  auto history = store::SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(history);
+  auto advisor = AdvisorJobAdvisor::Create(**history);
+  ASSERT_OK(advisor);
+  JobContext job;
+  job.job_id = "1";
+  job.name = "ft";
+  job.gpus = 4;
+  job.nodes = 1;
+  for (const char* steps : {"8888888888888888881000", "1e308", "-5", "nan"}) {
+    SCOPED_TRACE(steps);
+    job.script = std::string("#!/bin/sh\ndeepspeed --num_gpus 4 finetune.py --max_steps ") + steps +
+                 " --global_batch_size 99999999999999999999\n";
+    auto p = (*advisor)->Predict(job, SimTime());
+    ASSERT_OK(p);  // under UBSan a float-to-int cast out of range would abort here
+    EXPECT_GT(p->duration.micros(), 0);
+  }
+}
+
+TEST(AdvisorJobAdvisorTest, WithoutAWorkDirNoFileIsReadFromTheServicesDirectory) {
+  testing::TempDir dir;
+  ASSERT_OK(WriteStringToFile(dir.File("cfg.yaml"), "model: secretmodelname\n"));
+  auto history = store::SqliteHistoryStore::Open(":memory:");
+  ASSERT_OK(history);
+  auto advisor = AdvisorJobAdvisor::Create(**history);
+  ASSERT_OK(advisor);
+  JobContext job;
+  job.job_id = "2";
+  job.name = "train";
+  job.gpus = 1;
+  job.nodes = 1;
+  job.script = "#!/bin/sh\npython train.py --config cfg.yaml\n";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto without = (*advisor)->Predict(job, SimTime());
+  job.work_dir = dir.path();
+  auto with = (*advisor)->Predict(job, SimTime());
+  std::filesystem::current_path(cwd);
+  ASSERT_OK(without);
+  ASSERT_OK(with);
+  EXPECT_EQ(without->fingerprint.find("secretmodelname"), std::string::npos)
+      << without->fingerprint;
+  // The same file is read when it is in the job's own directory.
+  EXPECT_NE(with->fingerprint.find("secretmodelname"), std::string::npos) << with->fingerprint;
 }
 
 }  // namespace
