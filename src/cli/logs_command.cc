@@ -587,30 +587,20 @@ void RegisterLogsCommands(CLI::App& app) {
   m->add_flag("--follow", o->follow,
               "Follow the file like tail -F and stream new records until interrupted");
   m->add_option("--plot", o->plot, "Write loss and throughput against step to this .svg/.png");
-  // PositiveNumber and NonNegativeNumber let "nan" through (every comparison with NaN is false).
-  const CLI::Validator finite(
-      [](std::string& in) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(in, v) || !std::isfinite(v)) {
-          return "not a finite number: " + in;
-        }
-        return {};
-      },
-      "FINITE");
   m->add_option("--stall-factor", o->stall_factor,
                 "Stalled after this many usual record intervals without progress")
-      ->check(CLI::PositiveNumber & finite)
+      ->check(PositiveFinite(1e6))
       ->capture_default_str();
   m->add_option("--slowdown-share", o->slowdown_share,
                 "Slowdown when step time rises by this share over the job's baseline")
-      ->check(CLI::PositiveNumber & finite)
+      ->check(PositiveFinite(1e6))
       ->capture_default_str();
   m->add_option("--poll-ms", o->poll_ms, "Follow mode: polling interval in milliseconds")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
   m->add_option("--idle-exit", o->idle_exit_s,
                 "Follow mode: stop after this many seconds without new data (0 = never)")
-      ->check(CLI::NonNegativeNumber & finite)
+      ->check(FiniteRange(0, 1e9))
       ->capture_default_str();
   m->add_flag("--from-end", o->from_end, "Follow mode: skip the existing content (tail -n 0 -F)");
   m->add_flag("--full-scan", o->full_scan,

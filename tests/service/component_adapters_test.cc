@@ -115,44 +115,46 @@ namespace schedmate::service {
 namespace {
 
 // The advisor adapter serves POST /v1/estimate, which anyone who can reach the API may call.
-TEST(AdvisorJobAdvisorTest, HostileNumbersInAScriptAreIgnoredNotCast) {
-  auto history = store::SqliteHistoryStore::Open(":memory:");
-  ASSERT_OK(history);
-  auto advisor = AdvisorJobAdvisor::Create(**history);
-  ASSERT_OK(advisor);
-  JobContext job;
-  job.job_id = "1";
-  job.name = "ft";
-  job.gpus = 4;
-  job.nodes = 1;
+class AdvisorJobAdvisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto history = store::SqliteHistoryStore::Open(":memory:");
+    ASSERT_OK(history);
+    history_ = std::move(*history);
+    auto advisor = AdvisorJobAdvisor::Create(*history_);
+    ASSERT_OK(advisor);
+    advisor_ = std::move(*advisor);
+    job_.job_id = "1";
+    job_.gpus = 4;
+    job_.nodes = 1;
+  }
+  std::unique_ptr<store::SqliteHistoryStore> history_;
+  std::unique_ptr<AdvisorJobAdvisor> advisor_;
+  JobContext job_;
+};
+
+TEST_F(AdvisorJobAdvisorTest, HostileNumbersInAScriptAreIgnoredNotCast) {
+  job_.name = "ft";
   for (const char* steps : {"8888888888888888881000", "1e308", "-5", "nan"}) {
     SCOPED_TRACE(steps);
-    job.script = std::string("#!/bin/sh\ndeepspeed --num_gpus 4 finetune.py --max_steps ") + steps +
-                 " --global_batch_size 99999999999999999999\n";
-    auto p = (*advisor)->Predict(job, SimTime());
+    job_.script = std::string("#!/bin/sh\ndeepspeed --num_gpus 4 finetune.py --max_steps ") +
+                  steps + " --global_batch_size 99999999999999999999\n";
+    auto p = advisor_->Predict(job_, SimTime());
     ASSERT_OK(p);  // under UBSan a float-to-int cast out of range would abort here
     EXPECT_GT(p->duration.micros(), 0);
   }
 }
 
-TEST(AdvisorJobAdvisorTest, WithoutAWorkDirNoFileIsReadFromTheServicesDirectory) {
+TEST_F(AdvisorJobAdvisorTest, WithoutAWorkDirNoFileIsReadFromTheServicesDirectory) {
   testing::TempDir dir;
   ASSERT_OK(WriteStringToFile(dir.File("cfg.yaml"), "model: secretmodelname\n"));
-  auto history = store::SqliteHistoryStore::Open(":memory:");
-  ASSERT_OK(history);
-  auto advisor = AdvisorJobAdvisor::Create(**history);
-  ASSERT_OK(advisor);
-  JobContext job;
-  job.job_id = "2";
-  job.name = "train";
-  job.gpus = 1;
-  job.nodes = 1;
-  job.script = "#!/bin/sh\npython train.py --config cfg.yaml\n";
+  job_.name = "train";
+  job_.script = "#!/bin/sh\npython train.py --config cfg.yaml\n";
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir.path());
-  auto without = (*advisor)->Predict(job, SimTime());
-  job.work_dir = dir.path();
-  auto with = (*advisor)->Predict(job, SimTime());
+  auto without = advisor_->Predict(job_, SimTime());
+  job_.work_dir = dir.path();
+  auto with = advisor_->Predict(job_, SimTime());
   std::filesystem::current_path(cwd);
   ASSERT_OK(without);
   ASSERT_OK(with);
