@@ -13,7 +13,7 @@
 # Environment: SCHEDMATE_SKIP_SLURM=1 skips 2; SCHEDMATE_SKIP_LLAMA=1 skips 3;
 #              SCHEDMATE_SKIP_BROWSER=1 skips 4; SCHEDMATE_SKIP_ASAN=1 skips 5;
 #              SCHEDMATE_SKIP_FUZZ=1 skips 6; SCHEDMATE_FUZZ_SECONDS=N fuzzes each target for N
-#              seconds (default 30; targets run nproc at a time).
+#              seconds (default 20; targets run nproc at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -120,7 +120,7 @@ if [[ "${SCHEDMATE_SKIP_ASAN:-0}" != 1 ]]; then
 fi
 
 if [[ "${SCHEDMATE_SKIP_FUZZ:-0}" != 1 ]]; then
-  fuzz_seconds=${SCHEDMATE_FUZZ_SECONDS:-30}
+  fuzz_seconds=${SCHEDMATE_FUZZ_SECONDS:-20}
   if [[ ! "$fuzz_seconds" =~ ^[1-9][0-9]*$ ]]; then
     echo "schedmate: SCHEDMATE_FUZZ_SECONDS must be a positive number of seconds" >&2
     exit 2

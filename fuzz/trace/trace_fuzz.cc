@@ -129,7 +129,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto tput = ParseGavelThroughputs(text, "throughputs.json"); tput.ok()) {
         JobTable t = SmallTable();
         const GavelDurationStats stats = ApplyGavelThroughputs(t, *tput);
-        SM_CHECK(stats.derived + stats.missing == static_cast<int64_t>(t.jobs.size()));
+        SM_CHECK(stats.derived + stats.missing + stats.out_of_range ==
+                 static_cast<int64_t>(t.jobs.size()));
         for (const JobRecord& j : t.jobs) SM_CHECK(j.duration.micros() >= 0);
       }
       break;
