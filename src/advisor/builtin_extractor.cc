@@ -1917,8 +1917,10 @@ std::optional<std::string> ParamsFromName(const std::string& model) {
 
 // GCC 12 reports a false -Wmaybe-uninitialized on std::optional<int64_t> reads in this function
 // (every read is guarded by has_value()).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 JobMetadata Extraction::Finish() {
   JobMetadata& m = meta_;
   auto set = [&](const std::string& field, json value, std::string source) {
@@ -2496,7 +2498,9 @@ JobMetadata Extraction::Finish() {
   if (main == nullptr && !config_only_) m.notes.push_back("no launch command found");
   return std::move(meta_);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 namespace {
 
