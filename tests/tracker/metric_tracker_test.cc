@@ -341,7 +341,7 @@ TEST_F(TrackerTest, MmcvRunnerPrintsTheTotalEpochs) {
 }
 
 TEST_F(TrackerTest, DatasetSizesOfTrainAndValAreNoEvaluationPhase) {
-  Run("Train samples: 4708, Val samples: 524\nEpoch 1/2 (lr=0.01)\n  Batch 0/30, Loss: 0.61\n");
+  Run("Train samples: 3120, Val samples: 390\nEpoch 1/2 (lr=0.01)\n  Batch 0/30, Loss: 0.61\n");
   ASSERT_TRUE(latest_);
   EXPECT_EQ(latest_->line_no, 3);
   EXPECT_EQ(latest_->v.epoch, 1);
