@@ -5,9 +5,10 @@
 #include <re2/set.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <algorithm>
 #include <map>
+
+#include "core/check.h"
 
 namespace schedmate::tracker {
 
@@ -109,10 +110,7 @@ Result<LineFormats> LineFormats::Parse(std::string_view yaml, std::string_view s
 const LineFormats& LineFormats::Builtin() {
   static const LineFormats* const kFormats = [] {
     Result<LineFormats> r = Parse(BuiltinFormatsYaml(), "builtin:tracker_formats.yaml");
-    if (!r.ok()) {
-      std::fprintf(stderr, "schedmate: %s\n", r.status().ToString().c_str());
-      std::abort();
-    }
+    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
     return new LineFormats(std::move(*r));
   }();
   return *kFormats;
@@ -136,7 +134,6 @@ bool LineFormats::Rewrite(int index, std::string_view line, std::string& out) co
                    static_cast<int>(groups.size()))) {
     return false;
   }
-  const std::map<int, std::string>& names = f.re->CapturingGroupNames();
   out.clear();
   for (const Piece& piece : f.pieces) {
     bool complete = true;
@@ -145,26 +142,17 @@ bool LineFormats::Rewrite(int index, std::string_view line, std::string& out) co
     }
     if (!complete) continue;
     if (!out.empty()) out += ", ";
-    // Replace each {name} with its group's text.
+    // Replace the k-th {name} with the text of piece.groups[k] (resolved when the file was read).
     size_t pos = 0;
-    while (pos < piece.text.size()) {
+    for (int g : piece.groups) {
       const size_t open = piece.text.find('{', pos);
-      if (open == std::string::npos) {
-        out.append(piece.text, pos, std::string::npos);
-        break;
-      }
-      out.append(piece.text, pos, open - pos);
       const size_t close = piece.text.find('}', open);
-      const std::string name = piece.text.substr(open + 1, close - open - 1);
-      for (const auto& [g, gname] : names) {
-        if (gname == name) {
-          const re2::StringPiece& v = groups[static_cast<size_t>(g)];
-          out.append(v.data(), v.size());
-          break;
-        }
-      }
+      out.append(piece.text, pos, open - pos);
+      const re2::StringPiece& v = groups[static_cast<size_t>(g)];
+      out.append(v.data(), v.size());
       pos = close + 1;
     }
+    out.append(piece.text, pos, std::string::npos);
   }
   return !out.empty();
 }

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
+
+#include "core/check.h"
 
 namespace schedmate::tracker {
 
@@ -89,10 +89,7 @@ Result<Vocabulary> Vocabulary::Parse(std::string_view yaml, std::string_view sou
 const Vocabulary& Vocabulary::Builtin() {
   static const Vocabulary* const kVocabulary = [] {
     Result<Vocabulary> r = Parse(BuiltinVocabularyYaml(), "builtin:tracker_vocabulary.yaml");
-    if (!r.ok()) {
-      std::fprintf(stderr, "schedmate: %s\n", r.status().ToString().c_str());
-      std::abort();
-    }
+    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
     return new Vocabulary(std::move(*r));
   }();
   return *kVocabulary;
