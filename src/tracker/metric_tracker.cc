@@ -362,9 +362,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       // An epoch's closing line after step-level progress, with only its duration ("13 epoch at
       // time 480.6s", MXNet's "Epoch[3] Time cost=120.1"): context for what follows, not the
       // newest progress.
-      ctx_epoch_ = vals_.epoch;
-      ctx_epoch_fractional_ = vals_.epoch_fractional;
-      if (vals_.total_epochs) ctx_total_epochs_ = vals_.total_epochs;
+      OpenEpoch(vals_);
       return;
     }
     if (k.anchor && !k.bar && !vals_.has_strong_metric && !training_families_.empty() &&
@@ -373,9 +371,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       // does: a message ("Epoch 5: reducing learning rate to 1e-4"), not a progress record. An
       // epoch counter on it still opens the epoch ("Epoch 2/2 (lr=0.01)" above its batch lines).
       if (vals_.epoch && !vals_.step && !k.checkpoint) {
-        ctx_epoch_ = vals_.epoch;
-        ctx_epoch_fractional_ = vals_.epoch_fractional;
-        if (vals_.total_epochs) ctx_total_epochs_ = vals_.total_epochs;
+        OpenEpoch(vals_);
       }
       return;
     }
@@ -421,6 +417,12 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       Confirm(pending_.back());
     }
   }
+}
+
+void MetricTracker::OpenEpoch(const ExtractedValues& v) {
+  ctx_epoch_ = v.epoch;
+  ctx_epoch_fractional_ = v.epoch_fractional;
+  if (v.total_epochs) ctx_total_epochs_ = v.total_epochs;
 }
 
 void MetricTracker::ResolveLookahead(bool eval_follows) {

@@ -99,6 +99,8 @@ class MetricTracker {
   void ProcessSegment(std::string_view seg, std::string_view physical, int64_t line_no,
                       uint64_t offset, bool first_segment, double wall_time_s);
   void ResolveLookahead(bool eval_follows);
+  // The epoch a line announces becomes the context of the lines below it.
+  void OpenEpoch(const ExtractedValues& v);
   void Confirm(Pending& p);
   void FinalizeReady(int64_t current_line, bool all);
   void Finalize(Pending& p);
