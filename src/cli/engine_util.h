@@ -2,9 +2,12 @@
 // Shared --engine / --llm-config handling for the commands that have a built-in and an LLM
 // engine (advise, logs metrics, diagnose).
 //
-//   --engine builtin|llm|auto   (default builtin) the rule of llm/engine.h: auto uses the LLM when
-//                               it is configured and a quick probe succeeds; llm uses it without
-//                               probing; both fall back to the built-in engine on any failure.
+//   --engine builtin|llm|auto   (default builtin) builtin never asks the model; llm asks it for
+//                               every answer without probing; auto asks it only for the answers
+//                               the built-in engine is unsure of (confidence below --llm-below),
+//                               after a quick probe made the first time an answer needs it. Both
+//                               fall back to the built-in engine on any failure.
+//   --llm-below CONF            (default 0.8) the confidence under which --engine auto asks the LLM.
 //   --llm-config FILE           the LLM configuration (else $SCHEDMATE_LLM_CONFIG, else the
 //                               SCHEDMATE_LLM_* environment variables; config/llm.example.yaml).
 //
@@ -22,6 +25,7 @@
 
 namespace schedmate::llm {
 class LlmSetup;
+enum class EngineChoice;
 }  // namespace schedmate::llm
 
 namespace schedmate::cli {
@@ -29,6 +33,7 @@ namespace schedmate::cli {
 struct EngineFlags {
   std::string engine = "builtin";
   std::string llm_config;
+  double llm_below = 0.8;  // --engine auto: ask the LLM for answers below this confidence
 };
 
 // Adds --engine and --llm-config to `cmd`, bound to `flags` (which must outlive `cmd`).
@@ -42,7 +47,15 @@ class EngineContext {
   static std::unique_ptr<EngineContext> Resolve(const EngineFlags& flags);
   ~EngineContext();
 
-  bool use_llm() const { return use_llm_; }
+  // Whether the LLM is to be used for an answer whose built-in confidence is unknown: llm, and
+  // auto once it decided (the first call under auto probes the server).
+  bool use_llm();
+  // Whether to ask the LLM for an answer the built-in engine gave with `builtin_confidence`
+  // (0..1): builtin never; llm always (while usable); auto only below --llm-below, probing the
+  // server the first time. Never true after a Fallback().
+  bool Consult(double builtin_confidence);
+  bool is_auto() const { return auto_; }
+  double llm_below() const { return llm_below_; }
   // The set-up LLM stack; non-null when use_llm().
   llm::LlmSetup* setup() const { return setup_.get(); }
   // The chat model's name ("" when not configured).
@@ -58,10 +71,14 @@ class EngineContext {
 
  private:
   EngineContext() = default;
+  void Decide(llm::EngineChoice choice);
   // shared_ptr: its deleter is bound where the setup is created, so a build without the llm
   // component never needs the complete type.
   std::shared_ptr<llm::LlmSetup> setup_;
   bool use_llm_ = false;
+  bool auto_ = false;
+  bool decided_ = true;  // false: auto has not probed yet
+  double llm_below_ = 0.8;
   std::string engine_ = "builtin";
   int fallbacks_ = 0;
 };
