@@ -848,12 +848,25 @@ size_t TakeOptions(const std::vector<std::string>& w, size_t i, const std::set<s
 
 void Extraction::ProcessShell(const std::string& rel, const std::string& text,
                               const ShellContext& ctx, const std::string& wrapper, int depth) {
-  ShellScript s = ParseShell(text, ctx);
-  AddSbatch(s.sbatch, rel);
   std::string cwd = fs::path(rel).parent_path().generic_string();
+  ShellContext sc = ctx;
+  sc.script_path = rel;
+  sc.script_dir = cwd.empty() ? "." : cwd;
+  // `. FILE` / `source FILE`: a file of the job, read like any other (inside the job directory).
+  sc.source = [this, cwd](const std::string& f) -> std::optional<std::pair<std::string, std::string>> {
+    std::optional<std::string> path = Resolve(cwd, f, cwd);
+    if (!path) return std::nullopt;
+    std::optional<std::string> body = Read(*path);
+    if (!body) return std::nullopt;
+    return std::make_pair(std::move(*body), *path);
+  };
+  ShellScript s = ParseShell(text, sc);
+  AddSbatch(s.sbatch, rel);
   std::map<std::string, std::string> vars = ctx.variables;
   for (const auto& [k, v] : s.variables) vars[k] = v;
-  for (const ShellCommand& c : s.commands) ProcessCommand(rel, c, cwd, wrapper, depth, vars);
+  for (const ShellCommand& c : s.commands) {
+    ProcessCommand(c.file.empty() ? rel : c.file, c, cwd, wrapper, depth, vars);
+  }
 }
 
 Launch Extraction::NewLaunch(const std::string& rel, const ShellCommand& cmd,

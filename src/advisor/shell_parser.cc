@@ -1,5 +1,6 @@
 #include "advisor/shell_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -20,6 +21,53 @@ bool IsAssignment(std::string_view w, std::string* name, std::string* value) {
   *name = std::string(w.substr(0, eq));
   *value = std::string(w.substr(eq + 1));
   return true;
+}
+
+// The end (one past the closing parenthesis) of the command substitution whose '(' is at
+// s[open]; nested parentheses and quoted text inside are stepped over. s.size() when unclosed.
+size_t SubstitutionEnd(std::string_view s, size_t open) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote != 0) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    else if (c == '(') ++depth;
+    else if (c == ')' && --depth == 0) return i + 1;
+  }
+  return s.size();
+}
+
+// Whether the text inside `$( ... )` is one of the idioms that name the script's own directory:
+// dirname of $0 or ${BASH_SOURCE[0]} (optionally through realpath / readlink -f), optionally
+// inside `cd ... && pwd`.
+bool IsScriptDirIdiom(std::string_view inner) {
+  std::string t;
+  for (char c : inner) {
+    if (c != '"' && c != '\'') t.push_back(c);
+  }
+  std::string_view v = Trim(t);
+  if (StartsWith(v, "cd ")) {  // cd $(dirname $0) && pwd [-P]
+    v = Trim(v.substr(3));
+    size_t amp = v.rfind("&&");
+    if (amp == std::string_view::npos) return false;
+    std::string_view tail = Trim(v.substr(amp + 2));
+    if (tail != "pwd" && tail != "pwd -P") return false;
+    v = Trim(v.substr(0, amp));
+    if (!StartsWith(v, "$(") || v.back() != ')') return false;
+    v = Trim(v.substr(2, v.size() - 3));
+  }
+  if (!StartsWith(v, "dirname ")) return false;
+  v = Trim(v.substr(8));
+  for (std::string_view wrap : {"$(realpath ", "$(readlink -f "}) {
+    if (StartsWith(v, wrap) && v.back() == ')') v = Trim(v.substr(wrap.size(), v.size() - wrap.size() - 1));
+  }
+  return v == "$0" || v == "${0}" || v == "${BASH_SOURCE[0]}" || v == "${BASH_SOURCE}" ||
+         v == "$BASH_SOURCE";
 }
 
 // A raw word: pieces of text, each either quoted (no splitting) or not.
@@ -127,6 +175,14 @@ class Lexer {
         std::string body;
         ++i_;
         while (i_ < s_.size() && s_[i_] != '"') {
+          if (s_[i_] == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
+            size_t e = SubstitutionEnd(s_, i_ + 1);
+            std::string_view sub = s_.substr(i_, e - i_);
+            for (char b : sub) line_ += b == '\n';
+            body.append(sub);
+            i_ = e;
+            continue;
+          }
           if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
             char n = s_[i_ + 1];
             if (n == '\n') {
@@ -170,8 +226,9 @@ class Lexer {
 
 class Expander {
  public:
-  Expander(std::map<std::string, std::string>& vars, const std::vector<std::string>& pos)
-      : vars_(vars), pos_(pos) {}
+  Expander(std::map<std::string, std::string>& vars, const std::vector<std::string>& pos,
+           const ShellContext& ctx)
+      : vars_(vars), pos_(pos), ctx_(ctx) {}
 
   // Expands $... in `s` (not single-quoted). Escaped characters (\x) are kept literal.
   std::string Expand(std::string_view s, bool& unknown) {
@@ -193,6 +250,13 @@ class Expander {
       }
       char n = s[i + 1];
       if (n == '(') {
+        size_t e = SubstitutionEnd(s, i + 1);
+        if (!ctx_.script_dir.empty() && e <= s.size() && e > i + 2 &&
+            IsScriptDirIdiom(s.substr(i + 2, e - i - 3))) {
+          out += ctx_.script_dir;
+          i = e - 1;
+          continue;
+        }
         unknown = true;
         out.push_back(c);
         continue;
@@ -243,6 +307,8 @@ class Expander {
           if (pos_.empty()) unknown = true;
         } else if (n == '#') {
           out += std::to_string(pos_.size());
+        } else if (n == '0' && !ctx_.script_path.empty()) {
+          out += ctx_.script_path;
         } else {
           size_t idx = static_cast<size_t>(n - '0');
           if (idx >= 1 && idx <= pos_.size()) {
@@ -275,6 +341,12 @@ class Expander {
   // Expands a raw word into zero or more words (unquoted expansions are split on blanks).
   std::vector<ShellWord> ExpandWord(const RawWord& w) {
     std::vector<ShellWord> out;
+    // "$@" alone: one word per positional parameter (none when there are none).
+    if (w.pieces.size() == 1 && w.pieces[0].quoted && !w.pieces[0].single &&
+        (w.pieces[0].text == "$@" || w.pieces[0].text == "${@}")) {
+      for (const std::string& p : pos_) out.push_back({p, false});
+      return out;
+    }
     ShellWord cur;
     bool have = false;
     for (const Piece& p : w.pieces) {
@@ -321,6 +393,7 @@ class Expander {
   }
   std::map<std::string, std::string>& vars_;
   const std::vector<std::string>& pos_;
+  const ShellContext& ctx_;
 };
 
 }  // namespace
@@ -394,30 +467,172 @@ void SeedSlurmEnvironment(const std::vector<SbatchDirective>& sbatch,
   for (auto& [k, v] : got) vars.emplace(k, v);  // the caller's environment wins
 }
 
-ShellScript ParseShell(std::string_view text, const ShellContext& context) {
-  ShellScript script;
-  // #SBATCH directives: only comment lines starting with "#SBATCH".
-  {
-    int line = 0;
-    for (std::string_view raw : Split(text, '\n')) {
-      ++line;
-      std::string_view l = Trim(raw);
-      if (!StartsWith(l, "#SBATCH")) continue;
-      std::string_view rest = l.substr(7);
-      if (!rest.empty() && !std::isspace(static_cast<unsigned char>(rest[0]))) continue;
-      size_t hash = rest.find(" #");
-      if (hash != std::string_view::npos) rest = rest.substr(0, hash);
-      std::vector<std::string> words;
-      for (std::string_view w : Split(rest, ' ')) {
-        w = Trim(w);
-        if (!w.empty()) words.emplace_back(w);
-      }
-      for (auto& d : ParseSbatchOptions(words, line)) script.sbatch.push_back(std::move(d));
+namespace {
+
+// A function's body as text to parse where the function is called: everything before the body
+// is reduced to its newlines, so line numbers stay those of the file.
+struct ShellFunction {
+  std::string body;
+  std::string file;  // "" = the parsed text itself
+};
+
+// Whether text[i] starts or ends a word (for `{` / `}` as reserved words).
+bool WordBoundary(std::string_view t, size_t i) {
+  return i >= t.size() || t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r' ||
+         t[i] == ';';
+}
+
+// The offset one past the `}` closing the body whose `{` is at text[open]; npos when unclosed.
+// Quotes, ${...} expansions and comments are stepped over; braces count only as whole words.
+size_t BodyEnd(std::string_view t, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      size_t e = i + 1;
+      while (e < t.size() && t[e] != c) e += (c == '"' && t[e] == '\\') ? 2 : 1;
+      i = e;
+    } else if (c == '$' && i + 1 < t.size() && t[i + 1] == '{') {
+      size_t e = t.find('}', i);
+      if (e == std::string_view::npos) return std::string_view::npos;
+      i = e;
+    } else if (c == '#' && (i == 0 || WordBoundary(t, i - 1))) {
+      size_t e = t.find('\n', i);
+      if (e == std::string_view::npos) return std::string_view::npos;
+      i = e;
+    } else if (c == '{' && (i == 0 || WordBoundary(t, i - 1)) && WordBoundary(t, i + 1)) {
+      ++depth;
+    } else if (c == '}' && (i == 0 || WordBoundary(t, i - 1)) && WordBoundary(t, i + 1)) {
+      if (--depth == 0) return i + 1;
     }
   }
-  std::map<std::string, std::string> vars = context.variables;
-  SeedSlurmEnvironment(script.sbatch, vars);
-  Expander ex(vars, context.positional);
+  return std::string_view::npos;
+}
+
+// Cuts the function definitions (`name() {`, `function name {`, `function name() {`; the brace
+// may open the next line) out of `text`: returns the text with each definition blanked (newlines
+// kept) and adds the bodies to `functions`.
+std::string CutFunctions(std::string_view text, const std::string& file,
+                         std::map<std::string, ShellFunction>& functions) {
+  std::string out(text);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = Trim(text.substr(pos, eol - pos));
+    size_t next = eol + 1;
+    bool keyword = StartsWith(line, "function ") || StartsWith(line, "function\t");
+    std::string_view rest = keyword ? Trim(line.substr(9)) : line;
+    size_t n = 0;
+    while (n < rest.size() && (IsNameChar(rest[n]) || (n > 0 && rest[n] == '-'))) ++n;
+    std::string_view after = Trim(rest.substr(n));
+    bool parens = StartsWith(after, "(");
+    if (parens) {
+      after = Trim(after.substr(1));
+      if (!StartsWith(after, ")")) {
+        pos = next;
+        continue;
+      }
+      after = Trim(after.substr(1));
+    }
+    if (n == 0 || std::isdigit(static_cast<unsigned char>(rest[0])) || (!keyword && !parens) ||
+        !(after.empty() || after == "{" || StartsWith(after, "{ ") || after == "{\r")) {
+      pos = next;
+      continue;
+    }
+    // The opening brace: on this line, or the first word of the next non-blank line.
+    size_t open = std::string_view::npos;
+    if (!after.empty()) {
+      open = static_cast<size_t>(after.data() - text.data());  // `after` is a view into text
+    } else {
+      size_t k = next;
+      while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+      if (k < text.size() && text[k] == '{' && WordBoundary(text, k + 1)) open = k;
+    }
+    size_t close = open == std::string_view::npos ? open : BodyEnd(text, open);
+    if (close == std::string_view::npos) {
+      pos = next;
+      continue;
+    }
+    ShellFunction f;
+    f.file = file;
+    f.body.assign(static_cast<size_t>(std::count(text.begin(), text.begin() + open + 1, '\n')),
+                  '\n');
+    f.body.append(text.substr(open + 1, close - 1 - (open + 1)));
+    functions[std::string(rest.substr(0, n))] = std::move(f);
+    for (size_t k = pos; k < close; ++k) {
+      if (out[k] != '\n') out[k] = ' ';
+    }
+    pos = close;
+  }
+  return out;
+}
+
+// Reads commands out of a script, its functions' bodies where they are called and the files it
+// sources; one instance per ParseShell call.
+class ShellReader {
+ public:
+  ShellReader(const ShellContext& ctx, ShellScript& script)
+      : ctx_(ctx), script_(script), vars_(ctx.variables) {
+    SeedSlurmEnvironment(script_.sbatch, vars_);
+  }
+
+  // The parsed text itself: its function definitions first, then its commands.
+  void RunScript(std::string_view text) {
+    Run(CutFunctions(text, "", functions_), ctx_.positional, "", "", 0);
+  }
+  void Run(std::string_view text, const std::vector<std::string>& positional,
+           const std::string& file, const std::string& function, int depth);
+
+ private:
+  // Runs `cmd` when it calls a function or sources a file; false when it is an ordinary command.
+  bool Expand(const ShellCommand& cmd, int depth, const std::vector<std::string>& positional);
+
+  static constexpr int kMaxDepth = 8;
+  const ShellContext& ctx_;
+  ShellScript& script_;
+  std::map<std::string, std::string> vars_;
+  std::map<std::string, ShellFunction> functions_;
+  std::set<std::string> sourcing_;  // files being sourced (a file sourcing itself stops there)
+};
+
+bool ShellReader::Expand(const ShellCommand& cmd, int depth,
+                         const std::vector<std::string>& positional) {
+  const std::string& w0 = cmd.words[0].text;
+  if (auto f = functions_.find(w0); f != functions_.end() && !cmd.words[0].unknown) {
+    if (depth >= kMaxDepth) return true;
+    std::vector<std::string> args;
+    for (size_t k = 1; k < cmd.words.size(); ++k) args.push_back(cmd.words[k].text);
+    ShellFunction fn = f->second;  // the call may redefine it
+    Run(CutFunctions(fn.body, fn.file, functions_), args, fn.file, w0, depth + 1);
+    return true;
+  }
+  if ((w0 == "." || w0 == "source") && cmd.words.size() >= 2 && ctx_.source &&
+      cmd.words[1].text != "activate" && !cmd.words[1].unknown) {
+    auto got = ctx_.source(cmd.words[1].text);
+    if (!got) return false;
+    if (depth >= kMaxDepth || !sourcing_.insert(got->second).second) return true;
+    script_.sourced.push_back(got->second);
+    std::vector<std::string> args = positional;
+    if (cmd.words.size() > 2) {
+      args.clear();
+      for (size_t k = 2; k < cmd.words.size(); ++k) args.push_back(cmd.words[k].text);
+    }
+    Run(CutFunctions(got->first, got->second, functions_), args, got->second, cmd.function,
+        depth + 1);
+    sourcing_.erase(got->second);
+    return true;
+  }
+  return false;
+}
+
+void ShellReader::Run(std::string_view text, const std::vector<std::string>& positional,
+                      const std::string& file, const std::string& function, int depth) {
+  std::map<std::string, std::string>& vars = vars_;
+  ShellScript& script = script_;
+  Expander ex(vars, positional, ctx_);
   Lexer lex(text);
   std::vector<RawWord> raw;
   int line = 0;
@@ -449,6 +664,8 @@ ShellScript ParseShell(std::string_view text, const ShellContext& context) {
     }
     ShellCommand cmd;
     cmd.line = line;
+    cmd.file = file;
+    cmd.function = function;
     // Leading assignments.
     while (k < raw.size()) {
       // The name part must be an unquoted first piece containing '='.
@@ -496,9 +713,36 @@ ShellScript ParseShell(std::string_view text, const ShellContext& context) {
     for (; k < raw.size(); ++k) {
       for (ShellWord& w : ex.ExpandWord(raw[k])) cmd.words.push_back(std::move(w));
     }
-    if (cmd.words.empty()) continue;
+    if (cmd.words.empty() || Expand(cmd, depth, positional)) continue;
     script.commands.push_back(std::move(cmd));
   }
+}
+
+}  // namespace
+
+ShellScript ParseShell(std::string_view text, const ShellContext& context) {
+  ShellScript script;
+  // #SBATCH directives: only comment lines starting with "#SBATCH".
+  {
+    int line = 0;
+    for (std::string_view raw : Split(text, '\n')) {
+      ++line;
+      std::string_view l = Trim(raw);
+      if (!StartsWith(l, "#SBATCH")) continue;
+      std::string_view rest = l.substr(7);
+      if (!rest.empty() && !std::isspace(static_cast<unsigned char>(rest[0]))) continue;
+      size_t hash = rest.find(" #");
+      if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+      std::vector<std::string> words;
+      for (std::string_view w : Split(rest, ' ')) {
+        w = Trim(w);
+        if (!w.empty()) words.emplace_back(w);
+      }
+      for (auto& d : ParseSbatchOptions(words, line)) script.sbatch.push_back(std::move(d));
+    }
+  }
+  ShellReader reader(context, script);
+  reader.RunScript(text);
   return script;
 }
 

@@ -9,11 +9,18 @@
 // positional $1..$9 and $@ from the caller), word splitting of unquoted expansions, and the
 // keywords of compound commands (if/then/else/fi, for/do/done, while, case) which are stepped
 // over so the commands inside are still seen. Command substitution `$(...)` and backticks are
-// not run: the word keeps its text and is marked unknown.
+// not run: the word keeps its text and is marked unknown, except the script-directory idioms
+// (`$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`, `$(cd "$(dirname "$0")" && pwd)`, with
+// realpath/readlink -f around $0), which expand to ShellContext::script_dir; `$0` is the script.
+// Functions (`name() { ... }`, `function name { ... }`) are not run where they are defined but
+// where they are called, with the call's words as $1..$N. `. FILE` / `source FILE` read FILE
+// through ShellContext::source (when set): its variables and functions join the script's, and
+// its commands are returned with `file` naming it.
 // `#SBATCH` lines are returned separately as directives.
 //
 // Thread-safety: stateless functions.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +38,9 @@ struct ShellCommand {
   std::vector<ShellWord> words;            // after expansion; words[0] is the program
   std::map<std::string, std::string> env;  // prefix assignments
   int line = 0;                            // 1-based line where the command starts
+  std::string file;      // the sourced file it comes from (as ShellContext::source named it);
+                         // "" = the parsed text itself
+  std::string function;  // the function whose call ran it; "" at top level
 };
 
 struct SbatchDirective {
@@ -44,11 +54,18 @@ struct ShellScript {
   std::vector<SbatchDirective> sbatch;
   std::map<std::string, std::string> variables;  // final values of assigned variables
   std::map<std::string, int> variable_lines;     // where each was last assigned
+  std::vector<std::string> sourced;               // files read through ShellContext::source
 };
 
 struct ShellContext {
   std::vector<std::string> positional;           // $1, $2, ...
   std::map<std::string, std::string> variables;  // inherited (exported) variables
+  std::string script_path;  // $0 ("" = unknown)
+  std::string script_dir;   // what the script-directory idioms expand to ("" = unknown)
+  // Reads a file named by `. FILE` / `source FILE` (FILE as expanded): its text and the name its
+  // commands are reported under, or nullopt when it cannot be read. Unset: sourcing is skipped.
+  std::function<std::optional<std::pair<std::string, std::string>>(const std::string& file)>
+      source;
 };
 
 ShellScript ParseShell(std::string_view text, const ShellContext& context = {});

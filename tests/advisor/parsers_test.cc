@@ -45,6 +45,95 @@ TEST(ShellParserTest, UnknownPositionalIsMarked) {
   EXPECT_TRUE(s.commands[0].words[1].unknown);
 }
 
+std::vector<std::string> Words(const ShellCommand& c) {
+  std::vector<std::string> w;
+  for (const auto& x : c.words) w.push_back(x.text);
+  return w;
+}
+
+TEST(ShellParserTest, FunctionsRunWhereTheyAreCalledWithTheirArguments) {
+  ShellScript s = ParseShell(
+      "STEPS=10\n"
+      "launch() {\n"
+      "  local extra=$1\n"
+      "  python fit.py --steps $STEPS $extra \"$@\"\n"
+      "}\n"
+      "function report\n"
+      "{\n"
+      "  python summarize.py\n"
+      "}\n"
+      "STEPS=20\n"
+      "launch --fast --seed 3\n");
+  ASSERT_EQ(s.commands.size(), 1u);  // report() is never called
+  const ShellCommand& c = s.commands[0];
+  EXPECT_EQ(c.line, 4);  // the body's own line
+  EXPECT_EQ(c.function, "launch");
+  std::vector<std::string> want = {"python", "fit.py", "--steps", "20", "--fast",
+                                   "--fast", "--seed", "3"};
+  EXPECT_EQ(Words(c), want);
+}
+
+TEST(ShellParserTest, SourcedFilesShareVariablesAndFunctions) {
+  ShellContext ctx;
+  ctx.script_path = "jobs/run.sh";
+  ctx.script_dir = "jobs";
+  std::vector<std::string> asked;
+  ctx.source = [&](const std::string& f) -> std::optional<std::pair<std::string, std::string>> {
+    asked.push_back(f);
+    if (f != "jobs/common.sh") return std::nullopt;
+    return std::make_pair(std::string("LR=0.5\ngo() {\n  python -m pkg.train --lr $LR \"$@\"\n}\n"),
+                          std::string("jobs/common.sh"));
+  };
+  ShellScript s = ParseShell(". \"$(dirname \"$0\")/common.sh\"\ngo --epochs 4\n", ctx);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], "jobs/common.sh");
+  ASSERT_EQ(s.commands.size(), 1u);
+  EXPECT_EQ(s.commands[0].file, "jobs/common.sh");
+  EXPECT_EQ(s.commands[0].line, 3);
+  std::vector<std::string> want = {"python", "-m", "pkg.train", "--lr", "0.5", "--epochs", "4"};
+  EXPECT_EQ(Words(s.commands[0]), want);
+  EXPECT_EQ(s.variables.at("LR"), "0.5");
+  ASSERT_EQ(s.sourced.size(), 1u);
+}
+
+TEST(ShellParserTest, ScriptDirectoryIdiomsAndUnreadableSources) {
+  ShellContext ctx;
+  ctx.script_path = "a/b.sh";
+  ctx.script_dir = "a";
+  ctx.source = [](const std::string&) -> std::optional<std::pair<std::string, std::string>> {
+    return std::nullopt;
+  };
+  ShellScript s = ParseShell(
+      "ROOT=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\n"
+      "HERE=$(dirname $(realpath $0))\n"
+      "OTHER=$(date +%s)\n"
+      "source missing.sh\n"
+      "source activate env\n",
+      ctx);
+  EXPECT_EQ(s.variables.at("ROOT"), "a");
+  EXPECT_EQ(s.variables.at("HERE"), "a");
+  EXPECT_NE(s.variables.at("OTHER"), "a");
+  // An unreadable source stays an ordinary command, and so does conda's `source activate`.
+  ASSERT_EQ(s.commands.size(), 2u);
+  EXPECT_EQ(s.commands[0].words[0].text, "source");
+}
+
+TEST(ShellParserTest, RecursiveFunctionsAndSelfSourcingStop) {
+  ShellContext ctx;
+  ctx.source = [](const std::string& f) -> std::optional<std::pair<std::string, std::string>> {
+    return std::make_pair(std::string(". again.sh\npython x.py\n"), f);
+  };
+  ShellScript s = ParseShell("f() { f; python y.py; }\nf\n. again.sh\n", ctx);
+  size_t x = 0, y = 0;
+  for (const ShellCommand& c : s.commands) {
+    x += Words(c) == std::vector<std::string>{"python", "x.py"};
+    y += Words(c) == std::vector<std::string>{"python", "y.py"};
+  }
+  EXPECT_EQ(x, 1u);
+  EXPECT_GE(y, 1u);
+  EXPECT_LE(y, 8u);
+}
+
 TEST(PythonScannerTest, AssignmentsCallsFieldsImports) {
   PyFacts f = ScanPython(
       "import torch\nfrom transformers import Trainer  # x\n"
