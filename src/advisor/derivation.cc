@@ -1,0 +1,766 @@
+#include "advisor/extraction.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <regex>
+
+#include "core/strings.h"
+
+namespace schedmate::advisor::internal {
+
+namespace {
+
+// Image sizes of well-known datasets (square side in pixels).
+const std::vector<std::pair<std::string, int>>& DatasetImageSizes() {
+  static const auto* t = new std::vector<std::pair<std::string, int>>{
+      {"fashion_mnist", 28}, {"fashionmnist", 28}, {"mnist", 28},    {"cifar10", 32},
+      {"cifar100", 32},      {"cifar", 32},        {"svhn", 32},     {"tiny_imagenet", 64},
+      {"tinyimagenet", 64},  {"stl10", 96},        {"imagenet", 224}};
+  return *t;
+}
+
+// Model families: first matching pattern wins (order matters: "rcnn" before "cnn").
+const std::vector<std::pair<std::string, std::string>>& FamilyPatterns() {
+  static const auto* t =
+      new std::vector<std::pair<std::string, std::string>>{{"rcnn", "rcnn"},
+                                                           {"r_cnn", "rcnn"},
+                                                           {"retinanet", "retinanet"},
+                                                           {"yolo", "yolo"},
+                                                           {"detr", "detr"},
+                                                           {"mllama", "llama"},
+                                                           {"llama", "llama"},
+                                                           {"mixtral", "mixtral"},
+                                                           {"mistral", "mistral"},
+                                                           {"qwen", "qwen"},
+                                                           {"minicpm", "minicpm"},
+                                                           {"chatglm", "glm"},
+                                                           {"baichuan", "baichuan"},
+                                                           {"gemma", "gemma"},
+                                                           {"falcon", "falcon"},
+                                                           {"bloom", "bloom"},
+                                                           {"pythia", "gpt-neox"},
+                                                           {"gpt_neox", "gpt-neox"},
+                                                           {"gpt-neox", "gpt-neox"},
+                                                           {"gptj", "gpt-j"},
+                                                           {"gpt", "gpt"},
+                                                           {"flan_t5", "t5"},
+                                                           {"flan-t5", "t5"},
+                                                           {"mt5", "t5"},
+                                                           {"t5", "t5"},
+                                                           {"bart", "bart"},
+                                                           {"deberta", "deberta"},
+                                                           {"roberta", "roberta"},
+                                                           {"electra", "electra"},
+                                                           {"albert", "albert"},
+                                                           {"bert", "bert"},
+                                                           {"whisper", "whisper"},
+                                                           {"wav2vec", "wav2vec2"},
+                                                           {"clip", "clip"},
+                                                           {"stable_diffusion", "diffusion"},
+                                                           {"stable-diffusion", "diffusion"},
+                                                           {"sdxl", "diffusion"},
+                                                           {"diffusion", "diffusion"},
+                                                           {"unet", "unet"},
+                                                           {"swin", "swin"},
+                                                           {"convnext", "convnext"},
+                                                           {"deit", "vit"},
+                                                           {"vit", "vit"},
+                                                           {"resnext", "resnet"},
+                                                           {"resnet", "resnet"},
+                                                           {"wide_resnet", "resnet"},
+                                                           {"efficientnet", "efficientnet"},
+                                                           {"mobilenet", "mobilenet"},
+                                                           {"densenet", "densenet"},
+                                                           {"vgg", "vgg"},
+                                                           {"alexnet", "alexnet"},
+                                                           {"lstm", "lstm"},
+                                                           {"gru", "gru"},
+                                                           {"rnn", "rnn"},
+                                                           {"transformer", "transformer"},
+                                                           {"mlp", "mlp"},
+                                                           {"cnn", "cnn"},
+                                                           {"lenet", "cnn"},
+                                                           {"convnet", "cnn"}};
+  return *t;
+}
+
+// Parameter counts of well-known checkpoints named without a size suffix.
+const std::vector<std::pair<std::string, std::string>>& KnownParams() {
+  static const auto* t =
+      new std::vector<std::pair<std::string, std::string>>{{"bert-large", "~340M"},
+                                                           {"bert-base", "~110M"},
+                                                           {"distilbert", "~66M"},
+                                                           {"roberta-large", "~355M"},
+                                                           {"roberta-base", "~125M"},
+                                                           {"gpt2-xl", "~1.5B"},
+                                                           {"gpt2-large", "~774M"},
+                                                           {"gpt2-medium", "~355M"},
+                                                           {"gpt2", "~124M"},
+                                                           {"t5-small", "~60M"},
+                                                           {"t5-base", "~220M"},
+                                                           {"t5-large", "~770M"},
+                                                           {"resnet18", "~11.7M"},
+                                                           {"resnet34", "~21.8M"},
+                                                           {"resnet50", "~25.6M"},
+                                                           {"resnet101", "~44.5M"},
+                                                           {"resnet152", "~60.2M"},
+                                                           {"vit-base", "~86M"},
+                                                           {"vit-large", "~307M"},
+                                                           {"yolov8n", "~3.2M"},
+                                                           {"yolov8s", "~11.2M"},
+                                                           {"yolov8m", "~25.9M"},
+                                                           {"yolov8l", "~43.7M"},
+                                                           {"yolov8x", "~68.2M"},
+                                                           {"stable-diffusion-v1", "~860M (UNet)"},
+                                                           {"r50", "~41M (Faster R-CNN R50-FPN)"}};
+  return *t;
+}
+
+std::string NormalisePrecision(const json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? "amp" : "fp32";
+  std::string s = ToLower(ValueText(v));
+  std::string t = Trim(s).data();
+  if (StartsWith(t, "dynamic")) {
+    bool bf = t.find("bfloat16") != std::string::npos || t.find("bf16") != std::string::npos;
+    bool fp = t.find("'float16'") != std::string::npos ||
+              t.find("\"float16\"") != std::string::npos || t.find("fp16") != std::string::npos;
+    if (bf && fp) return "dynamic: bf16 if supported, else fp16";
+    return ValueText(v);
+  }
+  if (t == "auto") return "auto (bf16 if supported, else fp16)";
+  if (t == "no" || t == "32" || t == "fp32" || t == "float32" || t == "32-true" || t == "full")
+    return "fp32";
+  if (t == "bf16" || t == "bfloat16" || t == "bf16-mixed" || t == "bf16-true") return "bf16";
+  if (t == "fp16" || t == "float16" || t == "16" || t == "16-mixed" || t == "half" || t == "o1" ||
+      t == "o2")
+    return "fp16";
+  if (t == "amp" || t == "true") return "amp";
+  return ValueText(v);
+}
+
+bool IsPlaceholder(const std::string& s) {
+  std::string l = ToLower(s);
+  return StartsWith(l, "your") || l.find("/your") != std::string::npos ||
+         l.find("path/to") != std::string::npos || l.find("xxx") != std::string::npos ||
+         l.find("<") != std::string::npos;
+}
+
+std::string FamilyOf(const std::string& model) {
+  std::string l = ToLower(model);
+  for (const auto& [pat, fam] : FamilyPatterns()) {
+    // Short patterns must start a word ("t5" is not in "resnet50", "vit" not in "gravity").
+    bool need_boundary = pat.size() <= 3 && pat != "gpt";
+    for (size_t at = l.find(pat); at != std::string::npos; at = l.find(pat, at + 1)) {
+      if (!need_boundary || at == 0 || !std::isalpha(static_cast<unsigned char>(l[at - 1])))
+        return fam;
+    }
+  }
+  return {};
+}
+
+std::optional<std::string> ParamsFromName(const std::string& model) {
+  static const std::regex kSize(R"((?:^|[^a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?:$|[^a-z0-9]))",
+                                std::regex::icase);
+  std::string l = ToLower(model);
+  std::smatch m;
+  if (std::regex_search(l, m, kSize)) return m[1].str() + (ToLower(m[2].str()) == "b" ? "B" : "M");
+  for (const auto& [pat, p] : KnownParams()) {
+    if (l.find(pat) != std::string::npos) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// GCC 12 reports a false -Wmaybe-uninitialized on std::optional<int64_t> reads in this function
+// (every read is guarded by has_value()).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+JobMetadata Extraction::Finish() {
+  JobMetadata& m = meta_;
+  auto set = [&](const std::string& field, json value, std::string source) {
+    m.values[field] = std::move(value);
+    m.sources[field] = std::move(source);
+  };
+
+  // Choose the main launch: the one with the most arguments (first on ties).
+  const Launch* main = nullptr;
+  for (const Launch& l : launches_) {
+    if (main == nullptr || l.args.size() > main->args.size()) main = &l;
+  }
+  std::optional<int64_t> processes;           // data-parallel processes x model-parallel
+  std::optional<int64_t> per_node_processes;  // torchrun: x nodes once the node count is known
+  std::string processes_src;
+  std::optional<int64_t> gpus;
+  std::string gpus_src;
+  std::optional<int64_t> nodes;
+  std::string nodes_src;
+  if (main != nullptr) {
+    const std::string where = Loc(main->file, main->line);
+    std::map<std::string, std::string> o;
+    for (const auto& [k, v] : main->opts) o[k] = v;
+    auto opt_src = [&](const std::string& k) {
+      return Loc(main->file, FindLine(main->file, main->line, k));
+    };
+    auto opt_int = [&](std::initializer_list<const char*> keys,
+                       std::string* src) -> std::optional<int64_t> {
+      for (const char* k : keys) {
+        auto it = o.find(k);
+        if (it == o.end()) continue;
+        std::string v = it->second;
+        size_t colon = v.find(':');
+        if (colon != std::string::npos) v = v.substr(0, colon);
+        if (auto n = ParseInt(v)) {
+          *src = opt_src(std::string(k));
+          return n;
+        }
+      }
+      return std::nullopt;
+    };
+    std::string s1, s2;
+    if (main->launcher == "torchrun" || main->launcher == "torch.distributed.run" ||
+        main->launcher == "torch.distributed.launch" ||
+        (main->launcher == "torchtune" && (o.count("nproc_per_node") || o.count("nnodes")))) {
+      auto per = opt_int({"nproc_per_node"}, &s1);
+      auto nn = opt_int({"nnodes"}, &s2);
+      if (nn) {
+        nodes = nn;
+        nodes_src = s2;
+      } else if (!o.count("nnodes")) {
+        nodes = 1;
+        nodes_src = where + " (single node: no --nnodes)";
+      }
+      if (per) {
+        per_node_processes = per;
+        processes_src = s1;
+      }
+    } else if (main->launcher == "deepspeed") {
+      auto per = opt_int({"num_gpus", "num_gpu"}, &s1);
+      auto nn = opt_int({"num_nodes"}, &s2);
+      if (o.count("include")) {
+        std::string inc = o["include"];
+        size_t colon = inc.find(':');
+        if (colon != std::string::npos) {
+          per = CountDevices(inc.substr(colon + 1));
+          s1 = opt_src("include");
+        }
+      }
+      nodes = nn ? *nn : 1;
+      nodes_src = nn ? s2 : where + " (single node: no --num_nodes/--hostfile)";
+      if (o.count("hostfile") && !nn) nodes.reset();
+      if (per && nodes) {
+        processes = *per * *nodes;
+        processes_src = s1;
+      }
+    } else if (main->launcher == "accelerate") {
+      auto np = opt_int({"num_processes"}, &s1);
+      auto nm = opt_int({"num_machines"}, &s2);
+      nodes = nm ? *nm : 1;
+      nodes_src = nm ? s2 : where + " (no --num_machines)";
+      if (np) {
+        processes = np;
+        processes_src = s1;
+      }
+      if (o.count("config_file")) {
+        // The accelerate config file decides processes, machines and precision.
+        std::string rel_dir = fs::path(main->file).parent_path().generic_string();
+        if (auto cf = Resolve(main->cwd, o["config_file"], rel_dir); cf && Read(*cf)) {
+          try {
+            YAML::Node n = YAML::Load(text_cache_[*cf]);
+            auto get = [&](const char* k) -> std::optional<std::string> {
+              if (n[k] && n[k].IsScalar()) return n[k].Scalar();
+              return std::nullopt;
+            };
+            if (!np) {
+              if (auto v = get("num_processes"); v && ParseInt(*v)) {
+                processes = *ParseInt(*v);
+                processes_src = Loc(*cf, FindLine(*cf, 1, "num_processes"));
+              }
+            }
+            if (auto v = get("num_machines"); v && ParseInt(*v) && !nm) {
+              nodes = *ParseInt(*v);
+              nodes_src = Loc(*cf, FindLine(*cf, 1, "num_machines"));
+            }
+            if (auto v = get("mixed_precision")) {
+              Add("precision", json(*v), kConfig, 0, Loc(*cf, FindLine(*cf, 1, "mixed_precision")),
+                  "mixed_precision");
+            }
+          } catch (const std::exception& e) {
+            meta_.notes.push_back(*cf + ": YAML error: " + e.what());
+          }
+        }
+      }
+      if (o.count("mixed_precision"))
+        Add("precision", json(o["mixed_precision"]), kCommandLine, 0, opt_src("mixed_precision"),
+            "mixed_precision");
+      Vote("accelerate", 2);
+    } else {
+      // python, llamafactory-cli, swift: one process unless a wrapper starts several.
+      nodes = 1;
+      nodes_src = where + " (single process launch)";
+      auto nproc_env = main->env.find("NPROC_PER_NODE");
+      if (main->launcher == "torchtune" &&
+          main->program.find("single_device") != std::string::npos) {
+        processes = 1;  // `tune run lora_finetune_single_device ...`: one GPU by design
+        processes_src = where + " (single-device recipe)";
+      } else if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
+        processes = *ParseInt(nproc_env->second);  // swift / llamafactory-cli start torchrun
+        processes_src = Loc(main->file, FindLine(main->file, main->line, "NPROC_PER_NODE"));
+      } else if (main->wrapper_processes) {
+        processes = main->wrapper_processes;
+        processes_src = main->wrapper_source;
+      } else if (main->wrapper == "srun") {
+        // srun starts --ntasks (or --ntasks-per-node x nodes) copies of the program.
+        std::optional<int64_t> ntasks, per_node, nn;
+        for (const SbatchDirective& d : sbatch_) {
+          if (d.option == "--ntasks" || d.option == "-n") ntasks = ParseInt(d.value);
+          if (d.option == "--ntasks-per-node") per_node = ParseInt(d.value);
+          if (d.option == "--nodes" || d.option == "-N")
+            nn = ParseInt(d.value.substr(0, d.value.find('-')));
+        }
+        if (ntasks)
+          processes = ntasks;
+        else if (per_node)
+          processes = *per_node * (nn ? *nn : 1);
+        if (processes) processes_src = sbatch_file_ + " (srun tasks)";
+        if (nn) {
+          nodes = nn;
+          nodes_src = sbatch_file_;
+        }
+      } else if (main->launcher == "python" && spawned_devices_.value > 0 &&
+                 votes_.count("lightning")) {
+        processes = spawned_devices_.value;  // Lightning starts one DDP process per device
+        processes_src = spawned_devices_.source + " (Lightning: one process per device)";
+      } else if (main->launcher == "python") {
+        processes = 1;
+        processes_src = where + " (plain python: one process)";
+      }
+    }
+    if (main->launcher == "deepspeed") Vote("deepspeed", 2);
+    if (main->launcher == "llamafactory-cli") Vote("llama-factory", 6);
+    if (main->launcher == "swift") Vote("ms-swift", 6);
+  }
+  // Slurm request.
+  std::optional<int64_t> sb_gpus_per_node, sb_nodes, sb_gpus_total;
+  std::string sb_src;
+  for (const SbatchDirective& d : sbatch_) {
+    std::string src = Loc(sbatch_file_, d.line);
+    if (d.option == "--nodes" || d.option == "-N") {
+      std::string v = d.value.substr(0, d.value.find('-'));
+      if (auto n = ParseInt(v)) {
+        sb_nodes = n;
+        if (!nodes || nodes_src.find("(") != std::string::npos) {
+          nodes = n;
+          nodes_src = src;
+        }
+      }
+    }
+    if (d.option == "--gres") {
+      static const std::regex kGres(R"(gpu(?::[^:,]+)?:(\d+))");
+      std::smatch mm;
+      if (std::regex_search(d.value, mm, kGres)) {
+        sb_gpus_per_node = std::stoll(mm[1].str());
+        sb_src = src;
+      }
+    }
+    if (d.option == "--gpus-per-node") {
+      std::string v =
+          d.value.substr(d.value.find(':') == std::string::npos ? 0 : d.value.find(':') + 1);
+      if (auto n = ParseInt(v)) {
+        sb_gpus_per_node = n;
+        sb_src = src;
+      }
+    }
+    if (d.option == "--gpus" || d.option == "-G") {
+      std::string v =
+          d.value.substr(d.value.find(':') == std::string::npos ? 0 : d.value.find(':') + 1);
+      if (auto n = ParseInt(v)) {
+        sb_gpus_total = n;
+        sb_src = src;
+      }
+    }
+  }
+  if (per_node_processes) {
+    if (!nodes) {
+      nodes = 1;
+      nodes_src = processes_src + " (node count unknown: assumed one)";
+    }
+    processes = *per_node_processes * nodes.value_or(1);
+  }
+  if (main != nullptr) {
+    const std::string where = Loc(main->file, main->line);
+    // GPUs: launcher processes; CUDA_VISIBLE_DEVICES; Slurm request.
+    auto cvd = main->env.find("CUDA_VISIBLE_DEVICES");
+    bool gpu_launcher = (main->launcher != "python" && main->launcher != "llamafactory-cli" &&
+                         main->launcher != "swift" && main->launcher != "yolo") ||
+                        main->env.count("NPROC_PER_NODE") ||
+                        (main->wrapper == "srun" && processes && *processes > 1);
+    if (processes && gpu_launcher) {
+      gpus = processes;
+      gpus_src = processes_src;
+    } else if (cvd != main->env.end() && CountDevices(cvd->second) > 0) {
+      gpus = CountDevices(cvd->second);
+      gpus_src = Loc(main->file, FindLine(main->file, main->line, "CUDA_VISIBLE_DEVICES")) +
+                 " (CUDA_VISIBLE_DEVICES lists device indexes)";
+      if (!processes && (main->launcher == "llamafactory-cli" || main->launcher == "swift") &&
+          *gpus == 1) {
+        processes = 1;
+        processes_src = gpus_src;
+      }
+    }
+  }
+  if (!gpus && (sb_gpus_per_node || sb_gpus_total)) {
+    gpus = sb_gpus_total ? *sb_gpus_total : *sb_gpus_per_node * (sb_nodes ? *sb_nodes : 1);
+    gpus_src = sb_src + " (Slurm GPU request)";
+  }
+  if (!nodes && !sbatch_.empty()) {
+    nodes = 1;
+    nodes_src = sbatch_file_ + " (Slurm default: one node)";
+  }
+  // Explicit arguments naming GPU / node counts.
+  if (const Candidate* c = Best("num_gpus"); c && !gpus) {
+    if (auto n = AsNumber(c->value)) {
+      gpus = static_cast<int64_t>(*n);
+      gpus_src = c->source;
+    }
+  }
+  if (const Candidate* c = Best("num_nodes"); c && c->level >= kCommandLine) {
+    if (auto n = AsNumber(c->value)) {
+      nodes = static_cast<int64_t>(*n);
+      nodes_src = c->source;
+    }
+  }
+  if (!gpus && main != nullptr && main->launcher == "python" && program_found_) {
+    if ((cuda_flag_defined_ && !cuda_flag_given_) || cpu_flag_given_) {
+      gpus = 0;
+      gpus_src = cuda_flag_defined_
+                     ? "derived: the program has a --cuda flag that is not passed (CPU run)"
+                     : "derived: CPU flag passed";
+    } else if (uses_cuda_) {
+      gpus = 1;
+      gpus_src = "derived: single-process python program that uses CUDA";
+    }
+  }
+  if (!gpus && main != nullptr && main->launcher == "python" && !program_found_ &&
+      !sbatch_.empty() && sb_gpus_per_node) {
+    gpus = *sb_gpus_per_node;
+  }
+  if (gpus) set("num_gpus", json(*gpus), gpus_src);
+  if (!Best("dataset")) {
+    for (const std::string& p : program_names_) {
+      std::string l = ToLower(p);
+      if (l.find("synthetic") != std::string::npos || l.find("dummy") != std::string::npos ||
+          l.find("fake_data") != std::string::npos) {
+        Add("dataset", json("synthetic (generated by " + p + ")"), kLibraryDefault, 9,
+            "derived: program name " + p);
+      }
+    }
+  }
+  if (nodes) set("num_nodes", json(*nodes), nodes_src);
+
+  // Launcher name.
+  if (main != nullptr) {
+    std::string name = main->launcher;
+    if (main->wrapper == "sbatch" && name == "python")
+      name = "sbatch --wrap -> python";
+    else if ((main->wrapper == "srun" || main->wrapper == "mpirun") && name == "python")
+      name = main->wrapper;
+    set("launcher", json(name), Loc(main->file, main->line));
+  }
+
+  // Plain fields from candidates.
+  static const char* kDirect[] = {"per_device_batch_size",
+                                  "global_batch_size",
+                                  "gradient_accumulation",
+                                  "sequence_length",
+                                  "image_size",
+                                  "epochs",
+                                  "max_steps",
+                                  "learning_rate",
+                                  "optimizer",
+                                  "dataset",
+                                  "model"};
+  for (const char* f : kDirect) {
+    const Candidate* c = Best(f);
+    if (c == nullptr) continue;
+    json v = c->value;
+    std::string field = f;
+    if (field != "optimizer" && field != "dataset" && field != "model") {
+      if (auto n = AsNumber(v)) {
+        double d = *n;
+        if ((field == "max_steps" || field == "epochs") && d <= 0) continue;
+        if (field != "learning_rate" && d == std::floor(d) && std::abs(d) < 9e15) {
+          v = json(static_cast<int64_t>(d));
+        } else {
+          v = json(d);
+        }
+      } else if (v.is_boolean()) {
+        continue;
+      }
+    } else if (!v.is_string()) {
+      v = json(ValueText(v));
+    }
+    // A template value the user never filled in ("your-model", "<dataset>") is reported, marked
+    // as such, rather than passed off as a real model or dataset name.
+    if ((field == "dataset" || field == "model") && v.is_string() &&
+        IsPlaceholder(v.get<std::string>())) {
+      v = json(v.get<std::string>() + " (placeholder name)");
+    }
+    set(field, v, c->source);
+  }
+  if (!backbone_type_.value.empty()) {
+    const Candidate* c = Best("model");
+    bool generic = c == nullptr || c->key == "model.type" || c->rank >= 3;
+    if (generic) {
+      std::string name = backbone_type_.value;
+      auto depth = shape_.find("backbone_depth");
+      if (depth != shape_.end() && depth->second.value > 0)
+        name += std::to_string(depth->second.value);
+      set("model", json(name), backbone_type_.source);
+    }
+  }
+  // Megatron-style parallelism and derived batch sizes.
+  std::optional<int64_t> dp = processes;
+  std::string dp_note;
+  if (dp && (tp_ || pp_)) {
+    int64_t mp = (tp_ ? *tp_ : 1) * (pp_ ? *pp_ : 1);
+    if (mp > 0 && *dp % mp == 0) {
+      dp = *dp / mp;
+      dp_note = fmt::format(" / model parallel {}", mp);
+    }
+  }
+  if (auto it = world_divides_.find("gradient_accumulation");
+      it != world_divides_.end() && m.Has("gradient_accumulation")) {
+    const json& ga = m.values["gradient_accumulation"];
+    if (ga.is_number_integer() && processes && *processes > 0 &&
+        ga.get<int64_t>() % *processes == 0) {
+      int64_t per = ga.get<int64_t>() / *processes;
+      set("gradient_accumulation", json(per),
+          fmt::format("derived: {} ({}) / {} processes, as {} divides by the world size",
+                      ga.get<int64_t>(), m.sources["gradient_accumulation"], *processes,
+                      it->second));
+    }
+  }
+  bool training_job = main != nullptr || config_only_ || m.Has("per_device_batch_size");
+  if (!m.Has("gradient_accumulation") && m.Has("per_device_batch_size") && training_job) {
+    if (m.Has("global_batch_size") && m.values["per_device_batch_size"].is_number() &&
+        m.values["global_batch_size"].is_number() && dp) {
+      int64_t g = m.values["global_batch_size"].get<int64_t>();
+      int64_t p = m.values["per_device_batch_size"].get<int64_t>();
+      if (p > 0 && *dp > 0 && g % (p * *dp) == 0) {
+        set("gradient_accumulation", json(g / (p * *dp)),
+            fmt::format("derived: global {} / (micro {} x data-parallel {})", g, p, *dp));
+      }
+    }
+    if (!m.Has("gradient_accumulation"))
+      set("gradient_accumulation", json(1), "default: no gradient accumulation configured");
+  }
+  if (!m.Has("global_batch_size") && m.Has("per_device_batch_size") &&
+      m.values["per_device_batch_size"].is_number_integer()) {
+    int64_t p = m.values["per_device_batch_size"].get<int64_t>();
+    int64_t ga =
+        m.Has("gradient_accumulation") && m.values["gradient_accumulation"].is_number_integer()
+            ? m.values["gradient_accumulation"].get<int64_t>()
+            : 1;
+    if (dp) {
+      set("global_batch_size", json(p * ga * *dp),
+          fmt::format("derived: per-device {} x accumulation {} x {} processes{}", p, ga,
+                      *processes, dp_note));
+    } else if (training_job) {
+      set("global_batch_size",
+          json(fmt::format("derived: {} x num_processes (process count not in the sources)",
+                           p * ga)),
+          "derived: per-device x accumulation x unknown process count");
+    }
+  }
+  // Precision.
+  if (const Candidate* c = Best("precision")) {
+    set("precision", json(NormalisePrecision(c->value)), c->source);
+  }
+
+  // Framework.
+  std::string framework;
+  {
+    for (const std::string& p : program_names_) {
+      std::string l = ToLower(p);
+      if (StartsWith(l, "run_") &&
+          (l.find("glue") != std::string::npos || l.find("clm") != std::string::npos ||
+           l.find("mlm") != std::string::npos || l.find("qa") != std::string::npos ||
+           l.find("ner") != std::string::npos || l.find("summarization") != std::string::npos ||
+           l.find("translation") != std::string::npos))
+        Vote("hf-transformers", 3);
+      if (l.find("text_to_image") != std::string::npos || l.find("dreambooth") != std::string::npos)
+        Vote("diffusers", 3);
+      if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
+          StartsWith(l, "pretrain_t5"))
+        Vote("megatron", 3);
+      if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
+      if (StartsWith(l, "t5x.")) Vote("jax", 4);          // -m t5x.train (JAX)
+    }
+    if (hf_trainer_) Vote("hf-transformers", 2);
+    static const char* kSpecific[] = {
+        "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
+        "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
+        "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2"};
+    int best = 0;
+    for (const char* f : kSpecific) {
+      auto it = votes_.find(f);
+      if (it != votes_.end() && it->second > best) {
+        best = it->second;
+        framework = f;
+      }
+    }
+    if (framework.empty() &&
+        (votes_.count("pytorch") || votes_.count("deepspeed") || votes_.count("accelerate") ||
+         (main != nullptr && main->launcher != "python"))) {
+      framework = "pytorch";
+    }
+    if (!framework.empty()) {
+      std::string extra;
+      if (votes_.count("deepspeed") && framework != "deepspeed" && framework != "pytorch")
+        extra = " + deepspeed";
+      else if (votes_.count("deepspeed") && framework == "pytorch")
+        framework = "pytorch + deepspeed";
+      if (votes_.count("accelerate") && votes_["accelerate"] >= 2 && framework != "pytorch")
+        extra += " + accelerate";
+      set("framework", json(framework + extra),
+          "derived: imports, launcher and argument vocabulary");
+    }
+  }
+  // Library defaults that depend on the framework.
+  auto lib_default = [&](const std::string& field, json v, const std::string& why) {
+    if (!m.Has(field)) set(field, std::move(v), "default: " + why);
+  };
+  if (framework == "ultralytics") {
+    lib_default("precision", json("amp (ultralytics default)"), "ultralytics trains with AMP");
+    lib_default("optimizer", json("auto (ultralytics default)"), "ultralytics optimizer='auto'");
+  }
+  if (StartsWith(framework, "hf-transformers") || StartsWith(framework, "llama-factory") ||
+      StartsWith(framework, "ms-swift") || StartsWith(framework, "diffusers") ||
+      StartsWith(framework, "axolotl")) {
+    lib_default("optimizer", json("AdamW (library default)"),
+                "HF Trainer / diffusers examples use AdamW");
+  }
+  if (StartsWith(framework, "hf-transformers") && !m.Has("learning_rate") && hf_trainer_) {
+    lib_default("learning_rate", json(5e-5), "HF TrainingArguments.learning_rate");
+  }
+  if (framework == "megatron")
+    lib_default("optimizer", json("adam (Megatron default)"), "Megatron --optimizer adam");
+  if (framework == "torchtune" && torchtune_packaged_config_)
+    lib_default("precision", json("bf16"), "torchtune's packaged configs set dtype: bf16");
+  if (!m.Has("precision") && (training_job) && !framework.empty()) {
+    m.values["precision"] = "fp32";
+    m.sources["precision"] = "default: no mixed-precision setting found";
+  }
+  // Image size of well-known datasets.
+  if (!m.Has("image_size") && m.Has("dataset") && m.values["dataset"].is_string()) {
+    std::string d = ToLower(m.values["dataset"].get<std::string>());
+    std::string dn;
+    for (char c : d) {
+      if (c != '-' && c != ' ') dn.push_back(c == '-' ? '_' : c);
+    }
+    for (const auto& [name, size] : DatasetImageSizes()) {
+      if (dn.find(name) != std::string::npos) {
+        set("image_size", json(size),
+            "derived: " + name + " images are " + std::to_string(size) + "x" +
+                std::to_string(size));
+        break;
+      }
+    }
+  }
+  // Model family and parameters.
+  std::string model = m.Has("model") ? ValueText(m.values["model"]) : "";
+  std::string family = FamilyOf(model);
+  std::string family_src = m.Has("model") ? m.sources["model"] : "";
+  if (family.empty()) {
+    for (const std::string& p : program_names_) {
+      std::string f = FamilyOf(p.substr(0, p.find('.')));
+      if (!f.empty() && f != "transformer") {
+        family = f;
+        family_src = "derived: program name " + p;
+        break;
+      }
+    }
+  }
+  if (!family.empty())
+    set("model_family", json(family),
+        family_src.empty()                  ? "derived"
+        : StartsWith(family_src, "derived") ? family_src
+                                            : "derived from " + family_src);
+  if (!model.empty()) {
+    if (auto p = ParamsFromName(model)) set("params", json(*p), "derived: model name " + model);
+  }
+  if (!m.Has("params")) {
+    // Decoder-only transformer: 12 * layers * width^2 (attention + MLP) + vocab * width.
+    auto get = [&](std::initializer_list<const char*> keys) -> const Shape* {
+      for (const char* k : keys) {
+        auto it = shape_.find(k);
+        if (it != shape_.end()) return &it->second;
+      }
+      return nullptr;
+    };
+    const Shape* layers = get({"n_layer", "num_layers", "n_layers", "num_hidden_layers"});
+    const Shape* width = get({"n_embd", "hidden_size", "d_model"});
+    const Shape* vocab = get({"padded_vocab_size", "vocab_size"});
+    if (layers && width && layers->value > 0 && width->value > 0) {
+      double v = vocab ? static_cast<double>(vocab->value) : 50257.0;
+      double p = 12.0 * static_cast<double>(layers->value) * static_cast<double>(width->value) *
+                     static_cast<double>(width->value) +
+                 v * static_cast<double>(width->value);
+      set("params", json(fmt::format("~{:.0f}M (derived)", p / 1e6)),
+          fmt::format("derived: 12 x {} layers ({}) x {}^2 ({}) + vocab {} x width", layers->value,
+                      layers->source, width->value, width->source,
+                      vocab ? std::to_string(vocab->value) : "50257 (GPT-2, assumed)"));
+    }
+  }
+  // Task.
+  {
+    std::string task;
+    std::string fam = family;
+    static const std::set<std::string> kLlm = {
+        "llama", "mistral", "mixtral", "qwen",     "minicpm", "glm", "baichuan",
+        "gemma", "falcon",  "bloom",   "gpt-neox", "gpt-j",   "gpt"};
+    bool lora = false;
+    for (const Launch& l : launches_) {
+      for (const std::string& a : l.args) lora |= IContains(a, "lora");
+    }
+    if (framework == "ultralytics" || fam == "rcnn" || fam == "retinanet" || fam == "detr" ||
+        fam == "yolo") {
+      task = "object detection";
+    } else if (fam == "diffusion" || fam == "unet" ||
+               framework.find("diffusers") != std::string::npos) {
+      task = "diffusion fine-tuning";
+    } else if (kLlm.count(fam)) {
+      bool pretrain =
+          framework == "megatron" ||
+          std::any_of(program_names_.begin(), program_names_.end(),
+                      [](const std::string& p) { return IContains(p, "pretrain"); }) ||
+          (m.Has("max_steps") && !m.Has("epochs") && model.find('/') == std::string::npos);
+      task =
+          pretrain ? "causal-lm pretraining" : (lora ? "lm fine-tuning (LoRA)" : "lm fine-tuning");
+    } else if (fam == "bert" || fam == "roberta" || fam == "deberta" || fam == "electra" ||
+               fam == "albert") {
+      task = "text classification / NLU fine-tuning";
+    } else if (fam == "lstm" || fam == "gru" || fam == "rnn") {
+      task = m.Has("sequence_length") ? "language modelling (RNN)" : "sequence modelling (RNN)";
+    } else if (!fam.empty() && (fam == "cnn" || fam == "resnet" || fam == "vit" || fam == "swin" ||
+                                fam == "convnext" || fam == "efficientnet" || fam == "mobilenet" ||
+                                fam == "densenet" || fam == "vgg")) {
+      task = "image classification";
+    }
+    if (!task.empty()) set("task", json(task), "derived: model family and framework");
+  }
+  if (main == nullptr && !config_only_) m.notes.push_back("no launch command found");
+  return std::move(meta_);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace schedmate::advisor::internal
