@@ -1,5 +1,3 @@
-#include "advisor/extraction.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -8,6 +6,7 @@
 #include <cmath>
 #include <regex>
 
+#include "advisor/extraction.h"
 #include "core/strings.h"
 
 namespace schedmate::advisor::internal {
@@ -176,282 +175,324 @@ std::optional<std::string> ParamsFromName(const std::string& model) {
 
 }  // namespace
 
-// GCC 12 reports a false -Wmaybe-uninitialized on std::optional<int64_t> reads in this function
+// GCC 12 reports a false -Wmaybe-uninitialized on std::optional<int64_t> reads in these steps
 // (every read is guarded by has_value()).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 JobMetadata Extraction::Finish() {
-  JobMetadata& m = meta_;
-  auto set = [&](const std::string& field, json value, std::string source) {
-    m.values[field] = std::move(value);
-    m.sources[field] = std::move(source);
-  };
-
-  // Choose the main launch: the one with the most arguments (first on ties).
-  const Launch* main = nullptr;
+  Derived d;
+  // The main launch: the one with the most arguments (first on ties).
   for (const Launch& l : launches_) {
-    if (main == nullptr || l.args.size() > main->args.size()) main = &l;
+    if (d.main == nullptr || l.args.size() > d.main->args.size()) d.main = &l;
   }
-  std::optional<int64_t> processes;           // data-parallel processes x model-parallel
-  std::optional<int64_t> per_node_processes;  // torchrun: x nodes once the node count is known
-  std::string processes_src;
-  std::optional<int64_t> gpus;
-  std::string gpus_src;
-  std::optional<int64_t> nodes;
-  std::string nodes_src;
-  if (main != nullptr) {
-    const std::string where = Loc(main->file, main->line);
-    std::map<std::string, std::string> o;
-    for (const auto& [k, v] : main->opts) o[k] = v;
-    auto opt_src = [&](const std::string& k) {
-      return Loc(main->file, FindLine(main->file, main->line, k));
-    };
-    auto opt_int = [&](std::initializer_list<const char*> keys,
-                       std::string* src) -> std::optional<int64_t> {
-      for (const char* k : keys) {
-        auto it = o.find(k);
-        if (it == o.end()) continue;
-        std::string v = it->second;
-        size_t colon = v.find(':');
-        if (colon != std::string::npos) v = v.substr(0, colon);
-        if (auto n = ParseInt(v)) {
-          *src = opt_src(std::string(k));
-          return n;
-        }
-      }
+  CountLaunchProcesses(d);
+  ReadSlurmRequest(d);
+  DeriveGpusAndNodes(d);
+  SetLauncherName(d);
+  SetDirectFields();
+  DeriveBatchSizes(d);
+  DerivePrecision();
+  DeriveFramework(d);
+  ApplyLibraryDefaults(d);
+  DeriveImageSize();
+  DeriveModelFamilyAndParams(d);
+  DeriveTask(d);
+  if (d.main == nullptr && !config_only_) meta_.notes.push_back("no launch command found");
+  return std::move(meta_);
+}
+
+void Extraction::Set(const std::string& field, json value, std::string source) {
+  meta_.values[field] = std::move(value);
+  meta_.sources[field] = std::move(source);
+}
+
+std::string Extraction::OptionSource(const Launch& l, const std::string& key) {
+  return Loc(l.file, FindLine(l.file, l.line, key));
+}
+
+std::optional<int64_t> Extraction::OptionInt(const Launch& l, const LaunchOptions& o,
+                                             std::initializer_list<const char*> keys,
+                                             std::string* src) {
+  for (const char* k : keys) {
+    auto it = o.find(k);
+    if (it == o.end()) continue;
+    std::string v = it->second;
+    size_t colon = v.find(':');
+    if (colon != std::string::npos) v = v.substr(0, colon);
+    if (auto n = ParseInt(v)) {
+      *src = OptionSource(l, std::string(k));
+      return n;
+    }
+  }
+  return std::nullopt;
+}
+
+void Extraction::CountLaunchProcesses(Derived& d) {
+  const Launch* main = d.main;
+  if (main == nullptr) return;
+  LaunchOptions o;
+  for (const auto& [k, v] : main->opts) o[k] = v;
+  if (main->launcher == "torchrun" || main->launcher == "torch.distributed.run" ||
+      main->launcher == "torch.distributed.launch" ||
+      (main->launcher == "torchtune" && (o.count("nproc_per_node") || o.count("nnodes")))) {
+    CountTorchrunProcesses(o, d);
+  } else if (main->launcher == "deepspeed") {
+    CountDeepspeedProcesses(o, d);
+  } else if (main->launcher == "accelerate") {
+    CountAccelerateProcesses(o, d);
+  } else {
+    CountSingleLaunchProcesses(d);
+  }
+  if (main->launcher == "deepspeed") Vote("deepspeed", 2);
+  if (main->launcher == "llamafactory-cli") Vote("llama-factory", 6);
+  if (main->launcher == "swift") Vote("ms-swift", 6);
+}
+
+void Extraction::CountTorchrunProcesses(const LaunchOptions& o, Derived& d) {
+  const Launch& main = *d.main;
+  std::string s1, s2;
+  auto per = OptionInt(main, o, {"nproc_per_node"}, &s1);
+  auto nn = OptionInt(main, o, {"nnodes"}, &s2);
+  if (nn) {
+    d.nodes = nn;
+    d.nodes_src = s2;
+  } else if (!o.count("nnodes")) {
+    d.nodes = 1;
+    d.nodes_src = Loc(main.file, main.line) + " (single node: no --nnodes)";
+  }
+  if (per) {
+    d.per_node_processes = per;
+    d.processes_src = s1;
+  }
+}
+
+void Extraction::CountDeepspeedProcesses(const LaunchOptions& o, Derived& d) {
+  const Launch& main = *d.main;
+  std::string s1, s2;
+  auto per = OptionInt(main, o, {"num_gpus", "num_gpu"}, &s1);
+  auto nn = OptionInt(main, o, {"num_nodes"}, &s2);
+  if (o.count("include")) {
+    std::string inc = o.at("include");
+    size_t colon = inc.find(':');
+    if (colon != std::string::npos) {
+      per = CountDevices(inc.substr(colon + 1));
+      s1 = OptionSource(main, "include");
+    }
+  }
+  d.nodes = nn ? *nn : 1;
+  d.nodes_src = nn ? s2 : Loc(main.file, main.line) + " (single node: no --num_nodes/--hostfile)";
+  if (o.count("hostfile") && !nn) d.nodes.reset();
+  if (per && d.nodes) {
+    d.processes = *per * *d.nodes;
+    d.processes_src = s1;
+  }
+}
+
+void Extraction::CountAccelerateProcesses(const LaunchOptions& o, Derived& d) {
+  const Launch& main = *d.main;
+  std::string s1, s2;
+  auto np = OptionInt(main, o, {"num_processes"}, &s1);
+  auto nm = OptionInt(main, o, {"num_machines"}, &s2);
+  d.nodes = nm ? *nm : 1;
+  d.nodes_src = nm ? s2 : Loc(main.file, main.line) + " (no --num_machines)";
+  if (np) {
+    d.processes = np;
+    d.processes_src = s1;
+  }
+  if (o.count("config_file")) {
+    std::string rel_dir = fs::path(main.file).parent_path().generic_string();
+    if (auto cf = Resolve(main.cwd, o.at("config_file"), rel_dir); cf && Read(*cf)) {
+      ReadAccelerateConfig(*cf, np.has_value(), nm.has_value(), d);
+    }
+  }
+  if (o.count("mixed_precision"))
+    Add("precision", json(o.at("mixed_precision")), kCommandLine, 0,
+        OptionSource(main, "mixed_precision"), "mixed_precision");
+  Vote("accelerate", 2);
+}
+
+// The accelerate config file decides processes, machines and precision (the command line's
+// --num_processes / --num_machines win).
+void Extraction::ReadAccelerateConfig(const std::string& cf, bool processes_given,
+                                      bool machines_given, Derived& d) {
+  try {
+    YAML::Node n = YAML::Load(text_cache_[cf]);
+    auto get = [&](const char* k) -> std::optional<std::string> {
+      if (n[k] && n[k].IsScalar()) return n[k].Scalar();
       return std::nullopt;
     };
-    std::string s1, s2;
-    if (main->launcher == "torchrun" || main->launcher == "torch.distributed.run" ||
-        main->launcher == "torch.distributed.launch" ||
-        (main->launcher == "torchtune" && (o.count("nproc_per_node") || o.count("nnodes")))) {
-      auto per = opt_int({"nproc_per_node"}, &s1);
-      auto nn = opt_int({"nnodes"}, &s2);
-      if (nn) {
-        nodes = nn;
-        nodes_src = s2;
-      } else if (!o.count("nnodes")) {
-        nodes = 1;
-        nodes_src = where + " (single node: no --nnodes)";
-      }
-      if (per) {
-        per_node_processes = per;
-        processes_src = s1;
-      }
-    } else if (main->launcher == "deepspeed") {
-      auto per = opt_int({"num_gpus", "num_gpu"}, &s1);
-      auto nn = opt_int({"num_nodes"}, &s2);
-      if (o.count("include")) {
-        std::string inc = o["include"];
-        size_t colon = inc.find(':');
-        if (colon != std::string::npos) {
-          per = CountDevices(inc.substr(colon + 1));
-          s1 = opt_src("include");
-        }
-      }
-      nodes = nn ? *nn : 1;
-      nodes_src = nn ? s2 : where + " (single node: no --num_nodes/--hostfile)";
-      if (o.count("hostfile") && !nn) nodes.reset();
-      if (per && nodes) {
-        processes = *per * *nodes;
-        processes_src = s1;
-      }
-    } else if (main->launcher == "accelerate") {
-      auto np = opt_int({"num_processes"}, &s1);
-      auto nm = opt_int({"num_machines"}, &s2);
-      nodes = nm ? *nm : 1;
-      nodes_src = nm ? s2 : where + " (no --num_machines)";
-      if (np) {
-        processes = np;
-        processes_src = s1;
-      }
-      if (o.count("config_file")) {
-        // The accelerate config file decides processes, machines and precision.
-        std::string rel_dir = fs::path(main->file).parent_path().generic_string();
-        if (auto cf = Resolve(main->cwd, o["config_file"], rel_dir); cf && Read(*cf)) {
-          try {
-            YAML::Node n = YAML::Load(text_cache_[*cf]);
-            auto get = [&](const char* k) -> std::optional<std::string> {
-              if (n[k] && n[k].IsScalar()) return n[k].Scalar();
-              return std::nullopt;
-            };
-            if (!np) {
-              if (auto v = get("num_processes"); v && ParseInt(*v)) {
-                processes = *ParseInt(*v);
-                processes_src = Loc(*cf, FindLine(*cf, 1, "num_processes"));
-              }
-            }
-            if (auto v = get("num_machines"); v && ParseInt(*v) && !nm) {
-              nodes = *ParseInt(*v);
-              nodes_src = Loc(*cf, FindLine(*cf, 1, "num_machines"));
-            }
-            if (auto v = get("mixed_precision")) {
-              Add("precision", json(*v), kConfig, 0, Loc(*cf, FindLine(*cf, 1, "mixed_precision")),
-                  "mixed_precision");
-            }
-          } catch (const std::exception& e) {
-            meta_.notes.push_back(*cf + ": YAML error: " + e.what());
-          }
-        }
-      }
-      if (o.count("mixed_precision"))
-        Add("precision", json(o["mixed_precision"]), kCommandLine, 0, opt_src("mixed_precision"),
-            "mixed_precision");
-      Vote("accelerate", 2);
-    } else {
-      // python, llamafactory-cli, swift: one process unless a wrapper starts several.
-      nodes = 1;
-      nodes_src = where + " (single process launch)";
-      auto nproc_env = main->env.find("NPROC_PER_NODE");
-      if (main->launcher == "torchtune" &&
-          main->program.find("single_device") != std::string::npos) {
-        processes = 1;  // `tune run lora_finetune_single_device ...`: one GPU by design
-        processes_src = where + " (single-device recipe)";
-      } else if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
-        processes = *ParseInt(nproc_env->second);  // swift / llamafactory-cli start torchrun
-        processes_src = Loc(main->file, FindLine(main->file, main->line, "NPROC_PER_NODE"));
-      } else if (main->wrapper_processes) {
-        processes = main->wrapper_processes;
-        processes_src = main->wrapper_source;
-      } else if (main->wrapper == "srun") {
-        // srun starts --ntasks (or --ntasks-per-node x nodes) copies of the program.
-        std::optional<int64_t> ntasks, per_node, nn;
-        for (const SbatchDirective& d : sbatch_) {
-          if (d.option == "--ntasks" || d.option == "-n") ntasks = ParseInt(d.value);
-          if (d.option == "--ntasks-per-node") per_node = ParseInt(d.value);
-          if (d.option == "--nodes" || d.option == "-N")
-            nn = ParseInt(d.value.substr(0, d.value.find('-')));
-        }
-        if (ntasks)
-          processes = ntasks;
-        else if (per_node)
-          processes = *per_node * (nn ? *nn : 1);
-        if (processes) processes_src = sbatch_file_ + " (srun tasks)";
-        if (nn) {
-          nodes = nn;
-          nodes_src = sbatch_file_;
-        }
-      } else if (main->launcher == "python" && spawned_devices_.value > 0 &&
-                 votes_.count("lightning")) {
-        processes = spawned_devices_.value;  // Lightning starts one DDP process per device
-        processes_src = spawned_devices_.source + " (Lightning: one process per device)";
-      } else if (main->launcher == "python") {
-        processes = 1;
-        processes_src = where + " (plain python: one process)";
+    if (!processes_given) {
+      if (auto v = get("num_processes"); v && ParseInt(*v)) {
+        d.processes = *ParseInt(*v);
+        d.processes_src = Loc(cf, FindLine(cf, 1, "num_processes"));
       }
     }
-    if (main->launcher == "deepspeed") Vote("deepspeed", 2);
-    if (main->launcher == "llamafactory-cli") Vote("llama-factory", 6);
-    if (main->launcher == "swift") Vote("ms-swift", 6);
+    if (auto v = get("num_machines"); v && ParseInt(*v) && !machines_given) {
+      d.nodes = *ParseInt(*v);
+      d.nodes_src = Loc(cf, FindLine(cf, 1, "num_machines"));
+    }
+    if (auto v = get("mixed_precision")) {
+      Add("precision", json(*v), kConfig, 0, Loc(cf, FindLine(cf, 1, "mixed_precision")),
+          "mixed_precision");
+    }
+  } catch (const std::exception& e) {
+    meta_.notes.push_back(cf + ": YAML error: " + e.what());
   }
-  // Slurm request.
-  std::optional<int64_t> sb_gpus_per_node, sb_nodes, sb_gpus_total;
-  std::string sb_src;
-  for (const SbatchDirective& d : sbatch_) {
-    std::string src = Loc(sbatch_file_, d.line);
-    if (d.option == "--nodes" || d.option == "-N") {
-      std::string v = d.value.substr(0, d.value.find('-'));
+}
+
+// python, llamafactory-cli, swift: one process unless a wrapper starts several.
+void Extraction::CountSingleLaunchProcesses(Derived& d) {
+  const Launch* main = d.main;
+  const std::string where = Loc(main->file, main->line);
+  d.nodes = 1;
+  d.nodes_src = where + " (single process launch)";
+  auto nproc_env = main->env.find("NPROC_PER_NODE");
+  if (main->launcher == "torchtune" && main->program.find("single_device") != std::string::npos) {
+    d.processes = 1;  // `tune run lora_finetune_single_device ...`: one GPU by design
+    d.processes_src = where + " (single-device recipe)";
+  } else if (nproc_env != main->env.end() && ParseInt(nproc_env->second)) {
+    d.processes = *ParseInt(nproc_env->second);  // swift / llamafactory-cli start torchrun
+    d.processes_src = Loc(main->file, FindLine(main->file, main->line, "NPROC_PER_NODE"));
+  } else if (main->wrapper_processes) {
+    d.processes = main->wrapper_processes;
+    d.processes_src = main->wrapper_source;
+  } else if (main->wrapper == "srun") {
+    // srun starts --ntasks (or --ntasks-per-node x nodes) copies of the program.
+    std::optional<int64_t> ntasks, per_node, nn;
+    for (const SbatchDirective& s : sbatch_) {
+      if (s.option == "--ntasks" || s.option == "-n") ntasks = ParseInt(s.value);
+      if (s.option == "--ntasks-per-node") per_node = ParseInt(s.value);
+      if (s.option == "--nodes" || s.option == "-N")
+        nn = ParseInt(s.value.substr(0, s.value.find('-')));
+    }
+    if (ntasks)
+      d.processes = ntasks;
+    else if (per_node)
+      d.processes = *per_node * (nn ? *nn : 1);
+    if (d.processes) d.processes_src = sbatch_file_ + " (srun tasks)";
+    if (nn) {
+      d.nodes = nn;
+      d.nodes_src = sbatch_file_;
+    }
+  } else if (main->launcher == "python" && spawned_devices_.value > 0 &&
+             votes_.count("lightning")) {
+    d.processes = spawned_devices_.value;  // Lightning starts one DDP process per device
+    d.processes_src = spawned_devices_.source + " (Lightning: one process per device)";
+  } else if (main->launcher == "python") {
+    d.processes = 1;
+    d.processes_src = where + " (plain python: one process)";
+  }
+}
+
+void Extraction::ReadSlurmRequest(Derived& d) {
+  for (const SbatchDirective& s : sbatch_) {
+    std::string src = Loc(sbatch_file_, s.line);
+    if (s.option == "--nodes" || s.option == "-N") {
+      std::string v = s.value.substr(0, s.value.find('-'));
       if (auto n = ParseInt(v)) {
-        sb_nodes = n;
-        if (!nodes || nodes_src.find("(") != std::string::npos) {
-          nodes = n;
-          nodes_src = src;
+        d.sb_nodes = n;
+        if (!d.nodes || d.nodes_src.find("(") != std::string::npos) {
+          d.nodes = n;
+          d.nodes_src = src;
         }
       }
     }
-    if (d.option == "--gres") {
+    if (s.option == "--gres") {
       static const std::regex kGres(R"(gpu(?::[^:,]+)?:(\d+))");
       std::smatch mm;
-      if (std::regex_search(d.value, mm, kGres)) {
-        sb_gpus_per_node = std::stoll(mm[1].str());
-        sb_src = src;
+      if (std::regex_search(s.value, mm, kGres)) {
+        d.sb_gpus_per_node = std::stoll(mm[1].str());
+        d.sb_src = src;
       }
     }
-    if (d.option == "--gpus-per-node") {
+    if (s.option == "--gpus-per-node") {
       std::string v =
-          d.value.substr(d.value.find(':') == std::string::npos ? 0 : d.value.find(':') + 1);
+          s.value.substr(s.value.find(':') == std::string::npos ? 0 : s.value.find(':') + 1);
       if (auto n = ParseInt(v)) {
-        sb_gpus_per_node = n;
-        sb_src = src;
+        d.sb_gpus_per_node = n;
+        d.sb_src = src;
       }
     }
-    if (d.option == "--gpus" || d.option == "-G") {
+    if (s.option == "--gpus" || s.option == "-G") {
       std::string v =
-          d.value.substr(d.value.find(':') == std::string::npos ? 0 : d.value.find(':') + 1);
+          s.value.substr(s.value.find(':') == std::string::npos ? 0 : s.value.find(':') + 1);
       if (auto n = ParseInt(v)) {
-        sb_gpus_total = n;
-        sb_src = src;
+        d.sb_gpus_total = n;
+        d.sb_src = src;
       }
     }
   }
-  if (per_node_processes) {
-    if (!nodes) {
-      nodes = 1;
-      nodes_src = processes_src + " (node count unknown: assumed one)";
+}
+
+void Extraction::DeriveGpusAndNodes(Derived& d) {
+  if (d.per_node_processes) {
+    if (!d.nodes) {
+      d.nodes = 1;
+      d.nodes_src = d.processes_src + " (node count unknown: assumed one)";
     }
-    processes = *per_node_processes * nodes.value_or(1);
+    d.processes = *d.per_node_processes * d.nodes.value_or(1);
   }
-  if (main != nullptr) {
-    const std::string where = Loc(main->file, main->line);
+  if (d.main != nullptr) {
     // GPUs: launcher processes; CUDA_VISIBLE_DEVICES; Slurm request.
-    auto cvd = main->env.find("CUDA_VISIBLE_DEVICES");
-    bool gpu_launcher = (main->launcher != "python" && main->launcher != "llamafactory-cli" &&
-                         main->launcher != "swift" && main->launcher != "yolo") ||
-                        main->env.count("NPROC_PER_NODE") ||
-                        (main->wrapper == "srun" && processes && *processes > 1);
-    if (processes && gpu_launcher) {
-      gpus = processes;
-      gpus_src = processes_src;
-    } else if (cvd != main->env.end() && CountDevices(cvd->second) > 0) {
-      gpus = CountDevices(cvd->second);
-      gpus_src = Loc(main->file, FindLine(main->file, main->line, "CUDA_VISIBLE_DEVICES")) +
-                 " (CUDA_VISIBLE_DEVICES lists device indexes)";
-      if (!processes && (main->launcher == "llamafactory-cli" || main->launcher == "swift") &&
-          *gpus == 1) {
-        processes = 1;
-        processes_src = gpus_src;
+    auto cvd = d.main->env.find("CUDA_VISIBLE_DEVICES");
+    bool gpu_launcher = (d.main->launcher != "python" && d.main->launcher != "llamafactory-cli" &&
+                         d.main->launcher != "swift" && d.main->launcher != "yolo") ||
+                        d.main->env.count("NPROC_PER_NODE") ||
+                        (d.main->wrapper == "srun" && d.processes && *d.processes > 1);
+    if (d.processes && gpu_launcher) {
+      d.gpus = d.processes;
+      d.gpus_src = d.processes_src;
+    } else if (cvd != d.main->env.end() && CountDevices(cvd->second) > 0) {
+      d.gpus = CountDevices(cvd->second);
+      d.gpus_src = Loc(d.main->file, FindLine(d.main->file, d.main->line, "CUDA_VISIBLE_DEVICES")) +
+                   " (CUDA_VISIBLE_DEVICES lists device indexes)";
+      if (!d.processes && (d.main->launcher == "llamafactory-cli" || d.main->launcher == "swift") &&
+          *d.gpus == 1) {
+        d.processes = 1;
+        d.processes_src = d.gpus_src;
       }
     }
   }
-  if (!gpus && (sb_gpus_per_node || sb_gpus_total)) {
-    gpus = sb_gpus_total ? *sb_gpus_total : *sb_gpus_per_node * (sb_nodes ? *sb_nodes : 1);
-    gpus_src = sb_src + " (Slurm GPU request)";
+  if (!d.gpus && (d.sb_gpus_per_node || d.sb_gpus_total)) {
+    d.gpus =
+        d.sb_gpus_total ? *d.sb_gpus_total : *d.sb_gpus_per_node * (d.sb_nodes ? *d.sb_nodes : 1);
+    d.gpus_src = d.sb_src + " (Slurm GPU request)";
   }
-  if (!nodes && !sbatch_.empty()) {
-    nodes = 1;
-    nodes_src = sbatch_file_ + " (Slurm default: one node)";
+  if (!d.nodes && !sbatch_.empty()) {
+    d.nodes = 1;
+    d.nodes_src = sbatch_file_ + " (Slurm default: one node)";
   }
   // Explicit arguments naming GPU / node counts.
-  if (const Candidate* c = Best("num_gpus"); c && !gpus) {
+  if (const Candidate* c = Best("num_gpus"); c && !d.gpus) {
     if (auto n = AsNumber(c->value)) {
-      gpus = static_cast<int64_t>(*n);
-      gpus_src = c->source;
+      d.gpus = static_cast<int64_t>(*n);
+      d.gpus_src = c->source;
     }
   }
   if (const Candidate* c = Best("num_nodes"); c && c->level >= kCommandLine) {
     if (auto n = AsNumber(c->value)) {
-      nodes = static_cast<int64_t>(*n);
-      nodes_src = c->source;
+      d.nodes = static_cast<int64_t>(*n);
+      d.nodes_src = c->source;
     }
   }
-  if (!gpus && main != nullptr && main->launcher == "python" && program_found_) {
+  if (!d.gpus && d.main != nullptr && d.main->launcher == "python" && program_found_) {
     if ((cuda_flag_defined_ && !cuda_flag_given_) || cpu_flag_given_) {
-      gpus = 0;
-      gpus_src = cuda_flag_defined_
-                     ? "derived: the program has a --cuda flag that is not passed (CPU run)"
-                     : "derived: CPU flag passed";
+      d.gpus = 0;
+      d.gpus_src = cuda_flag_defined_
+                       ? "derived: the program has a --cuda flag that is not passed (CPU run)"
+                       : "derived: CPU flag passed";
     } else if (uses_cuda_) {
-      gpus = 1;
-      gpus_src = "derived: single-process python program that uses CUDA";
+      d.gpus = 1;
+      d.gpus_src = "derived: single-process python program that uses CUDA";
     }
   }
-  if (!gpus && main != nullptr && main->launcher == "python" && !program_found_ &&
-      !sbatch_.empty() && sb_gpus_per_node) {
-    gpus = *sb_gpus_per_node;
+  if (!d.gpus && d.main != nullptr && d.main->launcher == "python" && !program_found_ &&
+      !sbatch_.empty() && d.sb_gpus_per_node) {
+    d.gpus = *d.sb_gpus_per_node;
   }
-  if (gpus) set("num_gpus", json(*gpus), gpus_src);
+  if (d.gpus) Set("num_gpus", json(*d.gpus), d.gpus_src);
   if (!Best("dataset")) {
     for (const std::string& p : program_names_) {
       std::string l = ToLower(p);
@@ -462,19 +503,20 @@ JobMetadata Extraction::Finish() {
       }
     }
   }
-  if (nodes) set("num_nodes", json(*nodes), nodes_src);
+  if (d.nodes) Set("num_nodes", json(*d.nodes), d.nodes_src);
+}
 
-  // Launcher name.
-  if (main != nullptr) {
-    std::string name = main->launcher;
-    if (main->wrapper == "sbatch" && name == "python")
-      name = "sbatch --wrap -> python";
-    else if ((main->wrapper == "srun" || main->wrapper == "mpirun") && name == "python")
-      name = main->wrapper;
-    set("launcher", json(name), Loc(main->file, main->line));
-  }
+void Extraction::SetLauncherName(const Derived& d) {
+  if (d.main == nullptr) return;
+  std::string name = d.main->launcher;
+  if (d.main->wrapper == "sbatch" && name == "python")
+    name = "sbatch --wrap -> python";
+  else if ((d.main->wrapper == "srun" || d.main->wrapper == "mpirun") && name == "python")
+    name = d.main->wrapper;
+  Set("launcher", json(name), Loc(d.main->file, d.main->line));
+}
 
-  // Plain fields from candidates.
+void Extraction::SetDirectFields() {
   static const char* kDirect[] = {"per_device_batch_size",
                                   "global_batch_size",
                                   "gradient_accumulation",
@@ -512,7 +554,7 @@ JobMetadata Extraction::Finish() {
         IsPlaceholder(v.get<std::string>())) {
       v = json(v.get<std::string>() + " (placeholder name)");
     }
-    set(field, v, c->source);
+    Set(field, v, c->source);
   }
   if (!backbone_type_.value.empty()) {
     const Candidate* c = Best("model");
@@ -522,11 +564,14 @@ JobMetadata Extraction::Finish() {
       auto depth = shape_.find("backbone_depth");
       if (depth != shape_.end() && depth->second.value > 0)
         name += std::to_string(depth->second.value);
-      set("model", json(name), backbone_type_.source);
+      Set("model", json(name), backbone_type_.source);
     }
   }
-  // Megatron-style parallelism and derived batch sizes.
-  std::optional<int64_t> dp = processes;
+}
+
+void Extraction::DeriveBatchSizes(Derived& d) {
+  JobMetadata& m = meta_;
+  std::optional<int64_t> dp = d.processes;
   std::string dp_note;
   if (dp && (tp_ || pp_)) {
     int64_t mp = (tp_ ? *tp_ : 1) * (pp_ ? *pp_ : 1);
@@ -538,28 +583,28 @@ JobMetadata Extraction::Finish() {
   if (auto it = world_divides_.find("gradient_accumulation");
       it != world_divides_.end() && m.Has("gradient_accumulation")) {
     const json& ga = m.values["gradient_accumulation"];
-    if (ga.is_number_integer() && processes && *processes > 0 &&
-        ga.get<int64_t>() % *processes == 0) {
-      int64_t per = ga.get<int64_t>() / *processes;
-      set("gradient_accumulation", json(per),
+    if (ga.is_number_integer() && d.processes && *d.processes > 0 &&
+        ga.get<int64_t>() % *d.processes == 0) {
+      int64_t per = ga.get<int64_t>() / *d.processes;
+      Set("gradient_accumulation", json(per),
           fmt::format("derived: {} ({}) / {} processes, as {} divides by the world size",
-                      ga.get<int64_t>(), m.sources["gradient_accumulation"], *processes,
+                      ga.get<int64_t>(), m.sources["gradient_accumulation"], *d.processes,
                       it->second));
     }
   }
-  bool training_job = main != nullptr || config_only_ || m.Has("per_device_batch_size");
-  if (!m.Has("gradient_accumulation") && m.Has("per_device_batch_size") && training_job) {
+  d.training_job = d.main != nullptr || config_only_ || m.Has("per_device_batch_size");
+  if (!m.Has("gradient_accumulation") && m.Has("per_device_batch_size") && d.training_job) {
     if (m.Has("global_batch_size") && m.values["per_device_batch_size"].is_number() &&
         m.values["global_batch_size"].is_number() && dp) {
       int64_t g = m.values["global_batch_size"].get<int64_t>();
       int64_t p = m.values["per_device_batch_size"].get<int64_t>();
       if (p > 0 && *dp > 0 && g % (p * *dp) == 0) {
-        set("gradient_accumulation", json(g / (p * *dp)),
+        Set("gradient_accumulation", json(g / (p * *dp)),
             fmt::format("derived: global {} / (micro {} x data-parallel {})", g, p, *dp));
       }
     }
     if (!m.Has("gradient_accumulation"))
-      set("gradient_accumulation", json(1), "default: no gradient accumulation configured");
+      Set("gradient_accumulation", json(1), "default: no gradient accumulation configured");
   }
   if (!m.Has("global_batch_size") && m.Has("per_device_batch_size") &&
       m.values["per_device_batch_size"].is_number_integer()) {
@@ -569,96 +614,102 @@ JobMetadata Extraction::Finish() {
             ? m.values["gradient_accumulation"].get<int64_t>()
             : 1;
     if (dp) {
-      set("global_batch_size", json(p * ga * *dp),
+      Set("global_batch_size", json(p * ga * *dp),
           fmt::format("derived: per-device {} x accumulation {} x {} processes{}", p, ga,
-                      *processes, dp_note));
-    } else if (training_job) {
-      set("global_batch_size",
+                      *d.processes, dp_note));
+    } else if (d.training_job) {
+      Set("global_batch_size",
           json(fmt::format("derived: {} x num_processes (process count not in the sources)",
                            p * ga)),
           "derived: per-device x accumulation x unknown process count");
     }
   }
-  // Precision.
-  if (const Candidate* c = Best("precision")) {
-    set("precision", json(NormalisePrecision(c->value)), c->source);
-  }
+}
 
-  // Framework.
-  std::string framework;
-  {
-    for (const std::string& p : program_names_) {
-      std::string l = ToLower(p);
-      if (StartsWith(l, "run_") &&
-          (l.find("glue") != std::string::npos || l.find("clm") != std::string::npos ||
-           l.find("mlm") != std::string::npos || l.find("qa") != std::string::npos ||
-           l.find("ner") != std::string::npos || l.find("summarization") != std::string::npos ||
-           l.find("translation") != std::string::npos))
-        Vote("hf-transformers", 3);
-      if (l.find("text_to_image") != std::string::npos || l.find("dreambooth") != std::string::npos)
-        Vote("diffusers", 3);
-      if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
-          StartsWith(l, "pretrain_t5"))
-        Vote("megatron", 3);
-      if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
-      if (StartsWith(l, "t5x.")) Vote("jax", 4);          // -m t5x.train (JAX)
-    }
-    if (hf_trainer_) Vote("hf-transformers", 2);
-    static const char* kSpecific[] = {
-        "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
-        "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
-        "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2"};
-    int best = 0;
-    for (const char* f : kSpecific) {
-      auto it = votes_.find(f);
-      if (it != votes_.end() && it->second > best) {
-        best = it->second;
-        framework = f;
-      }
-    }
-    if (framework.empty() &&
-        (votes_.count("pytorch") || votes_.count("deepspeed") || votes_.count("accelerate") ||
-         (main != nullptr && main->launcher != "python"))) {
-      framework = "pytorch";
-    }
-    if (!framework.empty()) {
-      std::string extra;
-      if (votes_.count("deepspeed") && framework != "deepspeed" && framework != "pytorch")
-        extra = " + deepspeed";
-      else if (votes_.count("deepspeed") && framework == "pytorch")
-        framework = "pytorch + deepspeed";
-      if (votes_.count("accelerate") && votes_["accelerate"] >= 2 && framework != "pytorch")
-        extra += " + accelerate";
-      set("framework", json(framework + extra),
-          "derived: imports, launcher and argument vocabulary");
+void Extraction::DerivePrecision() {
+  if (const Candidate* c = Best("precision")) {
+    Set("precision", json(NormalisePrecision(c->value)), c->source);
+  }
+}
+
+void Extraction::DeriveFramework(Derived& d) {
+  for (const std::string& p : program_names_) {
+    std::string l = ToLower(p);
+    if (StartsWith(l, "run_") &&
+        (l.find("glue") != std::string::npos || l.find("clm") != std::string::npos ||
+         l.find("mlm") != std::string::npos || l.find("qa") != std::string::npos ||
+         l.find("ner") != std::string::npos || l.find("summarization") != std::string::npos ||
+         l.find("translation") != std::string::npos))
+      Vote("hf-transformers", 3);
+    if (l.find("text_to_image") != std::string::npos || l.find("dreambooth") != std::string::npos)
+      Vote("diffusers", 3);
+    if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
+        StartsWith(l, "pretrain_t5"))
+      Vote("megatron", 3);
+    if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
+    if (StartsWith(l, "t5x.")) Vote("jax", 4);          // -m t5x.train (JAX)
+  }
+  if (hf_trainer_) Vote("hf-transformers", 2);
+  static const char* kSpecific[] = {
+      "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
+      "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
+      "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2"};
+  int best = 0;
+  for (const char* f : kSpecific) {
+    auto it = votes_.find(f);
+    if (it != votes_.end() && it->second > best) {
+      best = it->second;
+      d.framework = f;
     }
   }
-  // Library defaults that depend on the framework.
+  if (d.framework.empty() &&
+      (votes_.count("pytorch") || votes_.count("deepspeed") || votes_.count("accelerate") ||
+       (d.main != nullptr && d.main->launcher != "python"))) {
+    d.framework = "pytorch";
+  }
+  if (!d.framework.empty()) {
+    std::string extra;
+    if (votes_.count("deepspeed") && d.framework != "deepspeed" && d.framework != "pytorch")
+      extra = " + deepspeed";
+    else if (votes_.count("deepspeed") && d.framework == "pytorch")
+      d.framework = "pytorch + deepspeed";
+    if (votes_.count("accelerate") && votes_["accelerate"] >= 2 && d.framework != "pytorch")
+      extra += " + accelerate";
+    Set("framework", json(d.framework + extra),
+        "derived: imports, launcher and argument vocabulary");
+  }
+}
+
+void Extraction::ApplyLibraryDefaults(const Derived& d) {
+  JobMetadata& m = meta_;
   auto lib_default = [&](const std::string& field, json v, const std::string& why) {
-    if (!m.Has(field)) set(field, std::move(v), "default: " + why);
+    if (!m.Has(field)) Set(field, std::move(v), "default: " + why);
   };
-  if (framework == "ultralytics") {
+  if (d.framework == "ultralytics") {
     lib_default("precision", json("amp (ultralytics default)"), "ultralytics trains with AMP");
     lib_default("optimizer", json("auto (ultralytics default)"), "ultralytics optimizer='auto'");
   }
-  if (StartsWith(framework, "hf-transformers") || StartsWith(framework, "llama-factory") ||
-      StartsWith(framework, "ms-swift") || StartsWith(framework, "diffusers") ||
-      StartsWith(framework, "axolotl")) {
+  if (StartsWith(d.framework, "hf-transformers") || StartsWith(d.framework, "llama-factory") ||
+      StartsWith(d.framework, "ms-swift") || StartsWith(d.framework, "diffusers") ||
+      StartsWith(d.framework, "axolotl")) {
     lib_default("optimizer", json("AdamW (library default)"),
                 "HF Trainer / diffusers examples use AdamW");
   }
-  if (StartsWith(framework, "hf-transformers") && !m.Has("learning_rate") && hf_trainer_) {
+  if (StartsWith(d.framework, "hf-transformers") && !m.Has("learning_rate") && hf_trainer_) {
     lib_default("learning_rate", json(5e-5), "HF TrainingArguments.learning_rate");
   }
-  if (framework == "megatron")
+  if (d.framework == "megatron")
     lib_default("optimizer", json("adam (Megatron default)"), "Megatron --optimizer adam");
-  if (framework == "torchtune" && torchtune_packaged_config_)
+  if (d.framework == "torchtune" && torchtune_packaged_config_)
     lib_default("precision", json("bf16"), "torchtune's packaged configs set dtype: bf16");
-  if (!m.Has("precision") && (training_job) && !framework.empty()) {
+  if (!m.Has("precision") && (d.training_job) && !d.framework.empty()) {
     m.values["precision"] = "fp32";
     m.sources["precision"] = "default: no mixed-precision setting found";
   }
-  // Image size of well-known datasets.
+}
+
+void Extraction::DeriveImageSize() {
+  JobMetadata& m = meta_;
   if (!m.Has("image_size") && m.Has("dataset") && m.values["dataset"].is_string()) {
     std::string d = ToLower(m.values["dataset"].get<std::string>());
     std::string dn;
@@ -667,34 +718,37 @@ JobMetadata Extraction::Finish() {
     }
     for (const auto& [name, size] : DatasetImageSizes()) {
       if (dn.find(name) != std::string::npos) {
-        set("image_size", json(size),
+        Set("image_size", json(size),
             "derived: " + name + " images are " + std::to_string(size) + "x" +
                 std::to_string(size));
         break;
       }
     }
   }
-  // Model family and parameters.
-  std::string model = m.Has("model") ? ValueText(m.values["model"]) : "";
-  std::string family = FamilyOf(model);
+}
+
+void Extraction::DeriveModelFamilyAndParams(Derived& d) {
+  JobMetadata& m = meta_;
+  d.model = m.Has("model") ? ValueText(m.values["model"]) : "";
+  d.family = FamilyOf(d.model);
   std::string family_src = m.Has("model") ? m.sources["model"] : "";
-  if (family.empty()) {
+  if (d.family.empty()) {
     for (const std::string& p : program_names_) {
       std::string f = FamilyOf(p.substr(0, p.find('.')));
       if (!f.empty() && f != "transformer") {
-        family = f;
+        d.family = f;
         family_src = "derived: program name " + p;
         break;
       }
     }
   }
-  if (!family.empty())
-    set("model_family", json(family),
+  if (!d.family.empty())
+    Set("model_family", json(d.family),
         family_src.empty()                  ? "derived"
         : StartsWith(family_src, "derived") ? family_src
                                             : "derived from " + family_src);
-  if (!model.empty()) {
-    if (auto p = ParamsFromName(model)) set("params", json(*p), "derived: model name " + model);
+  if (!d.model.empty()) {
+    if (auto p = ParamsFromName(d.model)) Set("params", json(*p), "derived: model name " + d.model);
   }
   if (!m.Has("params")) {
     // Decoder-only transformer: 12 * layers * width^2 (attention + MLP) + vocab * width.
@@ -713,52 +767,51 @@ JobMetadata Extraction::Finish() {
       double p = 12.0 * static_cast<double>(layers->value) * static_cast<double>(width->value) *
                      static_cast<double>(width->value) +
                  v * static_cast<double>(width->value);
-      set("params", json(fmt::format("~{:.0f}M (derived)", p / 1e6)),
+      Set("params", json(fmt::format("~{:.0f}M (derived)", p / 1e6)),
           fmt::format("derived: 12 x {} layers ({}) x {}^2 ({}) + vocab {} x width", layers->value,
                       layers->source, width->value, width->source,
                       vocab ? std::to_string(vocab->value) : "50257 (GPT-2, assumed)"));
     }
   }
-  // Task.
-  {
-    std::string task;
-    std::string fam = family;
-    static const std::set<std::string> kLlm = {
-        "llama", "mistral", "mixtral", "qwen",     "minicpm", "glm", "baichuan",
-        "gemma", "falcon",  "bloom",   "gpt-neox", "gpt-j",   "gpt"};
-    bool lora = false;
-    for (const Launch& l : launches_) {
-      for (const std::string& a : l.args) lora |= IContains(a, "lora");
-    }
-    if (framework == "ultralytics" || fam == "rcnn" || fam == "retinanet" || fam == "detr" ||
-        fam == "yolo") {
-      task = "object detection";
-    } else if (fam == "diffusion" || fam == "unet" ||
-               framework.find("diffusers") != std::string::npos) {
-      task = "diffusion fine-tuning";
-    } else if (kLlm.count(fam)) {
-      bool pretrain =
-          framework == "megatron" ||
-          std::any_of(program_names_.begin(), program_names_.end(),
-                      [](const std::string& p) { return IContains(p, "pretrain"); }) ||
-          (m.Has("max_steps") && !m.Has("epochs") && model.find('/') == std::string::npos);
-      task =
-          pretrain ? "causal-lm pretraining" : (lora ? "lm fine-tuning (LoRA)" : "lm fine-tuning");
-    } else if (fam == "bert" || fam == "roberta" || fam == "deberta" || fam == "electra" ||
-               fam == "albert") {
-      task = "text classification / NLU fine-tuning";
-    } else if (fam == "lstm" || fam == "gru" || fam == "rnn") {
-      task = m.Has("sequence_length") ? "language modelling (RNN)" : "sequence modelling (RNN)";
-    } else if (!fam.empty() && (fam == "cnn" || fam == "resnet" || fam == "vit" || fam == "swin" ||
-                                fam == "convnext" || fam == "efficientnet" || fam == "mobilenet" ||
-                                fam == "densenet" || fam == "vgg")) {
-      task = "image classification";
-    }
-    if (!task.empty()) set("task", json(task), "derived: model family and framework");
-  }
-  if (main == nullptr && !config_only_) m.notes.push_back("no launch command found");
-  return std::move(meta_);
 }
+
+void Extraction::DeriveTask(const Derived& d) {
+  JobMetadata& m = meta_;
+  std::string task;
+  std::string fam = d.family;
+  static const std::set<std::string> kLlm = {"llama",    "mistral",  "mixtral", "qwen",   "minicpm",
+                                             "glm",      "baichuan", "gemma",   "falcon", "bloom",
+                                             "gpt-neox", "gpt-j",    "gpt"};
+  bool lora = false;
+  for (const Launch& l : launches_) {
+    for (const std::string& a : l.args) lora |= IContains(a, "lora");
+  }
+  if (d.framework == "ultralytics" || fam == "rcnn" || fam == "retinanet" || fam == "detr" ||
+      fam == "yolo") {
+    task = "object detection";
+  } else if (fam == "diffusion" || fam == "unet" ||
+             d.framework.find("diffusers") != std::string::npos) {
+    task = "diffusion fine-tuning";
+  } else if (kLlm.count(fam)) {
+    bool pretrain =
+        d.framework == "megatron" ||
+        std::any_of(program_names_.begin(), program_names_.end(),
+                    [](const std::string& p) { return IContains(p, "pretrain"); }) ||
+        (m.Has("max_steps") && !m.Has("epochs") && d.model.find('/') == std::string::npos);
+    task = pretrain ? "causal-lm pretraining" : (lora ? "lm fine-tuning (LoRA)" : "lm fine-tuning");
+  } else if (fam == "bert" || fam == "roberta" || fam == "deberta" || fam == "electra" ||
+             fam == "albert") {
+    task = "text classification / NLU fine-tuning";
+  } else if (fam == "lstm" || fam == "gru" || fam == "rnn") {
+    task = m.Has("sequence_length") ? "language modelling (RNN)" : "sequence modelling (RNN)";
+  } else if (!fam.empty() && (fam == "cnn" || fam == "resnet" || fam == "vit" || fam == "swin" ||
+                              fam == "convnext" || fam == "efficientnet" || fam == "mobilenet" ||
+                              fam == "densenet" || fam == "vgg")) {
+    task = "image classification";
+  }
+  if (!task.empty()) Set("task", json(task), "derived: model family and framework");
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

@@ -336,63 +336,8 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   std::string full;
   for (const auto& c : path) full += (full.empty() ? "" : ".") + NormKey(c);
   bool scalar = value.is_primitive();
-  // Hydra `_target_` and torchtune `_component_` name the class or builder to instantiate.
-  const bool instantiate = leaf == "_target_" || leaf == "_component_";
-  auto last_segment = [](std::string v) {
-    return v.substr(v.find_last_of('.') == std::string::npos ? 0 : v.find_last_of('.') + 1);
-  };
-  if ((parent == "optimizer" || parent == "optim") &&
-      (leaf == "type" || leaf == "name" || instantiate)) {
-    if (value.is_string()) {
-      std::string v = value.get<std::string>();
-      if (instantiate) v = last_segment(v);
-      Add("optimizer", json(v), level, 0, source, full);
-    }
-    return;
-  }
-  if (instantiate && path.size() == 2 && value.is_string() &&
-      (parent == "model" || parent == "dataset" || parent == "data")) {
-    // torchtune.models.llama3_1.llama3_1_8b -> llama3_1_8b; torchtune.datasets.alpaca_dataset
-    // -> alpaca; my.data.CIFAR10DataModule -> CIFAR10.
-    std::string v = last_segment(value.get<std::string>());
-    if (parent == "model") {
-      Add("model", json(v), level, 3, source, full);
-    } else {
-      for (std::string_view suffix : {"_dataset", "Dataset", "DataModule", "_datamodule"}) {
-        if (v.size() > suffix.size() && EndsWith(v, suffix)) {
-          v.resize(v.size() - suffix.size());
-          break;
-        }
-      }
-      Add("dataset", json(v), level, 2, source, full);
-    }
-    return;
-  }
-  if (path.size() == 1 && leaf == "datasets" && value.is_array()) {
-    // axolotl: datasets: [{path: tatsu-lab/alpaca, type: alpaca}, ...]
-    std::string names;
-    for (const json& d : value) {
-      const json* n = nullptr;
-      if (d.is_string()) {
-        n = &d;
-      } else if (d.is_object()) {
-        for (const char* k : {"path", "name"}) {
-          if (d.contains(k) && d[k].is_string()) {
-            n = &d[k];
-            break;
-          }
-        }
-      }
-      if (n != nullptr) names += (names.empty() ? "" : ", ") + n->get<std::string>();
-    }
-    if (!names.empty()) Add("dataset", json(names), level, 1, source, full);
-    return;
-  }
-  if ((parent == "data" || parent == "dataset") && (leaf == "name" || leaf == "path") &&
-      value.is_string()) {
-    Add("dataset", value, level, 1, source, full);
-    return;
-  }
+  const KeyAt key{path, leaf, parent, full};
+  if (AddNamedKey(key, value, level, source)) return;
   if ((parent == "optimizer" || parent == "params") && leaf == "lr") {
     if (scalar) Add("learning_rate", value, level, 0, source, full);
     return;
@@ -418,45 +363,7 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   }
   // mmcv/mmengine: model=dict(backbone=dict(type='ResNet', depth=18)) names the network better
   // than a generic wrapper type (ImageClassifier, EncoderDecoder).
-  if (parent == "backbone" && (leaf == "type" || leaf == "depth") && value.is_primitive()) {
-    Shape& s = shape_["backbone_" + leaf];
-    if (level >= s.level) s = {value.is_number_integer() ? value.get<int64_t>() : 0, level, source};
-    if (leaf == "type" && value.is_string())
-      backbone_type_ = {value.get<std::string>(), level, source};
-    return;
-  }
-  if (leaf == "stage" && parent == "zero_optimization") return;
-  static const std::set<std::string> kShapeKeys = {
-      "n_layer",     "num_layers", "n_layers",   "num_hidden_layers", "n_embd",
-      "hidden_size", "d_model",    "vocab_size", "padded_vocab_size"};
-  if (kShapeKeys.count(leaf) && value.is_number_integer()) {
-    Shape& s = shape_[leaf];
-    if (level >= s.level) s = {value.get<int64_t>(), level, source};
-    return;
-  }
-  if (leaf == "tensor_model_parallel_size" || leaf == "tensor_parallel_size") {
-    if (auto n = AsNumber(value)) tp_ = static_cast<int64_t>(*n);
-    return;
-  }
-  if (leaf == "pipeline_model_parallel_size" || leaf == "pipeline_parallel_size") {
-    if (auto n = AsNumber(value)) pp_ = static_cast<int64_t>(*n);
-    return;
-  }
-  if ((leaf == "device" || leaf == "devices" || leaf == "gpu_ids") && value.is_primitive()) {
-    // device=0,1 / gpu_ids "0,1" list device indexes; Lightning's devices=4 is a count.
-    std::string v = ValueText(value);
-    bool digits_and_commas = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-      return std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == ' ';
-    });
-    if (!digits_and_commas) return;
-    int64_t n =
-        leaf == "devices" && value.is_number_integer() ? value.get<int64_t>() : CountDevices(v);
-    if (n > 0) Add("num_gpus", json(n), level, 3, source, full);
-    if (leaf == "devices" && n > 0 && level >= spawned_devices_.level) {
-      spawned_devices_ = {n, level, source};  // Lightning: one process per device
-    }
-    return;
-  }
+  if (AddShapeKey(key, value, level, source)) return;
   auto it = KeyTable().find(leaf);
   if (it == KeyTable().end()) return;
   const auto& [field, rank] = it->second;
@@ -473,6 +380,123 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   if (value.is_string() && ToLower(value.get<std::string>()) == "auto" && field != "precision")
     return;
   Add(field, value, level, rank, source, full);
+}
+
+// Optimizer, model and dataset names: `optimizer.type`, Hydra `_target_` / torchtune
+// `_component_`, axolotl `datasets: [...]`, `data.name`. True when the key was one of them.
+bool Extraction::AddNamedKey(const KeyAt& key, const json& value, int level,
+                             const std::string& source) {
+  const std::vector<std::string>& path = key.path;
+  const std::string& leaf = key.leaf;
+  const std::string& parent = key.parent;
+  const std::string& full = key.full;
+  // Hydra `_target_` and torchtune `_component_` name the class or builder to instantiate.
+  const bool instantiate = leaf == "_target_" || leaf == "_component_";
+  auto last_segment = [](std::string v) {
+    return v.substr(v.find_last_of('.') == std::string::npos ? 0 : v.find_last_of('.') + 1);
+  };
+  if ((parent == "optimizer" || parent == "optim") &&
+      (leaf == "type" || leaf == "name" || instantiate)) {
+    if (value.is_string()) {
+      std::string v = value.get<std::string>();
+      if (instantiate) v = last_segment(v);
+      Add("optimizer", json(v), level, 0, source, full);
+    }
+    return true;
+  }
+  if (instantiate && path.size() == 2 && value.is_string() &&
+      (parent == "model" || parent == "dataset" || parent == "data")) {
+    // torchtune.models.llama3_1.llama3_1_8b -> llama3_1_8b; torchtune.datasets.alpaca_dataset
+    // -> alpaca; my.data.CIFAR10DataModule -> CIFAR10.
+    std::string v = last_segment(value.get<std::string>());
+    if (parent == "model") {
+      Add("model", json(v), level, 3, source, full);
+    } else {
+      for (std::string_view suffix : {"_dataset", "Dataset", "DataModule", "_datamodule"}) {
+        if (v.size() > suffix.size() && EndsWith(v, suffix)) {
+          v.resize(v.size() - suffix.size());
+          break;
+        }
+      }
+      Add("dataset", json(v), level, 2, source, full);
+    }
+    return true;
+  }
+  if (path.size() == 1 && leaf == "datasets" && value.is_array()) {
+    // axolotl: datasets: [{path: tatsu-lab/alpaca, type: alpaca}, ...]
+    std::string names;
+    for (const json& d : value) {
+      const json* n = nullptr;
+      if (d.is_string()) {
+        n = &d;
+      } else if (d.is_object()) {
+        for (const char* k : {"path", "name"}) {
+          if (d.contains(k) && d[k].is_string()) {
+            n = &d[k];
+            break;
+          }
+        }
+      }
+      if (n != nullptr) names += (names.empty() ? "" : ", ") + n->get<std::string>();
+    }
+    if (!names.empty()) Add("dataset", json(names), level, 1, source, full);
+    return true;
+  }
+  if ((parent == "data" || parent == "dataset") && (leaf == "name" || leaf == "path") &&
+      value.is_string()) {
+    Add("dataset", value, level, 1, source, full);
+    return true;
+  }
+  return false;
+}
+
+// Model shape and parallelism: an mmcv backbone, transformer shape keys, tensor/pipeline
+// parallel sizes, device lists. True when the key was one of them.
+bool Extraction::AddShapeKey(const KeyAt& key, const json& value, int level,
+                             const std::string& source) {
+  const std::string& leaf = key.leaf;
+  const std::string& parent = key.parent;
+  const std::string& full = key.full;
+  if (parent == "backbone" && (leaf == "type" || leaf == "depth") && value.is_primitive()) {
+    Shape& s = shape_["backbone_" + leaf];
+    if (level >= s.level) s = {value.is_number_integer() ? value.get<int64_t>() : 0, level, source};
+    if (leaf == "type" && value.is_string())
+      backbone_type_ = {value.get<std::string>(), level, source};
+    return true;
+  }
+  if (leaf == "stage" && parent == "zero_optimization") return true;
+  static const std::set<std::string> kShapeKeys = {
+      "n_layer",     "num_layers", "n_layers",   "num_hidden_layers", "n_embd",
+      "hidden_size", "d_model",    "vocab_size", "padded_vocab_size"};
+  if (kShapeKeys.count(leaf) && value.is_number_integer()) {
+    Shape& s = shape_[leaf];
+    if (level >= s.level) s = {value.get<int64_t>(), level, source};
+    return true;
+  }
+  if (leaf == "tensor_model_parallel_size" || leaf == "tensor_parallel_size") {
+    if (auto n = AsNumber(value)) tp_ = static_cast<int64_t>(*n);
+    return true;
+  }
+  if (leaf == "pipeline_model_parallel_size" || leaf == "pipeline_parallel_size") {
+    if (auto n = AsNumber(value)) pp_ = static_cast<int64_t>(*n);
+    return true;
+  }
+  if ((leaf == "device" || leaf == "devices" || leaf == "gpu_ids") && value.is_primitive()) {
+    // device=0,1 / gpu_ids "0,1" list device indexes; Lightning's devices=4 is a count.
+    std::string v = ValueText(value);
+    bool digits_and_commas = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) || c == ',' || c == ' ';
+    });
+    if (!digits_and_commas) return true;
+    int64_t n =
+        leaf == "devices" && value.is_number_integer() ? value.get<int64_t>() : CountDevices(v);
+    if (n > 0) Add("num_gpus", json(n), level, 3, source, full);
+    if (leaf == "devices" && n > 0 && level >= spawned_devices_.level) {
+      spawned_devices_ = {n, level, source};  // Lightning: one process per device
+    }
+    return true;
+  }
+  return false;
 }
 
 }  // namespace schedmate::advisor::internal

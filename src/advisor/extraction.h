@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +25,10 @@
 #include "advisor/job_metadata.h"
 #include "advisor/shell_parser.h"
 #include "core/status.h"
+
+namespace schedmate::advisor {
+struct PyFacts;  // advisor/python_scanner.h
+}  // namespace schedmate::advisor
 
 namespace schedmate::advisor::internal {
 
@@ -115,6 +120,14 @@ class Extraction {
   // Maps a (normalised) key path to a field and adds it.
   void AddKey(const std::vector<std::string>& path, const json& value, int level,
               const std::string& source);
+  // A key being mapped by AddKey: the path, its normalised leaf and parent, the normalised
+  // dotted path.
+  struct KeyAt {
+    const std::vector<std::string>& path;
+    std::string leaf, parent, full;
+  };
+  bool AddNamedKey(const KeyAt& key, const json& value, int level, const std::string& source);
+  bool AddShapeKey(const KeyAt& key, const json& value, int level, const std::string& source);
   const Candidate* Best(const std::string& field) const {
     auto it = cands_.find(field);
     if (it == cands_.end() || it->second.empty()) return nullptr;
@@ -144,6 +157,26 @@ class Extraction {
   void ProcessCommand(const std::string& rel, const ShellCommand& cmd, std::string& cwd,
                       const std::string& wrapper, int depth,
                       const std::map<std::string, std::string>& vars);
+  // A command of a shell script being read: its words once `env A=B`, `nohup`, `time` ... are
+  // stripped, with the program word at w[i].
+  struct ShellCall {
+    const std::string& rel;  // the script
+    const ShellCommand& cmd;
+    std::vector<std::string> w;
+    size_t i = 0;
+    std::map<std::string, std::string> env;  // the command's VAR=value and `env` settings
+    const std::string& wrapper;
+    int depth;
+    const std::map<std::string, std::string>& vars;  // the script's variables
+    std::vector<std::string> Rest(size_t from) const {
+      return std::vector<std::string>(w.begin() + static_cast<std::ptrdiff_t>(from), w.end());
+    }
+  };
+  // ProcessCommand's cases, one per kind of command.
+  void ProcessSbatchCommand(const ShellCall& call, std::string& cwd);
+  void ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd);
+  void ProcessScriptCall(const ShellCall& call, std::string& cwd);
+  void ProcessLauncherCommand(const ShellCall& call, std::string& cwd);
   void AddSbatch(const std::vector<SbatchDirective>& ds, const std::string& rel);
   // A launch of the command at rel:cmd.line with its wrapper and environment (CUDA_VISIBLE_DEVICES
   // inherited from the script's variables); launcher, program and args are the caller's.
@@ -157,6 +190,16 @@ class Extraction {
   std::vector<ArgItem> ParseArgs(const std::vector<std::string>& args,
                                  std::vector<std::string>* positionals) const;
   void ProcessProgram(const std::string& rel, bool is_entry_python);
+  // ProcessProgram's steps (program_reader.cc).
+  void VoteImports(const PyFacts& f);
+  // argparse add_argument defaults (and aliases, positionals) and dataclass fields.
+  void ReadArgparseDefaults(const std::string& rel, const PyFacts& f);
+  // Module-level globals, `args.x = ...` after parsing, `x //= world_size`.
+  void ReadAssignments(const std::string& rel, const PyFacts& f);
+  // Calls that set training parameters, models, datasets, optimizers, Hydra configs.
+  void ReadCalls(const std::string& rel, const PyFacts& f);
+  // The model object: `model = X(...)`.
+  void ReadModelConstructor(const std::string& rel, const PyFacts& f);
   void LoadConfig(const std::string& rel, int level, int depth, const std::string& prefix = {});
   // A config that is not in the sources but named by a known convention: OpenMMLab's
   // "{model}_{N}xb{B}-{E}e_{data}.py" / "{model}_{S}x_{data}.py", detectron2's model zoo
@@ -169,6 +212,55 @@ class Extraction {
 
   // True when `p` resolves (through every symlink) to a path inside the job directory.
   bool InsideJobDir(const fs::path& p) const;
+
+  // --- derivation (derivation.cc): the steps of Finish(), in the order it runs them ---
+  using LaunchOptions = std::map<std::string, std::string>;  // launcher option -> value
+  // What the steps hand to each other.
+  struct Derived {
+    const Launch* main = nullptr;               // the launch with the most arguments
+    std::optional<int64_t> processes;           // data-parallel processes x model-parallel
+    std::optional<int64_t> per_node_processes;  // torchrun: x nodes once the node count is known
+    std::string processes_src;
+    std::optional<int64_t> gpus;
+    std::string gpus_src;
+    std::optional<int64_t> nodes;
+    std::string nodes_src;
+    // The Slurm request (#SBATCH, srun options).
+    std::optional<int64_t> sb_gpus_per_node, sb_nodes, sb_gpus_total;
+    std::string sb_src;
+    bool training_job = false;
+    std::string framework;
+    std::string family;
+    std::string model;
+  };
+  void Set(const std::string& field, json value, std::string source);
+  std::string OptionSource(const Launch& l, const std::string& key);
+  // The first of `keys` among the launcher options with an integer value (before any ':').
+  std::optional<int64_t> OptionInt(const Launch& l, const LaunchOptions& o,
+                                   std::initializer_list<const char*> keys, std::string* src);
+  // Processes and nodes from the main launch's launcher and its wrapper.
+  void CountLaunchProcesses(Derived& d);
+  void CountTorchrunProcesses(const LaunchOptions& o, Derived& d);
+  void CountDeepspeedProcesses(const LaunchOptions& o, Derived& d);
+  void CountAccelerateProcesses(const LaunchOptions& o, Derived& d);
+  void ReadAccelerateConfig(const std::string& cf, bool processes_given, bool machines_given,
+                            Derived& d);
+  void CountSingleLaunchProcesses(Derived& d);
+  void ReadSlurmRequest(Derived& d);
+  // GPUs: launcher processes, CUDA_VISIBLE_DEVICES, the Slurm request, explicit arguments, CUDA
+  // use.
+  void DeriveGpusAndNodes(Derived& d);
+  void SetLauncherName(const Derived& d);
+  // Plain fields from the best candidates; an mmcv backbone over a generic model type.
+  void SetDirectFields();
+  // Megatron-style parallelism, accumulation divided by the world size, global batch size.
+  void DeriveBatchSizes(Derived& d);
+  void DerivePrecision();
+  void DeriveFramework(Derived& d);
+  void ApplyLibraryDefaults(const Derived& d);
+  void DeriveImageSize();
+  void DeriveModelFamilyAndParams(Derived& d);
+  void DeriveTask(const Derived& d);
 
   fs::path root_;
   fs::path real_root_;  // root_ with symlinks resolved; empty when it cannot be resolved

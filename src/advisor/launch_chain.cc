@@ -1,11 +1,10 @@
-#include "advisor/extraction.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <regex>
 
+#include "advisor/extraction.h"
 #include "core/strings.h"
 
 namespace schedmate::advisor::internal {
@@ -120,10 +119,11 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
                                 const std::string& wrapper, int depth,
                                 const std::map<std::string, std::string>& vars) {
   if (depth > 6) return;
-  std::vector<std::string> w;
+  ShellCall call{rel, cmd, {}, 0, cmd.env, wrapper, depth, vars};
+  std::vector<std::string>& w = call.w;
+  size_t& i = call.i;
+  std::map<std::string, std::string>& env = call.env;
   for (const ShellWord& x : cmd.words) w.push_back(x.text);
-  std::map<std::string, std::string> env = cmd.env;
-  size_t i = 0;
   // Strip `env A=B`, and wrappers that just run the rest.
   while (i < w.size()) {
     std::string b = Basename(w[i]);
@@ -142,11 +142,7 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     break;
   }
   if (i >= w.size()) return;
-  const std::string prog = w[i];
-  const std::string b = Basename(prog);
-  auto rest = [&](size_t from) {
-    return std::vector<std::string>(w.begin() + static_cast<std::ptrdiff_t>(from), w.end());
-  };
+  const std::string b = Basename(w[i]);
 
   if ((b == "module" || b == "ml") && i + 1 < w.size()) {
     // Environment modules name the framework the job runs with (module load pytorch-gpu).
@@ -165,134 +161,186 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     return;
   }
   if (b == "sbatch") {
-    std::vector<std::string> opts_words = rest(i + 1);
-    std::vector<SbatchDirective> ds = ParseSbatchOptions(opts_words, cmd.line);
-    std::string wrap;
-    for (const auto& d : ds) {
-      if (d.option == "--wrap") wrap = d.value;
-    }
-    // The words the options consumed: re-walk them.
-    size_t k = i + 1;
-    while (k < w.size() && LooksLikeOption(w[k])) {
-      if (w[k].find('=') == std::string::npos && !StartsWith(w[k], "--") && w[k].size() == 2 &&
-          k + 1 < w.size())
-        ++k;
-      else if (StartsWith(w[k], "--") && w[k].find('=') == std::string::npos && k + 1 < w.size() &&
-               !LooksLikeOption(w[k + 1]))
-        ++k;
-      ++k;
-    }
-    std::vector<SbatchDirective> kept;
-    for (auto& d : ds) {
-      if (d.option != "--wrap") kept.push_back(d);
-    }
-    AddSbatch(kept, rel);
-    if (!wrap.empty()) {
-      ShellContext ctx;
-      ctx.variables = vars;
-      ShellScript inner = ParseShell(wrap, ctx);
-      for (ShellCommand c : inner.commands) {
-        c.line = cmd.line + FindLine(rel, cmd.line, "--wrap") - cmd.line;
-        ProcessCommand(rel, c, cwd, "sbatch", depth + 1, vars);
-      }
-      return;
-    }
-    if (k < w.size()) {
-      if (auto script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string())) {
-        if (visited_scripts_.insert(*script).second) {
-          if (auto text = Read(*script)) {
-            ShellContext ctx;
-            ctx.positional = rest(k + 1);
-            ctx.variables = vars;
-            ProcessShell(*script, *text, ctx, "", depth + 1);
-          }
-        }
-      }
-    }
+    ProcessSbatchCommand(call, cwd);
     return;
   }
   if (b == "srun" || b == "mpirun" || b == "mpiexec") {
-    static const std::set<std::string> kFlags = {
-        "exclusive",         "pty", "overcommit", "oversubscribe",
-        "allow_run_as_root", "u",   "l",          "unbuffered"};
-    std::vector<std::pair<std::string, std::string>> opts;
-    size_t k = TakeOptions(w, i + 1, kFlags, opts);
-    std::optional<int64_t> procs;
-    for (const auto& [o, v] : opts) {
-      if (o == "np" || o == "n" || o == "ntasks") {
-        if (auto n = ParseInt(v)) procs = *n;
-      }
-    }
-    if (b == "srun") {
-      std::vector<std::string> sw;
-      for (const auto& [o, v] : opts) {
-        std::string name = o;  // --ntasks_per_node as written --ntasks-per-node
-        if (name.size() > 1) std::replace(name.begin(), name.end(), '_', '-');
-        sw.push_back((name.size() == 1 ? "-" : "--") + name);
-        if (!v.empty()) sw.push_back(v);
-      }
-      AddSbatch(ParseSbatchOptions(sw, cmd.line), rel);
-    }
-    ShellCommand inner;
-    inner.env = env;
-    inner.line = cmd.line;
-    for (size_t x = k; x < w.size(); ++x) inner.words.push_back({w[x], false});
-    size_t before = launches_.size();
-    ProcessCommand(rel, inner, cwd, b == "mpiexec" ? "mpirun" : b, depth + 1, vars);
-    for (size_t x = before; x < launches_.size(); ++x) {
-      if (procs) {
-        launches_[x].wrapper_processes = procs;
-        launches_[x].wrapper_source = Loc(rel, cmd.line);
-      }
-    }
+    ProcessSrunOrMpirun(call, cwd);
     return;
   }
   if (b == "bash" || b == "sh" || b == "source" || b == "." || b == "zsh" ||
       (EndsWith(b, ".sh") && !LooksLikeOption(b))) {
-    size_t k = EndsWith(b, ".sh") ? i : i + 1;
-    while (k < w.size() && LooksLikeOption(w[k])) ++k;
-    if (k >= w.size()) return;
-    std::optional<std::string> script;
-    bool unknown = cmd.words[k].unknown || w[k].empty();
-    if (!unknown) script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string());
-    if (!script && unknown) {
-      script = GuessDelegate(rel);
-      if (script) {
-        meta_.notes.push_back(
-            fmt::format("{}:{}: '{}' runs a script given at submission; "
-                        "assumed {} (the only launch script in the sources)",
-                        rel, cmd.line, fmt::join(rest(i), " "), *script));
-      }
-    }
-    if (!script && !unknown && Basename(w[k]) == "dist_train.sh" && k + 2 < w.size() &&
-        ParseInt(w[k + 2])) {
-      // OpenMMLab's `tools/dist_train.sh CONFIG GPUS [ARGS]` (torchrun tools/train.py CONFIG
-      // --launcher pytorch ARGS on GPUS processes), not in the sources: read it as that.
-      Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
-      l.launcher = "torchrun";
-      l.opts.emplace_back("nproc_per_node", w[k + 2]);
-      l.program = (fs::path(w[k]).parent_path() / "train.py").generic_string();
-      l.args.push_back(w[k + 1]);
-      for (size_t a = k + 3; a < w.size(); ++a) l.args.push_back(w[a]);
-      meta_.notes.push_back(fmt::format(
-          "{}:{}: {} is not in the sources; read as OpenMMLab's (torchrun {} {} on {} GPUs)", rel,
-          cmd.line, w[k], l.program, w[k + 1], w[k + 2]));
-      Vote("mmdetection", 3);
-      launches_.push_back(std::move(l));
-      return;
-    }
-    if (!script || !visited_scripts_.insert(*script).second) return;
-    if (auto text = Read(*script)) {
-      ShellContext ctx;
-      ctx.positional = rest(k + 1);
-      ctx.variables = vars;
-      for (const auto& [ek, ev] : env) ctx.variables[ek] = ev;
-      ProcessShell(*script, *text, ctx, wrapper, depth + 1);
+    ProcessScriptCall(call, cwd);
+    return;
+  }
+  ProcessLauncherCommand(call, cwd);
+}
+
+// `sbatch [options] script args` or `sbatch --wrap "command"`: the options are Slurm's request.
+void Extraction::ProcessSbatchCommand(const ShellCall& call, std::string& cwd) {
+  const std::string& rel = call.rel;
+  const ShellCommand& cmd = call.cmd;
+  const std::vector<std::string>& w = call.w;
+  const size_t i = call.i;
+  const int depth = call.depth;
+  const std::map<std::string, std::string>& vars = call.vars;
+  std::vector<std::string> opts_words = call.Rest(i + 1);
+  std::vector<SbatchDirective> ds = ParseSbatchOptions(opts_words, cmd.line);
+  std::string wrap;
+  for (const auto& d : ds) {
+    if (d.option == "--wrap") wrap = d.value;
+  }
+  // The words the options consumed: re-walk them.
+  size_t k = i + 1;
+  while (k < w.size() && LooksLikeOption(w[k])) {
+    if (w[k].find('=') == std::string::npos && !StartsWith(w[k], "--") && w[k].size() == 2 &&
+        k + 1 < w.size())
+      ++k;
+    else if (StartsWith(w[k], "--") && w[k].find('=') == std::string::npos && k + 1 < w.size() &&
+             !LooksLikeOption(w[k + 1]))
+      ++k;
+    ++k;
+  }
+  std::vector<SbatchDirective> kept;
+  for (auto& d : ds) {
+    if (d.option != "--wrap") kept.push_back(d);
+  }
+  AddSbatch(kept, rel);
+  if (!wrap.empty()) {
+    ShellContext ctx;
+    ctx.variables = vars;
+    ShellScript inner = ParseShell(wrap, ctx);
+    for (ShellCommand wrapped : inner.commands) {
+      wrapped.line = cmd.line + FindLine(rel, cmd.line, "--wrap") - cmd.line;
+      ProcessCommand(rel, wrapped, cwd, "sbatch", depth + 1, vars);
     }
     return;
   }
+  if (k < w.size()) {
+    if (auto script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string())) {
+      if (visited_scripts_.insert(*script).second) {
+        if (auto text = Read(*script)) {
+          ShellContext ctx;
+          ctx.positional = call.Rest(k + 1);
+          ctx.variables = vars;
+          ProcessShell(*script, *text, ctx, "", depth + 1);
+        }
+      }
+    }
+  }
+  return;
+}
 
-  Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
+// srun / mpirun / mpiexec: the process count, then the command they start.
+void Extraction::ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd) {
+  const std::string& rel = call.rel;
+  const ShellCommand& cmd = call.cmd;
+  const std::vector<std::string>& w = call.w;
+  const size_t i = call.i;
+  const std::string b = Basename(w[i]);
+  const std::map<std::string, std::string>& env = call.env;
+  const int depth = call.depth;
+  const std::map<std::string, std::string>& vars = call.vars;
+  static const std::set<std::string> kFlags = {
+      "exclusive",         "pty", "overcommit", "oversubscribe",
+      "allow_run_as_root", "u",   "l",          "unbuffered"};
+  std::vector<std::pair<std::string, std::string>> opts;
+  size_t k = TakeOptions(w, i + 1, kFlags, opts);
+  std::optional<int64_t> procs;
+  for (const auto& [o, v] : opts) {
+    if (o == "np" || o == "n" || o == "ntasks") {
+      if (auto n = ParseInt(v)) procs = *n;
+    }
+  }
+  if (b == "srun") {
+    std::vector<std::string> sw;
+    for (const auto& [o, v] : opts) {
+      std::string name = o;  // --ntasks_per_node as written --ntasks-per-node
+      if (name.size() > 1) std::replace(name.begin(), name.end(), '_', '-');
+      sw.push_back((name.size() == 1 ? "-" : "--") + name);
+      if (!v.empty()) sw.push_back(v);
+    }
+    AddSbatch(ParseSbatchOptions(sw, cmd.line), rel);
+  }
+  ShellCommand inner;
+  inner.env = env;
+  inner.line = cmd.line;
+  for (size_t x = k; x < w.size(); ++x) inner.words.push_back({w[x], false});
+  size_t before = launches_.size();
+  ProcessCommand(rel, inner, cwd, b == "mpiexec" ? "mpirun" : b, depth + 1, vars);
+  for (size_t x = before; x < launches_.size(); ++x) {
+    if (procs) {
+      launches_[x].wrapper_processes = procs;
+      launches_[x].wrapper_source = Loc(rel, cmd.line);
+    }
+  }
+  return;
+}
+
+// `bash script.sh args`, `source x.sh`, `./x.sh`: read the script with its positional arguments.
+void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
+  const std::string& rel = call.rel;
+  const ShellCommand& cmd = call.cmd;
+  const std::vector<std::string>& w = call.w;
+  const size_t i = call.i;
+  const std::string b = Basename(w[i]);
+  const std::map<std::string, std::string>& env = call.env;
+  const std::string& wrapper = call.wrapper;
+  const int depth = call.depth;
+  const std::map<std::string, std::string>& vars = call.vars;
+  size_t k = EndsWith(b, ".sh") ? i : i + 1;
+  while (k < w.size() && LooksLikeOption(w[k])) ++k;
+  if (k >= w.size()) return;
+  std::optional<std::string> script;
+  bool unknown = cmd.words[k].unknown || w[k].empty();
+  if (!unknown) script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string());
+  if (!script && unknown) {
+    script = GuessDelegate(rel);
+    if (script) {
+      meta_.notes.push_back(
+          fmt::format("{}:{}: '{}' runs a script given at submission; "
+                      "assumed {} (the only launch script in the sources)",
+                      rel, cmd.line, fmt::join(call.Rest(i), " "), *script));
+    }
+  }
+  if (!script && !unknown && Basename(w[k]) == "dist_train.sh" && k + 2 < w.size() &&
+      ParseInt(w[k + 2])) {
+    // OpenMMLab's `tools/dist_train.sh CONFIG GPUS [ARGS]` (torchrun tools/train.py CONFIG
+    // --launcher pytorch ARGS on GPUS processes), not in the sources: read it as that.
+    Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
+    l.launcher = "torchrun";
+    l.opts.emplace_back("nproc_per_node", w[k + 2]);
+    l.program = (fs::path(w[k]).parent_path() / "train.py").generic_string();
+    l.args.push_back(w[k + 1]);
+    for (size_t a = k + 3; a < w.size(); ++a) l.args.push_back(w[a]);
+    meta_.notes.push_back(fmt::format(
+        "{}:{}: {} is not in the sources; read as OpenMMLab's (torchrun {} {} on {} GPUs)", rel,
+        cmd.line, w[k], l.program, w[k + 1], w[k + 2]));
+    Vote("mmdetection", 3);
+    launches_.push_back(std::move(l));
+    return;
+  }
+  if (!script || !visited_scripts_.insert(*script).second) return;
+  if (auto text = Read(*script)) {
+    ShellContext ctx;
+    ctx.positional = call.Rest(k + 1);
+    ctx.variables = vars;
+    for (const auto& [ek, ev] : env) ctx.variables[ek] = ev;
+    ProcessShell(*script, *text, ctx, wrapper, depth + 1);
+  }
+  return;
+}
+
+// A launcher (torchrun, deepspeed, accelerate launch, llamafactory-cli, fairseq-train, tune run,
+// yolo, swift, python [-m]) and the program it starts; anything else is not a launch.
+void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd) {
+  const std::string& rel = call.rel;
+  const ShellCommand& cmd = call.cmd;
+  const std::vector<std::string>& w = call.w;
+  const size_t i = call.i;
+  const std::string prog = w[i];
+  const std::string b = Basename(prog);
+  Launch l = NewLaunch(rel, cmd, cwd, call.wrapper, call.env, call.vars);
   size_t k = i + 1;
   static const std::set<std::string> kTorchFlags = {
       "standalone", "no_python", "use_env", "module", "m", "run_path", "redirects_all"};

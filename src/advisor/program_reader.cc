@@ -1,8 +1,7 @@
-#include "advisor/extraction.h"
-
 #include <cctype>
 #include <regex>
 
+#include "advisor/extraction.h"
 #include "advisor/python_scanner.h"
 #include "core/strings.h"
 
@@ -14,6 +13,17 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
   program_found_ = true;
   PyFacts f = ScanPython(*text);
   if (text->find("cuda") != std::string::npos) uses_cuda_ = true;
+  VoteImports(f);
+  ReadArgparseDefaults(rel, f);
+  ReadAssignments(rel, f);
+  ReadCalls(rel, f);
+  ReadModelConstructor(rel, f);
+  // Names imported from local modules that name a model (from model import GPT).
+  (void)is_entry_python;
+}
+
+// Imported modules vote for a framework.
+void Extraction::VoteImports(const PyFacts& f) {
   for (const auto& [mod, line] : f.imports) {
     std::string top = mod.substr(0, mod.find('.'));
     static const std::map<std::string, std::pair<std::string, int>> kImportVotes = {
@@ -45,6 +55,9 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
     auto it = kImportVotes.find(top);
     if (it != kImportVotes.end()) Vote(it->second.first, it->second.second);
   }
+}
+
+void Extraction::ReadArgparseDefaults(const std::string& rel, const PyFacts& f) {
   // argparse defaults and dataclass fields: script defaults.
   for (const PyCall& c : f.calls) {
     if (!EndsWith(c.callee, "add_argument")) continue;
@@ -91,6 +104,9 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
     if (!fld.value.literal) continue;
     AddKey({fld.name}, *fld.value.literal, kScriptDefault, Loc(rel, fld.line));
   }
+}
+
+void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
   // Module-level globals (nanoGPT-style configuration).
   for (const PyAssignment& a : f.assignments) {
     if (a.indent != 0 || a.op != "=" || a.target.find('.') != std::string::npos) continue;
@@ -125,6 +141,9 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
       world_divides_[kt->second.first] = src;
     }
   }
+}
+
+void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
   // Calls that set training parameters in code, models, datasets, optimizers, Hydra configs.
   for (const PyCall& c : f.calls) {
     std::string src = Loc(rel, c.line);
@@ -202,6 +221,9 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
       }
     }
   }
+}
+
+void Extraction::ReadModelConstructor(const std::string& rel, const PyFacts& f) {
   // The model object: `model = X(...)`.
   for (const PyAssignment& a : f.assignments) {
     std::string t = ToLower(a.target);
@@ -224,8 +246,6 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
       Add("model", json(last), kLibraryDefault, 6, src, "constructor");
     }
   }
-  // Names imported from local modules that name a model (from model import GPT).
-  (void)is_entry_python;
 }
 
 }  // namespace schedmate::advisor::internal
