@@ -1,31 +1,15 @@
-#include "advisor/extraction.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
 
+#include "advisor/extraction.h"
 #include "advisor/python_scanner.h"
 #include "core/strings.h"
 
 namespace schedmate::advisor::internal {
 
 namespace {
-
-// Known mmcv/mmdet `_base_` schedules, used when a referenced base file is not in the sources
-// (they ship with the library, not with the job's repository).
-struct KnownBase {
-  const char* file_stem;
-  const char* optimizer;
-  double lr;
-  int epochs;
-};
-constexpr KnownBase kKnownMmdetSchedules[] = {
-    {"schedule_1x", "SGD", 0.02, 12},
-    {"schedule_2x", "SGD", 0.02, 24},
-    {"schedule_20e", "SGD", 0.02, 20},
-    {"schedule_3x", "SGD", 0.02, 36},
-};
 
 // yaml-cpp node -> JSON, recording the line of each leaf path.
 json YamlToJson(const YAML::Node& n, std::vector<std::string>& path,
@@ -269,9 +253,9 @@ void Extraction::LoadPythonConfig(const std::string& rel, int level, int depth) 
       }
       std::string stem = p.stem().string();
       bool known = false;
-      for (const KnownBase& kb : kKnownMmdetSchedules) {
-        if (stem != kb.file_stem) continue;
-        std::string src = "default: " + b + " (mmdet's " + kb.file_stem + ", not in the sources)";
+      for (const KnownSchedule& kb : knowledge_.mmdet_schedules) {
+        if (stem != kb.stem) continue;
+        std::string src = "default: " + b + " (mmdet's " + kb.stem + ", not in the sources)";
         Add("optimizer", json(std::string(kb.optimizer) + " (momentum 0.9)"), level, 0, src,
             "optimizer.type");
         Add("learning_rate", json(kb.lr), level, 0, src, "optimizer.lr");

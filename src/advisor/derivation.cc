@@ -13,112 +13,6 @@ namespace schedmate::advisor::internal {
 
 namespace {
 
-// Image sizes of well-known datasets (square side in pixels).
-const std::vector<std::pair<std::string, int>>& DatasetImageSizes() {
-  static const auto* t = new std::vector<std::pair<std::string, int>>{
-      {"fashion_mnist", 28}, {"fashionmnist", 28}, {"mnist", 28},    {"cifar10", 32},
-      {"cifar100", 32},      {"cifar", 32},        {"svhn", 32},     {"tiny_imagenet", 64},
-      {"tinyimagenet", 64},  {"stl10", 96},        {"imagenet", 224}};
-  return *t;
-}
-
-// Model families: first matching pattern wins (order matters: "rcnn" before "cnn").
-const std::vector<std::pair<std::string, std::string>>& FamilyPatterns() {
-  static const auto* t =
-      new std::vector<std::pair<std::string, std::string>>{{"rcnn", "rcnn"},
-                                                           {"r_cnn", "rcnn"},
-                                                           {"retinanet", "retinanet"},
-                                                           {"yolo", "yolo"},
-                                                           {"detr", "detr"},
-                                                           {"mllama", "llama"},
-                                                           {"llama", "llama"},
-                                                           {"mixtral", "mixtral"},
-                                                           {"mistral", "mistral"},
-                                                           {"qwen", "qwen"},
-                                                           {"minicpm", "minicpm"},
-                                                           {"chatglm", "glm"},
-                                                           {"baichuan", "baichuan"},
-                                                           {"gemma", "gemma"},
-                                                           {"falcon", "falcon"},
-                                                           {"bloom", "bloom"},
-                                                           {"pythia", "gpt-neox"},
-                                                           {"gpt_neox", "gpt-neox"},
-                                                           {"gpt-neox", "gpt-neox"},
-                                                           {"gptj", "gpt-j"},
-                                                           {"gpt", "gpt"},
-                                                           {"flan_t5", "t5"},
-                                                           {"flan-t5", "t5"},
-                                                           {"mt5", "t5"},
-                                                           {"t5", "t5"},
-                                                           {"bart", "bart"},
-                                                           {"deberta", "deberta"},
-                                                           {"roberta", "roberta"},
-                                                           {"electra", "electra"},
-                                                           {"albert", "albert"},
-                                                           {"bert", "bert"},
-                                                           {"whisper", "whisper"},
-                                                           {"wav2vec", "wav2vec2"},
-                                                           {"clip", "clip"},
-                                                           {"stable_diffusion", "diffusion"},
-                                                           {"stable-diffusion", "diffusion"},
-                                                           {"sdxl", "diffusion"},
-                                                           {"diffusion", "diffusion"},
-                                                           {"unet", "unet"},
-                                                           {"swin", "swin"},
-                                                           {"convnext", "convnext"},
-                                                           {"deit", "vit"},
-                                                           {"vit", "vit"},
-                                                           {"resnext", "resnet"},
-                                                           {"resnet", "resnet"},
-                                                           {"wide_resnet", "resnet"},
-                                                           {"efficientnet", "efficientnet"},
-                                                           {"mobilenet", "mobilenet"},
-                                                           {"densenet", "densenet"},
-                                                           {"vgg", "vgg"},
-                                                           {"alexnet", "alexnet"},
-                                                           {"lstm", "lstm"},
-                                                           {"gru", "gru"},
-                                                           {"rnn", "rnn"},
-                                                           {"transformer", "transformer"},
-                                                           {"mlp", "mlp"},
-                                                           {"cnn", "cnn"},
-                                                           {"lenet", "cnn"},
-                                                           {"convnet", "cnn"}};
-  return *t;
-}
-
-// Parameter counts of well-known checkpoints named without a size suffix.
-const std::vector<std::pair<std::string, std::string>>& KnownParams() {
-  static const auto* t =
-      new std::vector<std::pair<std::string, std::string>>{{"bert-large", "~340M"},
-                                                           {"bert-base", "~110M"},
-                                                           {"distilbert", "~66M"},
-                                                           {"roberta-large", "~355M"},
-                                                           {"roberta-base", "~125M"},
-                                                           {"gpt2-xl", "~1.5B"},
-                                                           {"gpt2-large", "~774M"},
-                                                           {"gpt2-medium", "~355M"},
-                                                           {"gpt2", "~124M"},
-                                                           {"t5-small", "~60M"},
-                                                           {"t5-base", "~220M"},
-                                                           {"t5-large", "~770M"},
-                                                           {"resnet18", "~11.7M"},
-                                                           {"resnet34", "~21.8M"},
-                                                           {"resnet50", "~25.6M"},
-                                                           {"resnet101", "~44.5M"},
-                                                           {"resnet152", "~60.2M"},
-                                                           {"vit-base", "~86M"},
-                                                           {"vit-large", "~307M"},
-                                                           {"yolov8n", "~3.2M"},
-                                                           {"yolov8s", "~11.2M"},
-                                                           {"yolov8m", "~25.9M"},
-                                                           {"yolov8l", "~43.7M"},
-                                                           {"yolov8x", "~68.2M"},
-                                                           {"stable-diffusion-v1", "~860M (UNet)"},
-                                                           {"r50", "~41M (Faster R-CNN R50-FPN)"}};
-  return *t;
-}
-
 std::string NormalisePrecision(const json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "amp" : "fp32";
   std::string s = ToLower(ValueText(v));
@@ -150,7 +44,7 @@ bool IsPlaceholder(const std::string& s) {
 
 std::string FamilyOf(const std::string& model) {
   std::string l = ToLower(model);
-  for (const auto& [pat, fam] : FamilyPatterns()) {
+  for (const auto& [pat, fam] : ExtractorKnowledge::Builtin().family_patterns) {
     // Short patterns must start a word ("t5" is not in "resnet50", "vit" not in "gravity").
     bool need_boundary = pat.size() <= 3 && pat != "gpt";
     for (size_t at = l.find(pat); at != std::string::npos; at = l.find(pat, at + 1)) {
@@ -167,7 +61,7 @@ std::optional<std::string> ParamsFromName(const std::string& model) {
   std::string l = ToLower(model);
   std::smatch m;
   if (std::regex_search(l, m, kSize)) return m[1].str() + (ToLower(m[2].str()) == "b" ? "B" : "M");
-  for (const auto& [pat, p] : KnownParams()) {
+  for (const auto& [pat, p] : ExtractorKnowledge::Builtin().known_params) {
     if (l.find(pat) != std::string::npos) return p;
   }
   return std::nullopt;
@@ -682,26 +576,17 @@ void Extraction::DeriveFramework(Derived& d) {
 
 void Extraction::ApplyLibraryDefaults(const Derived& d) {
   JobMetadata& m = meta_;
-  auto lib_default = [&](const std::string& field, json v, const std::string& why) {
-    if (!m.Has(field)) Set(field, std::move(v), "default: " + why);
-  };
-  if (d.framework == "ultralytics") {
-    lib_default("precision", json("amp (ultralytics default)"), "ultralytics trains with AMP");
-    lib_default("optimizer", json("auto (ultralytics default)"), "ultralytics optimizer='auto'");
+  // config/extractor_knowledge.yaml `library_defaults`, in order: an earlier default wins.
+  for (const LibraryDefault& ld : knowledge_.library_defaults) {
+    bool match = ld.framework.empty()
+                     ? std::any_of(ld.framework_prefix.begin(), ld.framework_prefix.end(),
+                                   [&](const std::string& p) { return StartsWith(d.framework, p); })
+                     : d.framework == ld.framework;
+    if (!match || m.Has(ld.field)) continue;
+    if (ld.condition == "hf_trainer" && !hf_trainer_) continue;
+    if (ld.condition == "torchtune_packaged_config" && !torchtune_packaged_config_) continue;
+    Set(ld.field, ld.value, "default: " + ld.why);
   }
-  if (StartsWith(d.framework, "hf-transformers") || StartsWith(d.framework, "llama-factory") ||
-      StartsWith(d.framework, "ms-swift") || StartsWith(d.framework, "diffusers") ||
-      StartsWith(d.framework, "axolotl")) {
-    lib_default("optimizer", json("AdamW (library default)"),
-                "HF Trainer / diffusers examples use AdamW");
-  }
-  if (StartsWith(d.framework, "hf-transformers") && !m.Has("learning_rate") && hf_trainer_) {
-    lib_default("learning_rate", json(5e-5), "HF TrainingArguments.learning_rate");
-  }
-  if (d.framework == "megatron")
-    lib_default("optimizer", json("adam (Megatron default)"), "Megatron --optimizer adam");
-  if (d.framework == "torchtune" && torchtune_packaged_config_)
-    lib_default("precision", json("bf16"), "torchtune's packaged configs set dtype: bf16");
   if (!m.Has("precision") && (d.training_job) && !d.framework.empty()) {
     m.values["precision"] = "fp32";
     m.sources["precision"] = "default: no mixed-precision setting found";
@@ -716,7 +601,7 @@ void Extraction::DeriveImageSize() {
     for (char c : d) {
       if (c != '-' && c != ' ') dn.push_back(c == '-' ? '_' : c);
     }
-    for (const auto& [name, size] : DatasetImageSizes()) {
+    for (const auto& [name, size] : knowledge_.dataset_image_sizes) {
       if (dn.find(name) != std::string::npos) {
         Set("image_size", json(size),
             "derived: " + name + " images are " + std::to_string(size) + "x" +

@@ -9,131 +9,6 @@
 
 namespace schedmate::advisor::internal {
 
-// Key (normalised: lower case, '-' -> '_', no leading dashes) -> (field, rank).
-const std::map<std::string, std::pair<std::string, int>>& KeyTable() {
-  static const auto* t = new std::map<std::string, std::pair<std::string, int>>{
-      {"per_device_train_batch_size", {"per_device_batch_size", 1}},
-      {"per_gpu_train_batch_size", {"per_device_batch_size", 1}},
-      {"micro_batch_size", {"per_device_batch_size", 1}},
-      {"train_micro_batch_size_per_gpu", {"per_device_batch_size", 1}},
-      {"batch_size_per_gpu", {"per_device_batch_size", 1}},
-      {"samples_per_gpu", {"per_device_batch_size", 1}},
-      {"imgs_per_gpu", {"per_device_batch_size", 2}},
-      {"train_batch_size", {"per_device_batch_size", 2}},
-      {"batch_size", {"per_device_batch_size", 3}},
-      {"bs", {"per_device_batch_size", 4}},
-      {"batch", {"per_device_batch_size", 4}},
-      {"global_batch_size", {"global_batch_size", 1}},
-      {"ims_per_batch", {"global_batch_size", 2}},  // detectron2 SOLVER.IMS_PER_BATCH: all GPUs
-      {"total_batch_size", {"global_batch_size", 1}},
-      {"effective_batch_size", {"global_batch_size", 2}},
-      {"gradient_accumulation_steps", {"gradient_accumulation", 1}},
-      {"grad_accum_steps", {"gradient_accumulation", 1}},
-      {"gradient_accumulation", {"gradient_accumulation", 1}},
-      {"accumulate_grad_batches", {"gradient_accumulation", 1}},
-      {"accumulation_steps", {"gradient_accumulation", 2}},
-      {"grad_accum", {"gradient_accumulation", 2}},
-      {"accum_iter", {"gradient_accumulation", 2}},
-      {"accumulate", {"gradient_accumulation", 3}},
-      {"max_seq_length", {"sequence_length", 1}},
-      {"seq_length", {"sequence_length", 1}},
-      {"seq_len", {"sequence_length", 1}},
-      {"sequence_len", {"sequence_length", 1}},  // axolotl
-      {"max_seq_len", {"sequence_length", 1}},
-      {"cutoff_len", {"sequence_length", 1}},
-      {"sequence_length", {"sequence_length", 1}},
-      {"block_size", {"sequence_length", 2}},
-      {"max_length", {"sequence_length", 2}},
-      {"model_max_length", {"sequence_length", 2}},
-      {"context_length", {"sequence_length", 2}},
-      {"bptt", {"sequence_length", 2}},
-      {"max_source_length", {"sequence_length", 3}},
-      {"n_ctx", {"sequence_length", 3}},
-      {"resolution", {"image_size", 1}},
-      {"image_size", {"image_size", 1}},
-      {"img_size", {"image_size", 1}},
-      {"imgsz", {"image_size", 1}},
-      {"input_size", {"image_size", 2}},
-      {"crop_size", {"image_size", 2}},
-      {"num_train_epochs", {"epochs", 1}},
-      {"epochs", {"epochs", 1}},
-      {"max_epochs", {"epochs", 1}},
-      {"total_epochs", {"epochs", 1}},
-      {"num_epochs", {"epochs", 1}},
-      {"n_epochs", {"epochs", 1}},
-      {"epoch", {"epochs", 2}},
-      {"max_steps", {"max_steps", 1}},
-      {"max_iters", {"max_steps", 1}},
-      {"train_iters", {"max_steps", 1}},
-      {"max_train_steps", {"max_steps", 1}},
-      {"total_steps", {"max_steps", 1}},
-      {"num_train_steps", {"max_steps", 1}},
-      {"train_steps", {"max_steps", 1}},
-      {"max_iter", {"max_steps", 1}},
-      {"max_update", {"max_steps", 1}},  // fairseq --max-update
-      {"total_iters", {"max_steps", 1}},
-      {"max_iterations", {"max_steps", 1}},
-      {"num_steps", {"max_steps", 3}},
-      {"iterations", {"max_steps", 3}},
-      {"learning_rate", {"learning_rate", 1}},
-      {"lr", {"learning_rate", 1}},
-      {"base_lr", {"learning_rate", 2}},
-      {"lr0", {"learning_rate", 2}},
-      {"max_lr", {"learning_rate", 2}},
-      {"peak_lr", {"learning_rate", 2}},
-      {"optimizer", {"optimizer", 1}},
-      {"optim", {"optimizer", 1}},
-      {"optimizer_type", {"optimizer", 1}},
-      {"optimizer_name", {"optimizer", 1}},
-      {"fp16", {"precision", 1}},
-      {"bf16", {"precision", 1}},
-      {"mixed_precision", {"precision", 1}},
-      {"precision", {"precision", 1}},
-      {"amp", {"precision", 2}},
-      {"use_amp", {"precision", 2}},
-      {"torch_dtype", {"precision", 2}},
-      {"dtype", {"precision", 3}},
-      {"half", {"precision", 3}},
-      {"dataset_name", {"dataset", 1}},
-      {"dataset", {"dataset", 1}},
-      {"data_name", {"dataset", 1}},
-      {"task_name", {"dataset", 2}},
-      {"train_data_dir", {"dataset", 2}},
-      {"data_path", {"dataset", 2}},
-      {"train_file", {"dataset", 2}},
-      {"train_data", {"dataset", 2}},
-      {"data", {"dataset", 3}},
-      {"data_dir", {"dataset", 3}},
-      {"data_root", {"dataset", 4}},
-      {"ann_file", {"dataset", 3}},
-      {"dataset_dir", {"dataset", 5}},
-      {"model_name_or_path", {"model", 1}},
-      {"pretrained_model_name_or_path", {"model", 1}},
-      {"model_id_or_path", {"model", 1}},
-      {"model_name", {"model", 1}},
-      {"base_model", {"model", 1}},
-      {"model_id", {"model", 1}},
-      {"model", {"model", 2}},
-      {"arch", {"model", 2}},
-      {"backbone", {"model", 3}},  // a named backbone (string); mmcv's backbone dicts are below
-      {"architecture", {"model", 2}},
-      {"model_path", {"model", 2}},
-      {"model_type", {"model", 3}},
-      {"network", {"model", 3}},
-      {"net", {"model", 4}},
-      {"nproc_per_node", {"num_gpus", 1}},
-      {"num_gpus", {"num_gpus", 1}},
-      {"n_gpu", {"num_gpus", 1}},
-      {"n_gpus", {"num_gpus", 1}},
-      {"ngpus", {"num_gpus", 1}},
-      {"gpus", {"num_gpus", 2}},
-      {"nnodes", {"num_nodes", 1}},
-      {"num_nodes", {"num_nodes", 1}},
-      {"num_machines", {"num_nodes", 1}},
-  };
-  return *t;
-}
-
 int CountDevices(const std::string& cvd) {
   std::string_view s = Trim(cvd);
   if (s.empty()) return 0;
@@ -364,8 +239,8 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   // mmcv/mmengine: model=dict(backbone=dict(type='ResNet', depth=18)) names the network better
   // than a generic wrapper type (ImageClassifier, EncoderDecoder).
   if (AddShapeKey(key, value, level, source)) return;
-  auto it = KeyTable().find(leaf);
-  if (it == KeyTable().end()) return;
+  auto it = knowledge_.keys.find(leaf);
+  if (it == knowledge_.keys.end()) return;
   const auto& [field, rank] = it->second;
   if (!scalar) return;
   // DeepSpeed's train_batch_size is the global batch.

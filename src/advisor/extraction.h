@@ -7,6 +7,7 @@
 //   config_loader.cc   YAML/JSON/Python configs with inheritance, configs known by name
 //   derivation.cc      Finish: the fields derived from the candidates (GPUs, batch sizes, ...)
 //   builtin_extractor.cc  the public BuiltinMetadataExtractor and the entry points RunFile/RunText
+// Framework knowledge (key names, defaults, model families) is data: extractor_knowledge.h.
 // See builtin_extractor.h for the rationale.
 
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "advisor/extractor_knowledge.h"
 #include "advisor/job_metadata.h"
 #include "advisor/shell_parser.h"
 #include "core/status.h"
@@ -54,9 +56,6 @@ struct Candidate {
   std::string source;  // file:line or "default: ..."
   std::string key;     // the key it came from
 };
-
-// Key (normalised: lower case, '-' -> '_', no leading dashes) -> (field, rank).
-const std::map<std::string, std::pair<std::string, int>>& KeyTable();
 
 // Number of devices in a CUDA_VISIBLE_DEVICES-style list ("0,1,3" -> 3).
 int CountDevices(const std::string& cvd);
@@ -262,6 +261,7 @@ class Extraction {
   void DeriveModelFamilyAndParams(Derived& d);
   void DeriveTask(const Derived& d);
 
+  const ExtractorKnowledge& knowledge_ = ExtractorKnowledge::Builtin();
   fs::path root_;
   fs::path real_root_;  // root_ with symlinks resolved; empty when it cannot be resolved
   JobMetadata meta_;

@@ -620,22 +620,8 @@ void Extraction::ProcessLaunch(const Launch& l) {
                                         : std::vector<std::string>{it.key};
     AddKey(path, it.value, kCommandLine, src);
     // Framework vocabulary.
-    static const std::set<std::string> kHfArgs = {"per_device_train_batch_size",
-                                                  "model_name_or_path",
-                                                  "num_train_epochs",
-                                                  "do_train",
-                                                  "output_dir",
-                                                  "overwrite_output_dir",
-                                                  "logging_steps"};
-    static const std::set<std::string> kMegatronArgs = {"tensor_model_parallel_size", "num_layers",
-                                                        "micro_batch_size", "train_iters",
-                                                        "pipeline_model_parallel_size"};
-    if (kHfArgs.count(it.key)) Vote("hf-transformers", 1);
-    if (kMegatronArgs.count(it.key)) Vote("megatron", 2);
-    if (it.key == "pretrained_model_name_or_path" || it.key == "train_data_dir")
-      Vote("diffusers", 2);
-    if (it.key == "sft_type" || it.key == "tuner_backend" || it.key == "model_id_or_path")
-      Vote("ms-swift", 3);
+    if (auto v = knowledge_.argument_votes.find(it.key); v != knowledge_.argument_votes.end())
+      Vote(v->second.first, v->second.second);
     if (it.key == "stage" && l.launcher == "llamafactory-cli") Vote("llama-factory", 3);
   }
   // Hydra group overrides: `group=option` where <config dir>/group/option.yaml exists is handled

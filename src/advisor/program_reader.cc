@@ -26,34 +26,8 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
 void Extraction::VoteImports(const PyFacts& f) {
   for (const auto& [mod, line] : f.imports) {
     std::string top = mod.substr(0, mod.find('.'));
-    static const std::map<std::string, std::pair<std::string, int>> kImportVotes = {
-        {"transformers", {"hf-transformers", 3}},
-        {"diffusers", {"diffusers", 5}},
-        {"accelerate", {"accelerate", 1}},
-        {"deepspeed", {"deepspeed", 1}},
-        {"megatron", {"megatron", 5}},
-        {"mmdet", {"mmdetection", 6}},
-        {"mmcv", {"mmdetection", 3}},
-        {"mmengine", {"mmdetection", 3}},
-        {"ultralytics", {"ultralytics", 8}},
-        {"pytorch_lightning", {"lightning", 5}},
-        {"lightning", {"lightning", 5}},
-        {"tensorflow", {"tensorflow", 5}},
-        {"keras", {"tensorflow", 4}},
-        {"jax", {"jax", 4}},
-        {"flax", {"jax", 4}},
-        {"torch", {"pytorch", 1}},
-        {"torchvision", {"pytorch", 1}},
-        {"torchaudio", {"pytorch", 1}},
-        {"peft", {"hf-transformers", 1}},
-        {"trl", {"hf-transformers", 2}},
-        {"llamafactory", {"llama-factory", 6}},
-        {"nemo", {"nemo", 6}},
-        {"t5x", {"jax", 4}},
-        {"swift", {"ms-swift", 6}},
-        {"timm", {"pytorch", 1}}};
-    auto it = kImportVotes.find(top);
-    if (it != kImportVotes.end()) Vote(it->second.first, it->second.second);
+    auto it = knowledge_.import_votes.find(top);
+    if (it != knowledge_.import_votes.end()) Vote(it->second.first, it->second.second);
   }
 }
 
@@ -113,8 +87,8 @@ void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
     std::string src = Loc(rel, a.line);
     if (a.value.literal) {
       AddKey({a.target}, *a.value.literal, kScriptDefault, src);
-    } else if (KeyTable().count(NormKey(a.target)) &&
-               KeyTable().at(NormKey(a.target)).first == "precision") {
+    } else if (knowledge_.keys.count(NormKey(a.target)) &&
+               knowledge_.keys.at(NormKey(a.target)).first == "precision") {
       Add("precision", json("dynamic: " + a.value.text), kScriptDefault, 3, src, a.target);
     }
   }
@@ -135,8 +109,8 @@ void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
                  rhs.find("ngpus") != std::string::npos || rhs.find("nproc") != std::string::npos ||
                  rhs.find("num_processes") != std::string::npos;
     std::string name = dot == std::string::npos ? a.target : a.target.substr(dot + 1);
-    auto kt = KeyTable().find(NormKey(name));
-    if (world && kt != KeyTable().end() &&
+    auto kt = knowledge_.keys.find(NormKey(name));
+    if (world && kt != knowledge_.keys.end() &&
         (a.op == "//=" || a.op == "/=" || (a.op == "=" && rhs.find("//") != std::string::npos))) {
       world_divides_[kt->second.first] = src;
     }
