@@ -1,0 +1,188 @@
+#include "advisor/extractor_knowledge.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <set>
+
+#include "advisor/extraction.h"
+#include "core/check.h"
+#include "core/strings.h"
+
+namespace schedmate::advisor::internal {
+namespace {
+
+using nlohmann::json;
+
+// Thrown inside Parse only, caught there: source:line and what is wrong.
+struct ParseError {
+  std::string message;
+};
+
+class KnowledgeParser {
+ public:
+  explicit KnowledgeParser(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void Fail(const YAML::Node& at, std::string_view what) const {
+    throw ParseError{fmt::format("{}:{}: {}", source_, at.Mark().line + 1, what)};
+  }
+
+  std::string Text(const YAML::Node& n, std::string_view what) const {
+    if (!n.IsScalar() || n.Scalar().empty())
+      Fail(n, fmt::format("{} must be a non-empty string", what));
+    return n.Scalar();
+  }
+  int Int(const YAML::Node& n, std::string_view what) const {
+    std::optional<int64_t> v = n.IsScalar() ? ParseInt(n.Scalar()) : std::nullopt;
+    if (!v || *v < 0 || *v > 1'000'000'000) Fail(n, fmt::format("{} must be a whole number", what));
+    return static_cast<int>(*v);
+  }
+  double Number(const YAML::Node& n, std::string_view what) const {
+    std::optional<double> v = n.IsScalar() ? ParseDouble(n.Scalar()) : std::nullopt;
+    if (!v || !std::isfinite(*v)) Fail(n, fmt::format("{} must be a number", what));
+    return *v;
+  }
+  // A two-element list [a, b].
+  std::pair<YAML::Node, YAML::Node> Pair(const YAML::Node& n, std::string_view section) const {
+    if (!n.IsSequence() || n.size() != 2)
+      Fail(n, fmt::format("'{}' entries are two-element lists [name, value]", section));
+    return {n[0], n[1]};
+  }
+  // name: [framework or field, number], no name twice.
+  std::map<std::string, std::pair<std::string, int>> NamedPairs(const YAML::Node& n,
+                                                                std::string_view section) const {
+    if (!n.IsMap()) Fail(n, fmt::format("'{}' must be a map", section));
+    std::map<std::string, std::pair<std::string, int>> out;
+    for (const auto& kv : n) {
+      std::string name = Text(kv.first, fmt::format("a key of '{}'", section));
+      auto [a, b] = Pair(kv.second, section);
+      if (!out.emplace(name, std::pair{Text(a, "the name"), Int(b, "the number")}).second)
+        Fail(kv.first, fmt::format("'{}' appears twice in '{}'", name, section));
+    }
+    return out;
+  }
+  const YAML::Node& Sequence(const YAML::Node& n, std::string_view section) const {
+    if (!n.IsSequence()) Fail(n, fmt::format("'{}' must be a list", section));
+    return n;
+  }
+  KnownSchedule Schedule(const YAML::Node& n) const {
+    static const std::set<std::string> kFields = {"stem", "optimizer", "lr", "epochs"};
+    Fields(n, kFields, "mmdet_schedules", {"stem", "optimizer", "lr", "epochs"});
+    return {Text(n["stem"], "stem"), Text(n["optimizer"], "optimizer"), Number(n["lr"], "lr"),
+            Int(n["epochs"], "epochs")};
+  }
+  LibraryDefault Default(const YAML::Node& n) const {
+    static const std::set<std::string> kFields = {
+        "framework", "framework_prefix", "requires", "field", "value", "why"};
+    Fields(n, kFields, "library_defaults", {"field", "value", "why"});
+    LibraryDefault d;
+    if (n["framework"]) d.framework = Text(n["framework"], "framework");
+    if (n["framework_prefix"]) {
+      for (const YAML::Node& p : Sequence(n["framework_prefix"], "framework_prefix"))
+        d.framework_prefix.push_back(Text(p, "a framework prefix"));
+    }
+    if (d.framework.empty() == d.framework_prefix.empty())
+      Fail(n, "a library default names either 'framework' or 'framework_prefix'");
+    if (n["requires"]) {
+      d.condition = Text(n["requires"], "requires");
+      if (d.condition != "hf_trainer" && d.condition != "torchtune_packaged_config")
+        Fail(n["requires"],
+             fmt::format("unknown fact '{}' (hf_trainer, torchtune_packaged_config)", d.condition));
+    }
+    d.field = Text(n["field"], "field");
+    const YAML::Node v = n["value"];
+    if (!v.IsScalar()) Fail(v, "value must be a scalar");
+    d.value = v.Tag() == "!" ? json(v.Scalar()) : TypedValue(v.Scalar());  // quoted: a string
+    d.why = Text(n["why"], "why");
+    return d;
+  }
+
+ private:
+  // A map entry with only `allowed` fields and every `required` one.
+  void Fields(const YAML::Node& n, const std::set<std::string>& allowed, std::string_view section,
+              std::initializer_list<const char*> required) const {
+    if (!n.IsMap()) Fail(n, fmt::format("'{}' entries are maps", section));
+    for (const auto& kv : n) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (!allowed.count(k)) Fail(kv.first, fmt::format("unknown field '{}' in '{}'", k, section));
+    }
+    for (const char* r : required) {
+      if (!n[r]) Fail(n, fmt::format("'{}' entry without '{}'", section, r));
+    }
+  }
+
+  std::string_view source_;
+};
+
+}  // namespace
+
+Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
+                                                     std::string_view source) {
+  static const char* kSections[] = {
+      "version",      "keys",         "mmdet_schedules", "dataset_image_sizes", "family_patterns",
+      "known_params", "import_votes", "argument_votes",  "library_defaults"};
+  KnowledgeParser p(source);
+  ExtractorKnowledge k;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap()) p.Fail(root, "expected a map of sections");
+    std::set<std::string> seen;
+    for (const auto& kv : root) {
+      const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (std::find(std::begin(kSections), std::end(kSections), name) == std::end(kSections))
+        p.Fail(kv.first, fmt::format("unknown section '{}'", name));
+      if (!seen.insert(name).second) p.Fail(kv.first, fmt::format("section '{}' twice", name));
+      const YAML::Node& n = kv.second;
+      if (name == "version") {
+        if (p.Int(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
+      } else if (name == "keys") {
+        k.keys = p.NamedPairs(n, name);
+      } else if (name == "import_votes") {
+        k.import_votes = p.NamedPairs(n, name);
+      } else if (name == "argument_votes") {
+        k.argument_votes = p.NamedPairs(n, name);
+      } else if (name == "mmdet_schedules") {
+        for (const YAML::Node& e : p.Sequence(n, name)) k.mmdet_schedules.push_back(p.Schedule(e));
+      } else if (name == "library_defaults") {
+        for (const YAML::Node& e : p.Sequence(n, name)) k.library_defaults.push_back(p.Default(e));
+      } else if (name == "dataset_image_sizes") {
+        for (const YAML::Node& e : p.Sequence(n, name)) {
+          auto [a, b] = p.Pair(e, name);
+          k.dataset_image_sizes.emplace_back(p.Text(a, "a dataset"), p.Int(b, "a size"));
+        }
+      } else {  // family_patterns, known_params
+        auto& list = name == "family_patterns" ? k.family_patterns : k.known_params;
+        for (const YAML::Node& e : p.Sequence(n, name)) {
+          auto [a, b] = p.Pair(e, name);
+          list.emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));
+        }
+      }
+    }
+    for (const char* s : kSections) {
+      if (!seen.count(s))
+        return Status::InvalidArgument(fmt::format("{}: section '{}' is missing", source, s));
+    }
+  } catch (const ParseError& e) {
+    return Status::InvalidArgument(e.message);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  }
+  return k;
+}
+
+const ExtractorKnowledge& ExtractorKnowledge::Builtin() {
+  static const ExtractorKnowledge* const kKnowledge = [] {
+    Result<ExtractorKnowledge> r =
+        Parse(BuiltinExtractorKnowledgeYaml(), "builtin:extractor_knowledge.yaml");
+    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
+    return new ExtractorKnowledge(std::move(*r));
+  }();
+  return *kKnowledge;
+}
+
+}  // namespace schedmate::advisor::internal

@@ -1,0 +1,61 @@
+#pragma once
+// ExtractorKnowledge: what frameworks call their settings, the defaults they ship and the names
+// they give models and datasets, as used by the built-in metadata extractor. The knowledge is
+// data (config/extractor_knowledge.yaml, compiled in by src/advisor/embed_knowledge.cmake); the
+// extractor's mechanisms (precedence, config inheritance, shell expansion) are code.
+//
+// Private to the advisor library. Thread-safety: immutable after construction; Builtin() is
+// shared.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+namespace schedmate::advisor::internal {
+
+// A schedule that ships with mmdetection (configs/_base_/schedules/<stem>.py).
+struct KnownSchedule {
+  std::string stem;
+  std::string optimizer;
+  double lr = 0;
+  int epochs = 0;
+};
+
+// A framework default that applies when the job sets no value for `field`.
+struct LibraryDefault {
+  std::string framework;                      // exact match of the reported framework, or
+  std::vector<std::string> framework_prefix;  // any of these starts it
+  std::string condition;                      // "", "hf_trainer" or "torchtune_packaged_config"
+  std::string field;
+  nlohmann::json value;
+  std::string why;  // the source says "default: <why>"
+};
+
+struct ExtractorKnowledge {
+  // Normalised key -> (field, rank): lower rank is the more specific key.
+  std::map<std::string, std::pair<std::string, int>> keys;
+  std::vector<KnownSchedule> mmdet_schedules;
+  std::vector<std::pair<std::string, int>> dataset_image_sizes;       // ordered
+  std::vector<std::pair<std::string, std::string>> family_patterns;   // ordered
+  std::vector<std::pair<std::string, std::string>> known_params;      // ordered
+  std::map<std::string, std::pair<std::string, int>> import_votes;    // module -> (framework, n)
+  std::map<std::string, std::pair<std::string, int>> argument_votes;  // argument -> (framework, n)
+  std::vector<LibraryDefault> library_defaults;                       // ordered
+
+  // Parses a knowledge file. Every section is required; an unknown section or field, a
+  // duplicate key or a malformed entry is an error naming `source`:line.
+  static Result<ExtractorKnowledge> Parse(std::string_view yaml, std::string_view source);
+  // The compiled-in config/extractor_knowledge.yaml; aborts (SM_CHECK) if it does not parse.
+  static const ExtractorKnowledge& Builtin();
+};
+
+// The text of config/extractor_knowledge.yaml (generated source).
+std::string_view BuiltinExtractorKnowledgeYaml();
+
+}  // namespace schedmate::advisor::internal

@@ -1,0 +1,225 @@
+#include <cctype>
+#include <regex>
+
+#include "advisor/extraction.h"
+#include "advisor/python_scanner.h"
+#include "core/strings.h"
+
+namespace schedmate::advisor::internal {
+
+void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
+  auto text = Read(rel);
+  if (!text) return;
+  program_found_ = true;
+  PyFacts f = ScanPython(*text);
+  if (text->find("cuda") != std::string::npos) uses_cuda_ = true;
+  VoteImports(f);
+  ReadArgparseDefaults(rel, f);
+  ReadAssignments(rel, f);
+  ReadCalls(rel, f);
+  ReadModelConstructor(rel, f);
+  // Names imported from local modules that name a model (from model import GPT).
+  (void)is_entry_python;
+}
+
+// Imported modules vote for a framework.
+void Extraction::VoteImports(const PyFacts& f) {
+  for (const auto& [mod, line] : f.imports) {
+    std::string top = mod.substr(0, mod.find('.'));
+    auto it = knowledge_.import_votes.find(top);
+    if (it != knowledge_.import_votes.end()) Vote(it->second.first, it->second.second);
+  }
+}
+
+void Extraction::ReadArgparseDefaults(const std::string& rel, const PyFacts& f) {
+  // argparse defaults and dataclass fields: script defaults.
+  for (const PyCall& c : f.calls) {
+    if (!EndsWith(c.callee, "add_argument")) continue;
+    std::string dest;
+    for (const PyValue& a : c.args) {
+      if (!a.literal || !a.literal->is_string()) continue;
+      std::string n = a.literal->get<std::string>();
+      if (StartsWith(n, "--") && dest.empty()) dest = NormKey(n);
+    }
+    if (dest.empty() && !c.args.empty() && c.args[0].literal && c.args[0].literal->is_string())
+      dest = NormKey(c.args[0].literal->get<std::string>());
+    if (const PyValue* d = c.Kwarg("dest"); d && d->literal && d->literal->is_string())
+      dest = NormKey(d->literal->get<std::string>());
+    if (dest.empty()) continue;
+    bool positional = true;
+    for (const PyValue& a : c.args) {
+      if (!a.literal || !a.literal->is_string()) continue;
+      std::string n = a.literal->get<std::string>();
+      if (StartsWith(n, "-")) {
+        positional = false;
+        arg_alias_[NormKey(n)] = dest;
+      }
+    }
+    if (positional) arg_positionals_.push_back(dest);
+    const PyValue* action = c.Kwarg("action");
+    std::string act = action && action->literal && action->literal->is_string()
+                          ? action->literal->get<std::string>()
+                          : "";
+    if (dest == "cuda" && act == "store_true") cuda_flag_defined_ = true;
+    json def;
+    if (const PyValue* d = c.Kwarg("default"); d && d->literal) def = *d->literal;
+    if (act == "store_true" && def.is_null()) def = false;
+    if (act == "store_false" && def.is_null()) def = true;
+    if (def.is_null()) continue;
+    std::string src = Loc(rel, c.line);
+    if (dest == "fp16" || dest == "bf16" || dest == "amp" || dest == "use_amp" || dest == "half") {
+      if (IsTruthy(def))
+        Add("precision", json(dest == "half" ? "fp16" : dest), kScriptDefault, 1, src, dest);
+      continue;
+    }
+    AddKey({dest}, def, kScriptDefault, src);
+  }
+  for (const PyField& fld : f.fields) {
+    if (!fld.value.literal) continue;
+    AddKey({fld.name}, *fld.value.literal, kScriptDefault, Loc(rel, fld.line));
+  }
+}
+
+void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
+  // Module-level globals (nanoGPT-style configuration).
+  for (const PyAssignment& a : f.assignments) {
+    if (a.indent != 0 || a.op != "=" || a.target.find('.') != std::string::npos) continue;
+    std::string src = Loc(rel, a.line);
+    if (a.value.literal) {
+      AddKey({a.target}, *a.value.literal, kScriptDefault, src);
+    } else if (knowledge_.keys.count(NormKey(a.target)) &&
+               knowledge_.keys.at(NormKey(a.target)).first == "precision") {
+      Add("precision", json("dynamic: " + a.value.text), kScriptDefault, 3, src, a.target);
+    }
+  }
+  // In-code overrides after parsing, and world-size divisions.
+  static const std::set<std::string> kArgObjects = {
+      "args", "opt", "opts", "cfg", "config", "training_args", "hparams", "params", "flags"};
+  for (const PyAssignment& a : f.assignments) {
+    std::string src = Loc(rel, a.line);
+    size_t dot = a.target.find('.');
+    if (dot != std::string::npos && a.op == "=" && a.value.literal &&
+        kArgObjects.count(a.target.substr(0, dot)) &&
+        a.target.find('.', dot + 1) == std::string::npos) {
+      AddKey({a.target.substr(dot + 1)}, *a.value.literal, kInCode, src);
+    }
+    std::string rhs = ToLower(a.value.text);
+    bool world = rhs.find("world_size") != std::string::npos ||
+                 rhs.find("num_gpus") != std::string::npos ||
+                 rhs.find("ngpus") != std::string::npos || rhs.find("nproc") != std::string::npos ||
+                 rhs.find("num_processes") != std::string::npos;
+    std::string name = dot == std::string::npos ? a.target : a.target.substr(dot + 1);
+    auto kt = knowledge_.keys.find(NormKey(name));
+    if (world && kt != knowledge_.keys.end() &&
+        (a.op == "//=" || a.op == "/=" || (a.op == "=" && rhs.find("//") != std::string::npos))) {
+      world_divides_[kt->second.first] = src;
+    }
+  }
+}
+
+void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
+  // Calls that set training parameters in code, models, datasets, optimizers, Hydra configs.
+  for (const PyCall& c : f.calls) {
+    std::string src = Loc(rel, c.line);
+    std::string last = c.callee.substr(
+        c.callee.find_last_of('.') == std::string::npos ? 0 : c.callee.find_last_of('.') + 1);
+    static const std::set<std::string> kTrainCalls = {
+        "train",     "fit",        "TrainingArguments", "Seq2SeqTrainingArguments",
+        "SFTConfig", "SFTTrainer", "Trainer",           "tune"};
+    if (kTrainCalls.count(last) && !c.kwargs.empty()) {
+      if (last == "TrainingArguments" || last == "Seq2SeqTrainingArguments" || last == "Trainer")
+        hf_trainer_ = true;
+      for (const auto& [k, v] : c.kwargs) {
+        if (!v.literal) continue;
+        int line = FindLine(rel, c.line, k + "=");
+        AddKey({k}, *v.literal, kInCode, Loc(rel, line));
+      }
+    }
+    if (last == "HfArgumentParser" || last == "TrainingArguments") hf_trainer_ = true;
+    if (last == "from_pretrained") {
+      if (!c.args.empty() && c.args[0].literal && c.args[0].literal->is_string())
+        Add("model", *c.args[0].literal, kScriptDefault, 3, src, "from_pretrained");
+      if (const PyValue* d = c.Kwarg("torch_dtype")) {
+        std::string t = ToLower(d->text);
+        std::string p =
+            t.find("bfloat16") != std::string::npos ? "bf16"
+            : (t.find("float16") != std::string::npos || t.find("half") != std::string::npos)
+                ? "fp16"
+            : t.find("float32") != std::string::npos ? "fp32"
+                                                     : "";
+        if (!p.empty())
+          Add("precision", json(p + " (weights loaded as " + d->text + ")"), kScriptDefault, 2, src,
+              "torch_dtype");
+      }
+    }
+    if ((last == "load_dataset" || last == "load_from_disk" || c.callee == "tfds.load") &&
+        !c.args.empty() && c.args[0].literal && c.args[0].literal->is_string()) {
+      Add("dataset", *c.args[0].literal, kScriptDefault, 2, src, last);
+    }
+    // Library datasets: torchvision.datasets.CIFAR10(...), keras.datasets.cifar10.load_data().
+    if (size_t at = c.callee.find("datasets.");
+        at != std::string::npos && (at == 0 || c.callee[at - 1] == '.')) {
+      std::vector<std::string> parts = SplitPath(c.callee.substr(at + 9));
+      if (!parts.empty() && parts.back() == "load_data") parts.pop_back();
+      static const std::set<std::string> kGeneric = {"ImageFolder", "DatasetFolder",
+                                                     "VisionDataset", "FakeData"};
+      if (parts.size() == 1 && !parts[0].empty() && !kGeneric.count(parts[0])) {
+        Add("dataset", json(parts[0]), kScriptDefault, 3, src, c.callee);
+      }
+    }
+    if ((last == "read_json" || last == "read_csv" || last == "read_parquet" ||
+         last == "from_json" || last == "from_csv" || last == "open") &&
+        !c.args.empty() && c.args[0].literal && c.args[0].literal->is_string()) {
+      std::string p = c.args[0].literal->get<std::string>();
+      if (EndsWith(p, ".json") || EndsWith(p, ".jsonl") || EndsWith(p, ".csv") ||
+          EndsWith(p, ".parquet")) {
+        Add("dataset", json(p), kLibraryDefault, 6, src, last);
+      }
+    }
+    if (StartsWith(c.callee, "torch.optim.") || StartsWith(c.callee, "optim.")) {
+      if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])) &&
+          last.find("Scheduler") == std::string::npos &&
+          c.callee.find("lr_scheduler") == std::string::npos)
+        Add("optimizer", json(last), kScriptDefault, 2, src, c.callee);
+    }
+    if (c.callee == "hydra.main" || last == "main") {
+      const PyValue* cp = c.Kwarg("config_path");
+      const PyValue* cn = c.Kwarg("config_name");
+      if (cn && cn->literal && cn->literal->is_string()) {
+        std::string dir =
+            cp && cp->literal && cp->literal->is_string() ? cp->literal->get<std::string>() : "";
+        std::string name = cn->literal->get<std::string>();
+        if (!EndsWith(name, ".yaml")) name += ".yaml";
+        fs::path p = (fs::path(rel).parent_path() / dir / name).lexically_normal();
+        if (auto t = Read(p.generic_string())) LoadConfig(p.generic_string(), kConfig, 0);
+      }
+    }
+  }
+}
+
+void Extraction::ReadModelConstructor(const std::string& rel, const PyFacts& f) {
+  // The model object: `model = X(...)`.
+  for (const PyAssignment& a : f.assignments) {
+    std::string t = ToLower(a.target);
+    if (t != "model" && t != "net" && t != "self.model" && t != "network") continue;
+    if (a.value.literal) continue;
+    static const std::regex kCall(R"(^\s*([A-Za-z_][\w.]*)\s*\(\s*(?:['"]([^'"]+)['"])?)");
+    std::smatch m;
+    if (!std::regex_search(a.value.text, m, kCall)) continue;
+    std::string callee = m[1].str();
+    std::string last = callee.substr(
+        callee.find_last_of('.') == std::string::npos ? 0 : callee.find_last_of('.') + 1);
+    if (last == "to" || last == "cuda" || last == "DDP" || last == "DistributedDataParallel" ||
+        last == "DataParallel" || last == "compile" || last == "get_peft_model" ||
+        last == "from_pretrained")
+      continue;
+    std::string src = Loc(rel, a.line);
+    if (m[2].matched) {
+      Add("model", json(m[2].str()), kScriptDefault, 3, src, "constructor");
+    } else {
+      Add("model", json(last), kLibraryDefault, 6, src, "constructor");
+    }
+  }
+}
+
+}  // namespace schedmate::advisor::internal

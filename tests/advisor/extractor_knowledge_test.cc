@@ -1,0 +1,96 @@
+#include "advisor/extractor_knowledge.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace schedmate::advisor::internal {
+namespace {
+
+// Every section, one entry each; `extra` is appended as further lines.
+std::string File(const std::string& extra = "") {
+  return "version: 1\n"
+         "keys:\n"
+         "  batch_size: [per_device_batch_size, 3]\n"
+         "mmdet_schedules:\n"
+         "  - {stem: schedule_1x, optimizer: SGD, lr: 0.02, epochs: 12}\n"
+         "dataset_image_sizes:\n"
+         "  - [mnist, 28]\n"
+         "family_patterns:\n"
+         "  - [rcnn, rcnn]\n"
+         "  - [cnn, cnn]\n"
+         "known_params:\n"
+         "  - [gpt2, \"~124M\"]\n"
+         "import_votes:\n"
+         "  torch: [pytorch, 1]\n"
+         "argument_votes:\n"
+         "  do_train: [hf-transformers, 1]\n"
+         "library_defaults:\n"
+         "  - {framework_prefix: [hf-transformers], requires: hf_trainer, field: learning_rate,\n"
+         "     value: 5.0e-5, why: HF TrainingArguments.learning_rate}\n"
+         "  - {framework: ultralytics, field: optimizer, value: \"16\", why: test}\n" +
+         extra;
+}
+
+TEST(ExtractorKnowledgeTest, ValidFileParses) {
+  Result<ExtractorKnowledge> k = ExtractorKnowledge::Parse(File(), "test.yaml");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(k->keys.at("batch_size"), (std::pair<std::string, int>{"per_device_batch_size", 3}));
+  ASSERT_EQ(k->mmdet_schedules.size(), 1u);
+  EXPECT_EQ(k->mmdet_schedules[0].stem, "schedule_1x");
+  EXPECT_DOUBLE_EQ(k->mmdet_schedules[0].lr, 0.02);
+  EXPECT_EQ(k->mmdet_schedules[0].epochs, 12);
+  ASSERT_EQ(k->family_patterns.size(), 2u);
+  EXPECT_EQ(k->family_patterns[0].first, "rcnn");  // order kept
+  EXPECT_EQ(k->known_params[0].second, "~124M");
+  EXPECT_EQ(k->import_votes.at("torch").second, 1);
+  ASSERT_EQ(k->library_defaults.size(), 2u);
+  EXPECT_EQ(k->library_defaults[0].condition, "hf_trainer");
+  EXPECT_EQ(k->library_defaults[0].value, nlohmann::json(5e-5));
+  EXPECT_EQ(k->library_defaults[1].value, nlohmann::json("16"));  // quoted stays a string
+}
+
+TEST(ExtractorKnowledgeTest, BuiltinFileParses) {
+  const ExtractorKnowledge& k = ExtractorKnowledge::Builtin();
+  EXPECT_EQ(k.keys.at("per_device_train_batch_size").first, "per_device_batch_size");
+  EXPECT_EQ(k.keys.at("ims_per_batch").first, "global_batch_size");
+  EXPECT_FALSE(k.mmdet_schedules.empty());
+  // "rcnn" must be tried before "cnn", "gpt2-xl" before "gpt2".
+  auto index = [](const auto& list, const std::string& name) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i].first == name) return i;
+    }
+    return list.size();
+  };
+  EXPECT_LT(index(k.family_patterns, "rcnn"), index(k.family_patterns, "cnn"));
+  EXPECT_LT(index(k.known_params, "gpt2-xl"), index(k.known_params, "gpt2"));
+  EXPECT_FALSE(k.library_defaults.empty());
+}
+
+void ExpectError(const std::string& text, const std::string& where) {
+  Result<ExtractorKnowledge> k = ExtractorKnowledge::Parse(text, "bad.yaml");
+  ASSERT_FALSE(k.ok()) << "parsed: " << text;
+  EXPECT_NE(k.status().ToString().find(where), std::string::npos) << k.status().ToString();
+}
+
+TEST(ExtractorKnowledgeTest, MalformedFilesFailNamingTheLine) {
+  ExpectError(File("launchers: [torchrun]\n"), "bad.yaml:21: unknown section 'launchers'");
+  ExpectError(File("keys:\n  lr: [learning_rate, 1]\n"), "bad.yaml:21: section 'keys' twice");
+  std::string s = File();
+  ExpectError(s.replace(s.find("[per_device_batch_size, 3]"), 26, "per_device_batch_size"),
+              "bad.yaml:3:");
+  s = File();
+  ExpectError(s.replace(s.find("epochs: 12"), 10, "epochs: many"), "bad.yaml:5:");
+  s = File();
+  ExpectError(s.replace(s.find("optimizer: SGD"), 14, "optimiser: SGD"),
+              "bad.yaml:5: unknown field 'optimiser'");
+  s = File();
+  ExpectError(s.replace(s.find("requires: hf_trainer"), 20, "requires: tpu"),
+              "bad.yaml:18: unknown fact 'tpu'");
+  ExpectError(File("  - [broken\n"), "bad.yaml:");
+  ExpectError("version: 1\n", "bad.yaml: section 'keys' is missing");
+  ExpectError(File("import_votes:\n  torch: [pytorch, 1]\n"), "bad.yaml:21:");
+}
+
+}  // namespace
+}  // namespace schedmate::advisor::internal
