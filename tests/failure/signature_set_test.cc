@@ -108,6 +108,12 @@ TEST(SignatureSetTest, ErrorsNameFileLineAndEntry) {
       {"invalid yaml", "signatures:\n  - id: [\n", "ops.yaml:"},
       {"bad version", "version: 2\n", "unsupported version"},
       {"no patterns", "signatures:\n  - id: h\n    patterns: []\n", "no patterns"},
+      {"symptom without label", "signatures:\n  - id: i\n    symptom: true\n    patterns: [x]\n",
+       "ops.yaml:2: signatures[0] (id 'i'): a symptom signature needs a 'label'"},
+      {"bad symptom",
+       "signatures:\n  - id: j\n    label: application\n    category: x\n    symptom: often\n"
+       "    patterns: [x]\n",
+       "'symptom' must be true or false"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -116,6 +122,38 @@ TEST(SignatureSetTest, ErrorsNameFileLineAndEntry) {
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(st.message().find(c.want), std::string::npos) << st.message();
+  }
+}
+
+TEST(SignatureSetTest, SymptomFlagIsReadAndDefaultsToFalse) {
+  SignatureSet set;
+  ASSERT_OK(AddAndCompile(set,
+                          "signatures:\n"
+                          "  - id: lost_lease\n    label: infrastructure\n    category: fs\n"
+                          "    symptom: true\n    patterns: ['lost lease']\n"
+                          "  - id: bad_shard\n    label: application\n    category: data\n"
+                          "    patterns: ['bad shard']\n"));
+  ASSERT_EQ(set.signatures().size(), 2u);
+  EXPECT_TRUE(set.signatures()[0].symptom);
+  EXPECT_FALSE(set.signatures()[1].symptom);
+  // The built-in collective timeout and lost-peer signatures are symptoms; causes are not.
+  const SignatureSet& builtin = BuiltinSignatures();
+  auto find = [&](std::string_view id) -> const Signature* {
+    for (const auto& sig : builtin.signatures()) {
+      if (sig.id == id) return &sig;
+    }
+    return nullptr;
+  };
+  for (const char* id : {"nccl_timeout", "nccl_timeout_non_gradient_collective", "peer_gone",
+                         "sigterm"}) {
+    SCOPED_TRACE(id);
+    ASSERT_NE(find(id), nullptr);
+    EXPECT_TRUE(find(id)->symptom);
+  }
+  for (const char* id : {"gpu_ecc", "node_failure", "storage_full", "cuda_oom"}) {
+    SCOPED_TRACE(id);
+    ASSERT_NE(find(id), nullptr);
+    EXPECT_FALSE(find(id)->symptom);
   }
 }
 
