@@ -66,6 +66,16 @@ TEST(SignatureClassifierTest, Categories) {
       {"Killed", FailureLabel::kApplication, "host_oom_kill"},
       {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
        FailureLabel::kApplication, "config_error"},
+      // Scheduler notices at INFO/WARNING level.
+      {"submitit WARNING (2025-02-03 04:05:06,789) - Caught signal SIGUSR2 on gpu-b3: this job is "
+       "preempted.",
+       FailureLabel::kInfrastructure, "preemption"},
+      {"slurmstepd: error: *** JOB 5512 ON gpu-c2 CANCELLED AT 2025-02-03T04:05:06 DUE TO JOB "
+       "REQUEUE ***",
+       FailureLabel::kInfrastructure, "preemption"},
+      {"slurmstepd: error: *** JOB 8870 CANCELLED AT 2016-05-06T07:08:09 DUE TO NODE n017 FAILURE "
+       "***",
+       FailureLabel::kInfrastructure, "node_failure"},
   };
   SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   for (const auto& c : cases) {

@@ -157,6 +157,33 @@ TEST(SignatureSetTest, SymptomFlagIsReadAndDefaultsToFalse) {
   }
 }
 
+// A scheduler's preemption notice logged at WARNING or INFO level is a failure line, while an
+// ordinary warning stays benign and libjpeg's corrupt-data warnings are weak.
+TEST(SignatureSetTest, SchedulerNoticesOutrankTheWarningRule) {
+  const SignatureSet& set = BuiltinSignatures();
+  struct Case {
+    const char* line;
+    LineRole role;
+    const char* id;  // labelled signature speaking for the line ("" for none)
+  };
+  const Case cases[] = {
+      {"submitit WARNING (2024-06-01 10:11:12,131) - Caught signal SIGUSR2 on n44: this job is "
+       "preempted.",
+       LineRole::kOrigin, "scheduler_preemption_notice"},
+      {"[lightning] INFO: Handling auto-requeue signal: 10", LineRole::kOrigin,
+       "scheduler_preemption_notice"},
+      {"submitit WARNING (2024-06-01 10:11:12,131) - Bypassing signal SIGCONT", LineRole::kBenign,
+       ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.line);
+    LineMatch m = set.MatchLine(c.line);
+    EXPECT_EQ(LineRoleName(m.role), LineRoleName(c.role));
+    std::string id = m.labelled < 0 ? "" : set.signatures()[static_cast<size_t>(m.labelled)].id;
+    EXPECT_EQ(id, c.id);
+  }
+}
+
 TEST(SignatureSetTest, OperatorFileAddsAndOverrides) {
   testing::TempDir dir;
   ASSERT_OK(WriteStringToFile(dir.File("site.yaml"), R"(version: 1
