@@ -66,6 +66,16 @@ TEST(SignatureClassifierTest, Categories) {
       {"Killed", FailureLabel::kApplication, "host_oom_kill"},
       {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
        FailureLabel::kApplication, "config_error"},
+      // Storage: errno texts of other libcs, SQLite, Python errno numbers, the kernel.
+      {"OSError: [Errno 116] Stale NFS file handle: '/nfs/proj/shards/part-0003.tar'",
+       FailureLabel::kInfrastructure, "storage"},
+      {"cp: error writing '/home/ab/out/w.bin': Disc quota exceeded",
+       FailureLabel::kInfrastructure, "storage"},
+      {"sqlite3.OperationalError: disk I/O error", FailureLabel::kInfrastructure, "storage"},
+      {"sqlite3.OperationalError: database or disk is full", FailureLabel::kInfrastructure,
+       "storage"},
+      {"[ 9912.554] blk_update_request: I/O error, dev sdc, sector 88172 op 0x0:(READ)",
+       FailureLabel::kInfrastructure, "storage"},
       // Scheduler notices at INFO/WARNING level.
       {"submitit WARNING (2025-02-03 04:05:06,789) - Caught signal SIGUSR2 on gpu-b3: this job is "
        "preempted.",
