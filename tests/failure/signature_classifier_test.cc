@@ -76,6 +76,20 @@ TEST(SignatureClassifierTest, Categories) {
        "storage"},
       {"[ 9912.554] blk_update_request: I/O error, dev sdc, sector 88172 op 0x0:(READ)",
        FailureLabel::kInfrastructure, "storage"},
+      // The loader could not assemble the job's binaries on this node.
+      {"ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"python3: error while loading shared libraries: libnccl.so.2: cannot open shared object "
+       "file: No such file or directory",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"ImportError: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
+       "/env/lib/python3.11/site-packages/ext/_C.so)",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"OSError: /env/lib/libtorch_cuda.so: undefined symbol: ncclGroupSimulateEnd",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"n2:71:90 [1] init.cc:900 NCCL WARN Mismatched NCCL version detected : rank 1 version "
+       "21903 rank 0 version 22005",
+       FailureLabel::kInfrastructure, "library_environment"},
       // Scheduler notices at INFO/WARNING level.
       {"submitit WARNING (2025-02-03 04:05:06,789) - Caught signal SIGUSR2 on gpu-b3: this job is "
        "preempted.",
