@@ -90,6 +90,14 @@ TEST(SignatureClassifierTest, Categories) {
       {"n2:71:90 [1] init.cc:900 NCCL WARN Mismatched NCCL version detected : rank 1 version "
        "21903 rank 0 version 22005",
        FailureLabel::kInfrastructure, "library_environment"},
+      // Data: decoder failures of the image and serialisation libraries.
+      {"OSError: broken data stream when reading image file", FailureLabel::kApplication,
+       "data_error"},
+      {"RuntimeError: unexpected EOF, expected 1184 more bytes. The file might be corrupted.",
+       FailureLabel::kApplication, "data_error"},
+      {"tensorflow.python.framework.errors_impl.DataLossError: corrupted record at 4411",
+       FailureLabel::kApplication, "data_error"},
+      {"libpng error: Read Error", FailureLabel::kApplication, "data_error"},
       // Scheduler notices at INFO/WARNING level.
       {"submitit WARNING (2025-02-03 04:05:06,789) - Caught signal SIGUSR2 on gpu-b3: this job is "
        "preempted.",

@@ -174,6 +174,8 @@ TEST(SignatureSetTest, SchedulerNoticesOutrankTheWarningRule) {
        "scheduler_preemption_notice"},
       {"submitit WARNING (2024-06-01 10:11:12,131) - Bypassing signal SIGCONT", LineRole::kBenign,
        ""},
+      {"Corrupt JPEG data: 7 extraneous bytes before marker 0xd9", LineRole::kWeak,
+       "image_decode_warning"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.line);
