@@ -174,9 +174,9 @@ Status SignatureSet::AddYaml(std::string_view yaml, std::string_view source) {
         if (!seen.insert(id).second) {
           return Status::InvalidArgument(w.At(e["id"]) + ": duplicate id in this file");
         }
-        SM_RETURN_IF_ERROR(
-            CheckKeys(e, {"id", "role", "priority", "label", "category", "weight", "symptom", "patterns"},
-                      w));
+        SM_RETURN_IF_ERROR(CheckKeys(
+            e, {"id", "role", "priority", "label", "category", "weight", "symptom", "patterns"},
+            w));
         Signature sig;
         sig.id = id;
         sig.origin = w.At(e);

@@ -69,8 +69,8 @@ TEST(SignatureClassifierTest, Categories) {
       // Storage: errno texts of other libcs, SQLite, Python errno numbers, the kernel.
       {"OSError: [Errno 116] Stale NFS file handle: '/nfs/proj/shards/part-0003.tar'",
        FailureLabel::kInfrastructure, "storage"},
-      {"cp: error writing '/home/ab/out/w.bin': Disc quota exceeded",
-       FailureLabel::kInfrastructure, "storage"},
+      {"cp: error writing '/home/ab/out/w.bin': Disc quota exceeded", FailureLabel::kInfrastructure,
+       "storage"},
       {"sqlite3.OperationalError: disk I/O error", FailureLabel::kInfrastructure, "storage"},
       {"sqlite3.OperationalError: database or disk is full", FailureLabel::kInfrastructure,
        "storage"},
@@ -191,12 +191,11 @@ TEST(SignatureClassifierTest, SymptomsAfterTheRootSpeakForIt) {
   // Before a labelled root too (another rank's timeout printed first).
   std::vector<LocatedLine> none;
   std::vector<LocatedLine> before{cascade[0]};
-  Classification b = classifier.ClassifyLines(
-      Line(20, "KeyError: 'attention_mask'"), none, before);
+  Classification b = classifier.ClassifyLines(Line(20, "KeyError: 'attention_mask'"), none, before);
   EXPECT_EQ(b.label, FailureLabel::kApplication);
   EXPECT_EQ(b.category, "data_error");
-  EXPECT_GT(b.confidence, classifier.ClassifyLines(Line(20, "KeyError: 'attention_mask'"), {})
-                              .confidence);
+  EXPECT_GT(b.confidence,
+            classifier.ClassifyLines(Line(20, "KeyError: 'attention_mask'"), {}).confidence);
 
   // Without a labelled root a symptom speaks for itself.
   Classification unlabelled =

@@ -144,8 +144,8 @@ TEST(SignatureSetTest, SymptomFlagIsReadAndDefaultsToFalse) {
     }
     return nullptr;
   };
-  for (const char* id : {"nccl_timeout", "nccl_timeout_non_gradient_collective", "peer_gone",
-                         "sigterm"}) {
+  for (const char* id :
+       {"nccl_timeout", "nccl_timeout_non_gradient_collective", "peer_gone", "sigterm"}) {
     SCOPED_TRACE(id);
     ASSERT_NE(find(id), nullptr);
     EXPECT_TRUE(find(id)->symptom);
