@@ -229,23 +229,25 @@ void RunDiagnose(const DiagnoseArgs& args) {
 
   FailureHandlerOptions options;
   options.locator.context_lines = args.context;
-  // --engine llm|auto: the LLM classifies the located window (cli/engine_util.h).
+  // The built-in diagnosis first; the LLM classifies the located window only when the engine
+  // rule asks for it (cli/engine_util.h): --engine llm always, --engine auto only for a diagnosis
+  // whose confidence is below --llm-below (no failure found counts as 0). Any LLM failure keeps
+  // the built-in answer.
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(args.engine);
   auto diagnose = [&](const LogView& log) -> Result<Diagnosis> {
-    Result<Diagnosis> d = Status::Unavailable("not diagnosed");
+    FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
+    Result<Diagnosis> builtin = handler.Diagnose(log);
 #ifdef SCHEDMATE_HAVE_LLM
-    if (engine->use_llm()) {
-      d = DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
+    if (engine->Consult(builtin.ok() ? builtin->confidence : 0.0)) {
+      Result<Diagnosis> d =
+          DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
                           examples.size() > 0 ? &examples : nullptr, options, log, args.llm_judge);
-      if (!d.ok()) engine->Fallback(d.status(), "diagnose");
+      if (d.ok()) return d;
+      engine->Fallback(d.status(), "diagnose");
     }
 #endif
-    if (!engine->use_llm()) {
-      FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
-      d = handler.Diagnose(log);
-    }
-    if (!d.ok()) return d.status().WithContext(args.file);
-    return d;
+    if (!builtin.ok()) return builtin.status().WithContext(args.file);
+    return builtin;
   };
   // A log truncated or rewritten while it is read (logrotate copytruncate) reads as zeros past its
   // new end, never SIGBUS; the diagnosis is then thrown away and the log read again.

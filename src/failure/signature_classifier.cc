@@ -38,20 +38,34 @@ Classification SignatureClassifier::ClassifyLines(const LocatedLine& root,
     int agreeing = 0;
   };
   std::map<FailureLabel, Candidate> best;
-  std::vector<std::pair<const LocatedLine*, int>> matched;  // line, signature
+  struct Matched {
+    const LocatedLine* line;
+    int signature;
+    FailureLabel label;  // the label the line speaks for (a symptom speaks for the root's)
+  };
+  std::vector<Matched> matched;
+  // The root line's label; kUnknown until the root is read, or when it carries none.
+  FailureLabel root_label = FailureLabel::kUnknown;
 
   auto consider = [&](const LocatedLine& line, double factor) {
     LineMatch m = signatures_.MatchLine(line.line.text);
     if (m.labelled < 0) return;
     const Signature& sig = signatures_.signatures()[static_cast<size_t>(m.labelled)];
-    matched.emplace_back(&line, m.labelled);
-    Candidate& c = best[sig.label];
+    // A symptom after (or before) a labelled root cause is that failure's cascade: a rank that
+    // raised stops calling collectives, so its peers time out or lose their connections. It
+    // corroborates the root's label; only the root's own signature names the category.
+    const bool echo = sig.symptom && root_label != FailureLabel::kUnknown;
+    const FailureLabel label = echo ? root_label : sig.label;
+    matched.push_back(Matched{&line, m.labelled, label});
+    Candidate& c = best[label];
     ++c.agreeing;
     double score = sig.weight * factor;
     if (score > c.score) {
       c.score = score;
-      c.signature = m.labelled;
-      c.line = &line;
+      if (!echo || c.signature < 0) {
+        c.signature = m.labelled;
+        c.line = &line;
+      }
     }
   };
   LocatedLine joined;
@@ -63,6 +77,7 @@ Classification SignatureClassifier::ClassifyLines(const LocatedLine& root,
   } else {
     consider(root, 1.0);
   }
+  if (!matched.empty()) root_label = matched.front().label;
   for (const auto& f : followers) consider(f, options_.follower_factor);
   for (const auto& p : preceding) consider(p, options_.follower_factor);
 
@@ -104,15 +119,15 @@ Classification SignatureClassifier::ClassifyLines(const LocatedLine& root,
 
   // Evidence: lines whose signature agrees with the answer (root first), then the root itself if
   // the examples decided.
-  std::sort(matched.begin(), matched.end(), [](const auto& a, const auto& b) {
-    return a.first->line.line_no < b.first->line.line_no;
+  std::stable_sort(matched.begin(), matched.end(), [](const Matched& a, const Matched& b) {
+    return a.line->line.line_no < b.line->line.line_no;
   });
-  for (const auto& [line, s] : matched) {
+  for (const Matched& mt : matched) {
     if (static_cast<int>(out.evidence.size()) >= options_.max_evidence) break;
-    const Signature& sig = signatures_.signatures()[static_cast<size_t>(s)];
-    if (sig.label != out.label) continue;
-    const std::string& text = line == &joined ? root.line.text : line->line.text;
-    out.evidence.push_back(Evidence{line->line.line_no, text, sig.id});
+    if (mt.label != out.label) continue;
+    const Signature& sig = signatures_.signatures()[static_cast<size_t>(mt.signature)];
+    const std::string& text = mt.line == &joined ? root.line.text : mt.line->line.text;
+    out.evidence.push_back(Evidence{mt.line->line.line_no, text, sig.id});
   }
   if (out.decided_by == "examples") {
     out.evidence.insert(out.evidence.begin(),

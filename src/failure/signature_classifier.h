@@ -7,7 +7,11 @@
 // its weight. Failure lines after it (the cascade) speak at `follower_factor` of their weight: a
 // cascade can name the cause the root line hides (a Ray worker "died unexpectedly", then "its
 // node has died"); so can the report's lines before the root (Slurm's "CANCELLED ... DUE TO
-// PREEMPTION" printed before the workers' SIGKILL). The label with the strongest single piece of
+// PREEMPTION" printed before the workers' SIGKILL). Symptom signatures (collective timeouts, a
+// peer's lost connection) are the exception: they say that some rank stopped, not why, so when
+// the root line carries a label they speak for it (corroborating, never naming the category) --
+// an application error followed by the other ranks' watchdog timeouts is an application
+// failure. The label with the strongest single piece of
 // evidence wins; the other label's strongest evidence lowers the confidence (conf = best * (1 - 0.5
 // * other / best)), agreeing lines raise it a little. The site's examples (ExampleStore) vote by
 // similarity and win when their score beats the signatures', so a site's resolved failures override

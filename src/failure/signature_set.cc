@@ -174,8 +174,9 @@ Status SignatureSet::AddYaml(std::string_view yaml, std::string_view source) {
         if (!seen.insert(id).second) {
           return Status::InvalidArgument(w.At(e["id"]) + ": duplicate id in this file");
         }
-        SM_RETURN_IF_ERROR(
-            CheckKeys(e, {"id", "role", "priority", "label", "category", "weight", "patterns"}, w));
+        SM_RETURN_IF_ERROR(CheckKeys(
+            e, {"id", "role", "priority", "label", "category", "weight", "symptom", "patterns"},
+            w));
         Signature sig;
         sig.id = id;
         sig.origin = w.At(e);
@@ -210,6 +211,10 @@ Status SignatureSet::AddYaml(std::string_view yaml, std::string_view source) {
             return Status::InvalidArgument(w.At(wt) + ": weight must be a number in [0, 1]");
           }
           sig.weight = v;
+        }
+        SM_ASSIGN_OR_RETURN(sig.symptom, GetBool(e, "symptom", w));
+        if (sig.symptom && sig.label == FailureLabel::kUnknown) {
+          return Status::InvalidArgument(w.At(e) + ": a symptom signature needs a 'label'");
         }
         YAML::Node pats = e["patterns"];
         if (!pats) return Status::InvalidArgument(w.At(e) + ": missing key 'patterns'");

@@ -32,6 +32,9 @@ struct Signature {
   FailureLabel label = FailureLabel::kUnknown;  // kUnknown: role only, says nothing of the class
   std::string category;
   double weight = 0.7;
+  // A consequence of another failure (a peer or process went away: collective timeouts, resets):
+  // when it is not the root cause, it speaks for the root cause's label, never against it.
+  bool symptom = false;
   std::vector<std::string> patterns;
   std::string origin;  // "file:line" of the entry, for messages
 };

@@ -80,6 +80,57 @@ TEST_F(DiagnoseLlmCliTest, FailuresFallBackToTheBuiltinDiagnosis) {
   EXPECT_EQ(j["label"], jb["label"]);
 }
 
+// --engine auto: the built-in diagnosis answers when it is sure (the server is never contacted,
+// not even probed); an unsure one (no failure class found) is handed to the LLM.
+TEST_F(DiagnoseLlmCliTest, AutoAsksTheLlmOnlyWhenTheBuiltinDiagnosisIsUnsure) {
+  auto sure = RunSchedmateWithLlm(
+      server_.base_url(), "diagnose " + ShellQuote(path_) + " --json --no-examples --engine auto");
+  ASSERT_EQ(sure.exit_code, 0) << sure.err;
+  json js = json::parse(sure.out);
+  EXPECT_EQ(js["engine"], "builtin");
+  EXPECT_EQ(js["label"], "infrastructure");
+  EXPECT_GE(js["confidence"].get<double>(), 0.8);
+  EXPECT_EQ(server_.requests().size(), 0u);
+
+  const std::string unsure = dir_.File("unsure.log");
+  ASSERT_OK(WriteStringToFile(unsure, "epoch 4 step 120 loss 0.72\nERROR: trainer stopped\n"));
+  auto builtin = RunSchedmateWithLlm(server_.base_url(),
+                                     "diagnose " + ShellQuote(unsure) + " --json --no-examples");
+  ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
+  EXPECT_EQ(json::parse(builtin.out)["label"], "unknown");
+  EXPECT_EQ(server_.requests().size(), 0u);
+
+  // The first consultation probes the server (a tiny chat request), then asks for the diagnosis.
+  server_.SetChatHandler([](const json& request) {
+    if (request.dump().find("Reply with the single word OK") != std::string::npos) {
+      return ScriptedReply::Text("OK");
+    }
+    return ScriptedReply::Text(json{
+        {"label", "application"},
+        {"category", "scripted_category"},
+        {"confidence", 0.9},
+        {"root_cause_line", 2},
+        {"evidence",
+         {{{"line_no", 2}}}}}.dump());
+  });
+  auto asked = RunSchedmateWithLlm(
+      server_.base_url(), "diagnose " + ShellQuote(unsure) + " --json --no-examples --engine auto");
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  json ja = json::parse(asked.out);
+  EXPECT_EQ(ja["engine"], "llm (scripted-model)");
+  EXPECT_EQ(ja["label"], "application");
+  EXPECT_EQ(ja["category"], "scripted_category");
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 2u);  // the probe and the diagnosis
+
+  // --llm-below 0: nothing is below it, so even the unsure diagnosis stays built-in.
+  auto never = RunSchedmateWithLlm(
+      server_.base_url(),
+      "diagnose " + ShellQuote(unsure) + " --json --no-examples --engine auto --llm-below 0");
+  ASSERT_EQ(never.exit_code, 0) << never.err;
+  EXPECT_EQ(json::parse(never.out)["engine"], "builtin");
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 2u);
+}
+
 // A log with bytes that are not UTF-8 (binary junk, Latin-1) must still reach the model as valid
 // JSON (U+FFFD in place of the bytes), never crash the request builder.
 TEST_F(DiagnoseLlmCliTest, InvalidUtf8InTheLogReachesTheModelAsValidJson) {

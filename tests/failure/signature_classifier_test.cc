@@ -66,6 +66,48 @@ TEST(SignatureClassifierTest, Categories) {
       {"Killed", FailureLabel::kApplication, "host_oom_kill"},
       {"omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct",
        FailureLabel::kApplication, "config_error"},
+      // Storage: errno texts of other libcs, SQLite, Python errno numbers, the kernel.
+      {"OSError: [Errno 116] Stale NFS file handle: '/nfs/proj/shards/part-0003.tar'",
+       FailureLabel::kInfrastructure, "storage"},
+      {"cp: error writing '/home/ab/out/w.bin': Disc quota exceeded", FailureLabel::kInfrastructure,
+       "storage"},
+      {"sqlite3.OperationalError: disk I/O error", FailureLabel::kInfrastructure, "storage"},
+      {"sqlite3.OperationalError: database or disk is full", FailureLabel::kInfrastructure,
+       "storage"},
+      {"[ 9912.554] blk_update_request: I/O error, dev sdc, sector 88172 op 0x0:(READ)",
+       FailureLabel::kInfrastructure, "storage"},
+      // The loader could not assemble the job's binaries on this node.
+      {"ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"python3: error while loading shared libraries: libnccl.so.2: cannot open shared object "
+       "file: No such file or directory",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"ImportError: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
+       "/env/lib/python3.11/site-packages/ext/_C.so)",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"OSError: /env/lib/libtorch_cuda.so: undefined symbol: ncclGroupSimulateEnd",
+       FailureLabel::kInfrastructure, "library_environment"},
+      {"n2:71:90 [1] init.cc:900 NCCL WARN Mismatched NCCL version detected : rank 1 version "
+       "21903 rank 0 version 22005",
+       FailureLabel::kInfrastructure, "library_environment"},
+      // Data: decoder failures of the image and serialisation libraries.
+      {"OSError: broken data stream when reading image file", FailureLabel::kApplication,
+       "data_error"},
+      {"RuntimeError: unexpected EOF, expected 1184 more bytes. The file might be corrupted.",
+       FailureLabel::kApplication, "data_error"},
+      {"tensorflow.python.framework.errors_impl.DataLossError: corrupted record at 4411",
+       FailureLabel::kApplication, "data_error"},
+      {"libpng error: Read Error", FailureLabel::kApplication, "data_error"},
+      // Scheduler notices at INFO/WARNING level.
+      {"submitit WARNING (2025-02-03 04:05:06,789) - Caught signal SIGUSR2 on gpu-b3: this job is "
+       "preempted.",
+       FailureLabel::kInfrastructure, "preemption"},
+      {"slurmstepd: error: *** JOB 5512 ON gpu-c2 CANCELLED AT 2025-02-03T04:05:06 DUE TO JOB "
+       "REQUEUE ***",
+       FailureLabel::kInfrastructure, "preemption"},
+      {"slurmstepd: error: *** JOB 8870 CANCELLED AT 2016-05-06T07:08:09 DUE TO NODE n017 FAILURE "
+       "***",
+       FailureLabel::kInfrastructure, "node_failure"},
   };
   SignatureClassifier classifier(BuiltinSignatures(), nullptr);
   for (const auto& c : cases) {
@@ -108,11 +150,9 @@ TEST(SignatureClassifierTest, CascadeNamesWhatTheRootHides) {
 
 TEST(SignatureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
   SignatureClassifier classifier(BuiltinSignatures(), nullptr);
+  // A cascade line that names a cause of the other class (not a symptom) lowers the confidence.
   std::vector<LocatedLine> followers{
-      Line(8,
-           "[E x.cpp:1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
-           "OpType=ALLREDUCE)",
-           LineRole::kWeak)};
+      Line(8, "h3:41:57 [2] NCCL WARN NET/IB : Got completion from peer with error 12")};
   Classification r = classifier.ClassifyLines(
       Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), followers);
   EXPECT_EQ(r.label, FailureLabel::kApplication);
@@ -120,6 +160,52 @@ TEST(SignatureClassifierTest, RootOutweighsCascadeOfTheOtherClass) {
   Classification alone = classifier.ClassifyLines(
       Line(3, "RuntimeError: CUDA out of memory. Tried to allocate 1 GiB"), {});
   EXPECT_LT(r.confidence, alone.confidence);  // disagreement lowers confidence
+}
+
+// Collective timeouts and lost peers say that some rank stopped, not why: after a labelled root
+// cause they corroborate it instead of voting for the network.
+TEST(SignatureClassifierTest, SymptomsAfterTheRootSpeakForIt) {
+  SignatureClassifier classifier(BuiltinSignatures(), nullptr);
+  const LocatedLine root = Line(5, "RuntimeError: expected a contiguous tensor for the reduction");
+  std::vector<LocatedLine> cascade{
+      Line(9,
+           "[rank1]:[E1203 04:05:06.000000001 ProcessGroupNCCL.cpp:700] [Rank 1] Watchdog caught "
+           "collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, NumelIn=5000000, "
+           "NumelOut=5000000, Timeout(ms)=300000) ran for 300101 milliseconds before timing out.",
+           LineRole::kWeak),
+      Line(11, "n7:88:99 [3] NCCL WARN Net : Connection closed by remote peer 10.1.2.3<4242>"),
+      Line(12, "[rank2]: Received SIGTERM: 15", LineRole::kWeak)};
+  Classification r = classifier.ClassifyLines(root, cascade);
+  EXPECT_EQ(r.label, FailureLabel::kApplication);
+  EXPECT_EQ(r.category, "runtime_error");  // the root's category, never the symptom's
+  EXPECT_EQ(r.decided_by, "signature:python_runtime_error");
+  Classification alone = classifier.ClassifyLines(root, {});
+  EXPECT_EQ(alone.label, FailureLabel::kUnknown);  // a bare RuntimeError is not enough
+  EXPECT_GT(r.confidence, alone.confidence);
+  ASSERT_EQ(r.evidence.size(), 4u);
+  EXPECT_EQ(r.evidence[0].line_no, 5);
+  EXPECT_EQ(r.evidence[1].source, "nccl_timeout");
+  EXPECT_EQ(r.evidence[2].source, "peer_gone");
+  EXPECT_EQ(r.evidence[3].source, "sigterm");
+
+  // Before a labelled root too (another rank's timeout printed first).
+  std::vector<LocatedLine> none;
+  std::vector<LocatedLine> before{cascade[0]};
+  Classification b = classifier.ClassifyLines(Line(20, "KeyError: 'attention_mask'"), none, before);
+  EXPECT_EQ(b.label, FailureLabel::kApplication);
+  EXPECT_EQ(b.category, "data_error");
+  EXPECT_GT(b.confidence,
+            classifier.ClassifyLines(Line(20, "KeyError: 'attention_mask'"), {}).confidence);
+
+  // Without a labelled root a symptom speaks for itself.
+  Classification unlabelled =
+      classifier.ClassifyLines(Line(2, "ERROR: rank 3 stopped", LineRole::kWeak), cascade);
+  EXPECT_EQ(unlabelled.label, FailureLabel::kInfrastructure);
+
+  // A symptom that is itself the root keeps its own label.
+  Classification own = classifier.ClassifyLines(cascade[0], {});
+  EXPECT_EQ(own.label, FailureLabel::kInfrastructure);
+  EXPECT_EQ(own.category, "nccl_timeout");
 }
 
 TEST(SignatureClassifierTest, LearnedExamplesOverrideGeneralRules) {

@@ -108,6 +108,12 @@ TEST(SignatureSetTest, ErrorsNameFileLineAndEntry) {
       {"invalid yaml", "signatures:\n  - id: [\n", "ops.yaml:"},
       {"bad version", "version: 2\n", "unsupported version"},
       {"no patterns", "signatures:\n  - id: h\n    patterns: []\n", "no patterns"},
+      {"symptom without label", "signatures:\n  - id: i\n    symptom: true\n    patterns: [x]\n",
+       "ops.yaml:2: signatures[0] (id 'i'): a symptom signature needs a 'label'"},
+      {"bad symptom",
+       "signatures:\n  - id: j\n    label: application\n    category: x\n    symptom: often\n"
+       "    patterns: [x]\n",
+       "'symptom' must be true or false"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -116,6 +122,67 @@ TEST(SignatureSetTest, ErrorsNameFileLineAndEntry) {
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(st.message().find(c.want), std::string::npos) << st.message();
+  }
+}
+
+TEST(SignatureSetTest, SymptomFlagIsReadAndDefaultsToFalse) {
+  SignatureSet set;
+  ASSERT_OK(AddAndCompile(set,
+                          "signatures:\n"
+                          "  - id: lost_lease\n    label: infrastructure\n    category: fs\n"
+                          "    symptom: true\n    patterns: ['lost lease']\n"
+                          "  - id: bad_shard\n    label: application\n    category: data\n"
+                          "    patterns: ['bad shard']\n"));
+  ASSERT_EQ(set.signatures().size(), 2u);
+  EXPECT_TRUE(set.signatures()[0].symptom);
+  EXPECT_FALSE(set.signatures()[1].symptom);
+  // The built-in collective timeout and lost-peer signatures are symptoms; causes are not.
+  const SignatureSet& builtin = BuiltinSignatures();
+  auto find = [&](std::string_view id) -> const Signature* {
+    for (const auto& sig : builtin.signatures()) {
+      if (sig.id == id) return &sig;
+    }
+    return nullptr;
+  };
+  for (const char* id :
+       {"nccl_timeout", "nccl_timeout_non_gradient_collective", "peer_gone", "sigterm"}) {
+    SCOPED_TRACE(id);
+    ASSERT_NE(find(id), nullptr);
+    EXPECT_TRUE(find(id)->symptom);
+  }
+  for (const char* id : {"gpu_ecc", "node_failure", "storage_full", "cuda_oom"}) {
+    SCOPED_TRACE(id);
+    ASSERT_NE(find(id), nullptr);
+    EXPECT_FALSE(find(id)->symptom);
+  }
+}
+
+// A scheduler's preemption notice logged at WARNING or INFO level is a failure line, while an
+// ordinary warning stays benign and libjpeg's corrupt-data warnings are weak.
+TEST(SignatureSetTest, SchedulerNoticesOutrankTheWarningRule) {
+  const SignatureSet& set = BuiltinSignatures();
+  struct Case {
+    const char* line;
+    LineRole role;
+    const char* id;  // labelled signature speaking for the line ("" for none)
+  };
+  const Case cases[] = {
+      {"submitit WARNING (2024-06-01 10:11:12,131) - Caught signal SIGUSR2 on n44: this job is "
+       "preempted.",
+       LineRole::kOrigin, "scheduler_preemption_notice"},
+      {"[lightning] INFO: Handling auto-requeue signal: 10", LineRole::kOrigin,
+       "scheduler_preemption_notice"},
+      {"submitit WARNING (2024-06-01 10:11:12,131) - Bypassing signal SIGCONT", LineRole::kBenign,
+       ""},
+      {"Corrupt JPEG data: 7 extraneous bytes before marker 0xd9", LineRole::kWeak,
+       "image_decode_warning"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.line);
+    LineMatch m = set.MatchLine(c.line);
+    EXPECT_EQ(LineRoleName(m.role), LineRoleName(c.role));
+    std::string id = m.labelled < 0 ? "" : set.signatures()[static_cast<size_t>(m.labelled)].id;
+    EXPECT_EQ(id, c.id);
   }
 }
 
