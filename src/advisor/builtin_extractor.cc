@@ -75,6 +75,11 @@ Status Extraction::RunFile(const std::string& entry) {
     ProcessLaunch(launches_.back());
     return Status::Ok();
   }
+  if (EndsWith(entry, ".md")) {
+    LoadMarkdownConfig(entry);
+    meta_.notes.push_back(entry + ": training configuration from the file's ```yaml blocks");
+    return Status::Ok();
+  }
   if (EndsWith(entry, ".yaml") || EndsWith(entry, ".yml") || EndsWith(entry, ".json")) {
     config_only_ = true;
     LoadConfig(entry, kConfig, 0);

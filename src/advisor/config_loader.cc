@@ -93,6 +93,21 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
     }
   }
   if (!j.is_object()) return;
+  // Hydra's package header: `# @package _global_` puts the keys at the root, `# @package a.b`
+  // under a.b, whatever group the file was selected from.
+  std::string package = prefix;
+  for (std::string_view line : Split(*text, '\n')) {
+    std::string_view t = Trim(line);
+    if (!StartsWith(t, "#")) {
+      if (!t.empty()) break;
+      continue;
+    }
+    t = Trim(t.substr(1));
+    if (!StartsWith(t, "@package")) continue;
+    std::string_view pk = Trim(t.substr(8));
+    package = pk == "_global_" ? "" : std::string(pk);
+    break;
+  }
   bool deepspeed = prefix == "deepspeed" || j.contains("zero_optimization") ||
                    j.contains("train_micro_batch_size_per_gpu");
   // Inheritance by `_base_` / `_BASE_` / `base` (mmengine YAML, detectron2): bases first, so the
@@ -131,16 +146,33 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
       } else {
         continue;
       }
+      if (StartsWith(group, "override ")) group = std::string(Trim(group.substr(9)));
+      // `/group` is absolute: from the config root, the directory above this file's group
+      // directory when it was selected from one; otherwise relative to this file.
+      fs::path gdir = dir;
+      if (StartsWith(group, "/") && !dir.empty()) {
+        for (fs::path up = dir; !up.empty(); up = up.parent_path()) {
+          if (Read((up / group.substr(1).substr(0, group.find('@')) / (option + ".yaml"))
+                       .lexically_normal()
+                       .generic_string())) {
+            gdir = up;
+            break;
+          }
+          if (up == up.parent_path()) break;
+        }
+      }
       while (!group.empty() && (group[0] == '/' || group[0] == '+')) group = group.substr(1);
       std::string inner = group.substr(0, group.find('@'));
       if (auto c = hydra_choices_.find(inner); c != hydra_choices_.end()) {
-        fs::path alt = (dir / inner / (c->second + ".yaml")).lexically_normal();
+        fs::path alt = (gdir / inner / (c->second + ".yaml")).lexically_normal();
         if (Read(alt.generic_string())) option = c->second;
       }
-      fs::path p = (dir / inner / (option + ".yaml")).lexically_normal();
+      fs::path p = (gdir / inner / (option + ".yaml")).lexically_normal();
       if (Read(p.generic_string())) {
         // Packaged under the group name.
         LoadConfig(p.generic_string(), level, depth + 1, inner);
+      } else if (!inner.empty()) {
+        AddHydraChoiceName(inner, option, level, Loc(rel, FindLine(rel, 1, option)));
       }
     }
   }
@@ -154,14 +186,14 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
   std::vector<std::string> path;
   if (deepspeed)
     path.push_back("deepspeed");
-  else if (!prefix.empty()) {
-    for (const auto& p : SplitPath(prefix)) path.push_back(p);
+  else if (!package.empty()) {
+    for (const auto& p : SplitPath(package)) path.push_back(p);
   }
   auto line_of_unprefixed = [&](const std::vector<std::string>& p) {
     std::vector<std::string> q(
         p.begin() +
-            static_cast<std::ptrdiff_t>(deepspeed || !prefix.empty()
-                                            ? SplitPath(deepspeed ? "deepspeed" : prefix).size()
+            static_cast<std::ptrdiff_t>(deepspeed || !package.empty()
+                                            ? SplitPath(deepspeed ? "deepspeed" : package).size()
                                             : 0),
         p.end());
     return q.empty() ? 1 : line_of(q);
@@ -170,6 +202,65 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
   body.erase("defaults");
   FlattenJson(body, path, level, rel, line_of_unprefixed);
   if (deepspeed) Vote("deepspeed", 2);
+}
+
+void Extraction::AddHydraChoiceName(const std::string& group, const std::string& option,
+                                    int level, const std::string& source) {
+  // Only groups whose name is a key of a naming field (model, dataset, data, optimizer).
+  auto k = knowledge_.keys.find(NormKey(group));
+  if (k == knowledge_.keys.end()) return;
+  const std::string& field = k->second.first;
+  if (field != "model" && field != "dataset" && field != "optimizer") return;
+  Add(field, json(option), level, k->second.second + 3, source, group + " (Hydra choice)");
+}
+
+void Extraction::LoadHydraChoicesWithoutPrimary(const Launch& l) {
+  // Hydra looks up `group=option` as <config dir>/<group>/<option>.yaml; the usual config
+  // directories beside the program or at the job's root.
+  const fs::path prog_dir = fs::path(l.cwd) / fs::path(l.module ? "" : l.program).parent_path();
+  static const char* kDirs[] = {"configs", "conf", "config", "cfg"};
+  for (const auto& [group, option] : hydra_choices_) {
+    if (group.find('/') != std::string::npos || option.empty()) continue;
+    for (const fs::path& base : {prog_dir, fs::path(l.cwd), fs::path()}) {
+      bool found = false;
+      for (const char* d : kDirs) {
+        fs::path p = (base / d / group / (option + ".yaml")).lexically_normal();
+        const std::string rel = p.generic_string();
+        if (StartsWith(rel, "..") || !Read(rel)) continue;
+        LoadConfig(rel, kConfig, 0, group);
+        found = true;
+        break;
+      }
+      if (found) break;
+    }
+  }
+}
+
+void Extraction::LoadMarkdownConfig(const std::string& rel) {
+  // The file's text with every line outside a ```yaml / ```yml fence blanked: line numbers stay.
+  auto text = Read(rel);
+  if (!text) return;
+  std::string yaml;
+  bool in_block = false, any = false;
+  for (std::string_view line : Split(*text, '\n')) {
+    std::string_view t = Trim(line);
+    if (StartsWith(t, "```")) {
+      std::string lang = ToLower(Trim(t.substr(3)));
+      if (!in_block && (lang == "yaml" || lang == "yml")) {
+        in_block = any = true;
+      } else {
+        in_block = false;
+      }
+      yaml += '\n';
+      continue;
+    }
+    if (in_block) yaml.append(line);
+    yaml += '\n';
+  }
+  if (!any) return;
+  text_cache_[rel] = yaml;
+  config_only_ = true;
+  LoadConfig(rel, kConfig, 0);
 }
 
 void Extraction::FromConfigName(const std::string& path) {

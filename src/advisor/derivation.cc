@@ -87,8 +87,10 @@ JobMetadata Extraction::Finish() {
   SetLauncherName(d);
   SetDirectFields();
   DeriveBatchSizes(d);
+  ApplyWorldScaling(d);
   DerivePrecision();
   DeriveFramework(d);
+  ApplyFrameworkKeys(d);
   ApplyLibraryDefaults(d);
   DeriveImageSize();
   DeriveModelFamilyAndParams(d);
@@ -335,7 +337,16 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
                          d.main->launcher != "swift" && d.main->launcher != "yolo") ||
                         d.main->env.count("NPROC_PER_NODE") ||
                         (d.main->wrapper == "srun" && d.processes && *d.processes > 1);
-    if (d.processes && gpu_launcher) {
+    if (!device_per_node_src_.empty() && d.sb_gpus_per_node && *d.sb_gpus_per_node > 0) {
+      // Each process drives every GPU of its node: the replicas are the node's GPUs.
+      const int64_t nodes = d.sb_nodes ? *d.sb_nodes : (d.nodes ? *d.nodes : 1);
+      d.gpus = nodes * *d.sb_gpus_per_node;
+      d.gpus_src = fmt::format("{} ({} node(s) x {} GPUs; one process drives every GPU of its "
+                               "node: {})",
+                               d.sb_src, nodes, *d.sb_gpus_per_node, device_per_node_src_);
+      d.processes = d.gpus;  // data-parallel replicas
+      d.processes_src = d.gpus_src;
+    } else if (d.processes && gpu_launcher) {
       d.gpus = d.processes;
       d.gpus_src = d.processes_src;
     } else if (cvd != d.main->env.end() && CountDevices(cvd->second) > 0) {
@@ -346,6 +357,11 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
           *d.gpus == 1) {
         d.processes = 1;
         d.processes_src = d.gpus_src;
+      } else if (!d.processes && d.main->launcher == "llamafactory-cli") {
+        // `llamafactory-cli train` starts torchrun with one process per visible device when
+        // there is more than one (LLaMA-Factory cli.py: nproc_per_node = device count).
+        d.processes = d.gpus;
+        d.processes_src = d.gpus_src + " (llamafactory-cli: one process per visible device)";
       }
     }
   }
@@ -386,6 +402,27 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
       !sbatch_.empty() && d.sb_gpus_per_node) {
     d.gpus = *d.sb_gpus_per_node;
   }
+  if (!d.gpus && d.main != nullptr && d.main->launcher == "python" && d.processes &&
+      *d.processes == 1 && !cpu_flag_given_ && !(cuda_flag_defined_ && !cuda_flag_given_)) {
+    d.gpus = 1;
+    d.gpus_src = program_found_
+                     ? "derived: one python process; no device setting found (assumed one GPU)"
+                     : "derived: one python process; its program is not in the sources (assumed "
+                       "one GPU)";
+  }
+  if (!d.gpus && d.main == nullptr && config_only_) {
+    d.gpus = 1;
+    d.gpus_src = "default: no launcher in the sources; the framework's own command runs one "
+                 "process (assumed one GPU)";
+    if (!d.processes) {
+      d.processes = 1;
+      d.processes_src = d.gpus_src;
+    }
+    if (!d.nodes) {
+      d.nodes = 1;
+      d.nodes_src = "default: no launcher in the sources (one node)";
+    }
+  }
   if (d.gpus) Set("num_gpus", json(*d.gpus), d.gpus_src);
   if (!Best("dataset")) {
     for (const std::string& p : program_names_) {
@@ -407,6 +444,9 @@ void Extraction::SetLauncherName(const Derived& d) {
     name = "sbatch --wrap -> python";
   else if ((d.main->wrapper == "srun" || d.main->wrapper == "mpirun") && name == "python")
     name = d.main->wrapper;
+  else if (!d.main->wrapper.empty() && d.main->wrapper != "sbatch" && d.main->wrapper != "srun" &&
+           d.main->wrapper != "mpirun")
+    name = d.main->wrapper + " -> " + name;  // a site's submit client running the command
   Set("launcher", json(name), Loc(d.main->file, d.main->line));
 }
 
@@ -540,14 +580,13 @@ void Extraction::DeriveFramework(Derived& d) {
     if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
         StartsWith(l, "pretrain_t5"))
       Vote("megatron", 3);
-    if (StartsWith(l, "axolotl.")) Vote("axolotl", 8);  // -m axolotl.cli.train
-    if (StartsWith(l, "t5x.")) Vote("jax", 4);          // -m t5x.train (JAX)
   }
   if (hf_trainer_) Vote("hf-transformers", 2);
   static const char* kSpecific[] = {
       "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
       "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
-      "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2"};
+      "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2",
+      "stable-baselines3"};
   int best = 0;
   for (const char* f : kSpecific) {
     auto it = votes_.find(f);
@@ -571,6 +610,49 @@ void Extraction::DeriveFramework(Derived& d) {
       extra += " + accelerate";
     Set("framework", json(d.framework + extra),
         "derived: imports, launcher and argument vocabulary");
+  }
+}
+
+void Extraction::ApplyWorldScaling(const Derived& d) {
+  JobMetadata& m = meta_;
+  auto it = world_multiplies_.find("learning_rate");
+  if (it == world_multiplies_.end() || !d.processes || *d.processes <= 1) return;
+  std::optional<double> lr = m.Number("learning_rate");
+  if (!lr) return;
+  Set("learning_rate", json(*lr * static_cast<double>(*d.processes)),
+      fmt::format("derived: {} x {} replicas ({}; {})", m.sources["learning_rate"], *d.processes,
+                  it->second, d.processes_src));
+}
+
+void Extraction::ApplyFrameworkKeys(const Derived& d) {
+  JobMetadata& m = meta_;
+  if (d.framework.empty()) return;
+  // framework_keys: the best candidate per field (level, then rank, then the later one).
+  std::map<std::string, const FrameworkCandidate*> best;
+  for (const FrameworkCandidate& c : framework_cands_) {
+    if (!StartsWith(d.framework, c.framework) || m.Has(c.field)) continue;
+    const FrameworkCandidate*& b = best[c.field];
+    if (b == nullptr || c.level > b->level || (c.level == b->level && c.rank <= b->rank)) b = &c;
+  }
+  for (const auto& [field, c] : best) Set(field, c->value, c->source);
+  // An RL zoo job's policy network, when the job names none.
+  if (StartsWith(d.framework, "stable-baselines3") && !m.Has("model") && m.Has("dataset")) {
+    const std::string env = ValueText(m.values["dataset"]);
+    for (const RlPolicy& p : knowledge_.rl_policies) {
+      if (env.find(p.pattern) == std::string::npos) continue;
+      Set("model", json(p.policy), "default: " + p.why + " for " + env);
+      break;
+    }
+  }
+  // Frameworks that round the image size up to the network stride.
+  if (auto mult = knowledge_.image_size_multiples.find(d.framework);
+      mult != knowledge_.image_size_multiples.end() && mult->second > 0) {
+    if (auto px = m.Count("image_size", 1'000'000); px && *px % mult->second != 0) {
+      const int64_t up = (*px + mult->second - 1) / mult->second * mult->second;
+      Set("image_size", json(up),
+          fmt::format("derived: {} from {} rounded up to a multiple of {} ({})", up, *px,
+                      mult->second, m.sources["image_size"]));
+    }
   }
 }
 
@@ -617,6 +699,11 @@ void Extraction::DeriveModelFamilyAndParams(Derived& d) {
   d.model = m.Has("model") ? ValueText(m.values["model"]) : "";
   d.family = FamilyOf(d.model);
   std::string family_src = m.Has("model") ? m.sources["model"] : "";
+  if (d.family.empty() && !layer_family_.empty()) {
+    d.family = layer_family_;
+    family_src = "derived: the network is built from " + layer_family_ + " layers (" +
+                 layer_family_src_ + ")";
+  }
   if (d.family.empty()) {
     for (const std::string& p : program_names_) {
       std::string f = FamilyOf(p.substr(0, p.find('.')));

@@ -211,6 +211,22 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   std::string full;
   for (const auto& c : path) full += (full.empty() ? "" : ".") + NormKey(c);
   bool scalar = value.is_primitive();
+  // A config key only one framework uses names that framework (config_key_votes).
+  if (auto v = knowledge_.config_key_votes.find(parent.empty() ? leaf : parent + "." + leaf);
+      v != knowledge_.config_key_votes.end()) {
+    Vote(v->second.first, v->second.second);
+  } else if (auto w = knowledge_.config_key_votes.find(leaf);
+             !parent.empty() && w != knowledge_.config_key_votes.end() &&
+             w->first.find('.') == std::string::npos) {
+    Vote(w->second.first, w->second.second);
+  }
+  // Keys whose field depends on the framework wait until it is known (ApplyFrameworkKeys).
+  for (const auto& [fw, keys] : knowledge_.framework_keys) {
+    if (auto k = keys.find(leaf); k != keys.end() && scalar && !knowledge_.keys.count(leaf)) {
+      framework_cands_.push_back(
+          {fw, k->second.first, value, level, k->second.second, source, full});
+    }
+  }
   const KeyAt key{path, leaf, parent, full};
   if (AddNamedKey(key, value, level, source)) return;
   if ((parent == "optimizer" || parent == "params") && leaf == "lr") {

@@ -176,6 +176,10 @@ class Extraction {
   void ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd);
   void ProcessScriptCall(const ShellCall& call, std::string& cwd);
   void ProcessLauncherCommand(const ShellCall& call, std::string& cwd);
+  // A command of another tool (a site's submit client, a container runner) whose argument is a
+  // whole command line in quotes (`qsub-like run --gpu 'python train.py ...'`): that command runs
+  // under it. False when no argument is a command this extractor knows.
+  bool ProcessQuotedCommand(const ShellCall& call, std::string& cwd);
   void AddSbatch(const std::vector<SbatchDirective>& ds, const std::string& rel);
   // A launch of the command at rel:cmd.line with its wrapper and environment (CUDA_VISIBLE_DEVICES
   // inherited from the script's variables); launcher, program and args are the caller's.
@@ -200,6 +204,15 @@ class Extraction {
   // The model object: `model = X(...)`.
   void ReadModelConstructor(const std::string& rel, const PyFacts& f);
   void LoadConfig(const std::string& rel, int level, int depth, const std::string& prefix = {});
+  // Hydra choices from the command line (`experiment=x`) when the program's primary config is not
+  // in the sources: `<configs dir>/<group>/<option>.yaml` by Hydra's conventions.
+  void LoadHydraChoicesWithoutPrimary(const Launch& l);
+  // A Hydra defaults-list entry whose option file is not in the sources still names a model or a
+  // dataset (`- /model: transformer_ls`).
+  void AddHydraChoiceName(const std::string& group, const std::string& option, int level,
+                          const std::string& source);
+  // Fenced ```yaml blocks of a Markdown file (a model card's training config) as one config.
+  void LoadMarkdownConfig(const std::string& rel);
   // A config that is not in the sources but named by a known convention: OpenMMLab's
   // "{model}_{N}xb{B}-{E}e_{data}.py" / "{model}_{S}x_{data}.py", detectron2's model zoo
   // "{Dataset}-{Task}/{model}_{S}x.yaml". Values at library-default level, said to be derived.
@@ -260,6 +273,10 @@ class Extraction {
   void DeriveImageSize();
   void DeriveModelFamilyAndParams(Derived& d);
   void DeriveTask(const Derived& d);
+  // Keys whose field depends on the framework (framework_keys), the RL policy default, layers.
+  void ApplyFrameworkKeys(const Derived& d);
+  // `lr = args.lr * world_size`: the value the program trains with is scaled by the replicas.
+  void ApplyWorldScaling(const Derived& d);
 
   const ExtractorKnowledge& knowledge_ = ExtractorKnowledge::Builtin();
   fs::path root_;
@@ -283,6 +300,19 @@ class Extraction {
   bool cuda_flag_given_ = false;
   bool cpu_flag_given_ = false;
   std::map<std::string, std::string> world_divides_;  // field -> source of `x //= world_size`
+  std::map<std::string, std::string> world_multiplies_;  // field -> source of `x = y * world`
+  std::string device_per_node_src_;  // a call that makes one process drive all local GPUs
+  std::string layer_family_;         // the family of the layers the program builds a net from
+  std::string layer_family_src_;
+  bool hydra_primary_loaded_ = false;
+  // Candidates of framework_keys, held until the framework is known: framework -> candidates.
+  struct FrameworkCandidate {
+    std::string framework, field;
+    json value;
+    int level = 0, rank = 9;
+    std::string source, key;
+  };
+  std::vector<FrameworkCandidate> framework_cands_;
   std::vector<std::string> program_names_;            // basenames of programs launched
   bool hf_trainer_ = false;
   bool config_only_ = false;

@@ -66,6 +66,17 @@ class KnowledgeParser {
     }
     return out;
   }
+  std::vector<std::string> Names(const YAML::Node& n, std::string_view section) const {
+    std::vector<std::string> out;
+    for (const YAML::Node& e : Sequence(n, section)) out.push_back(Text(e, "a name"));
+    return out;
+  }
+  RlPolicy Policy(const YAML::Node& n) const {
+    static const std::set<std::string> kFields = {"pattern", "policy", "why"};
+    Fields(n, kFields, "rl_policies", {"pattern", "policy", "why"});
+    if (!n["pattern"].IsScalar()) Fail(n["pattern"], "pattern must be a string");
+    return {n["pattern"].Scalar(), Text(n["policy"], "policy"), Text(n["why"], "why")};
+  }
   const YAML::Node& Sequence(const YAML::Node& n, std::string_view section) const {
     if (!n.IsSequence()) Fail(n, fmt::format("'{}' must be a list", section));
     return n;
@@ -125,7 +136,9 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
                                                      std::string_view source) {
   static const char* kSections[] = {
       "version",      "keys",         "mmdet_schedules", "dataset_image_sizes", "family_patterns",
-      "known_params", "import_votes", "argument_votes",  "library_defaults"};
+      "known_params", "import_votes", "argument_votes",  "library_defaults",
+      "config_key_votes", "framework_keys", "rl_policies", "world_size_names",
+      "device_per_node_calls", "layer_families", "image_size_multiples"};
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
@@ -146,6 +159,22 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         k.import_votes = p.NamedPairs(n, name);
       } else if (name == "argument_votes") {
         k.argument_votes = p.NamedPairs(n, name);
+      } else if (name == "config_key_votes") {
+        k.config_key_votes = p.NamedPairs(n, name);
+      } else if (name == "framework_keys") {
+        if (!n.IsMap()) p.Fail(n, "'framework_keys' must be a map of frameworks");
+        for (const auto& fw : n)
+          k.framework_keys[p.Text(fw.first, "a framework")] = p.NamedPairs(fw.second, name);
+      } else if (name == "rl_policies") {
+        for (const YAML::Node& e : p.Sequence(n, name)) k.rl_policies.push_back(p.Policy(e));
+      } else if (name == "world_size_names") {
+        k.world_size_names = p.Names(n, name);
+      } else if (name == "device_per_node_calls") {
+        k.device_per_node_calls = p.Names(n, name);
+      } else if (name == "image_size_multiples") {
+        if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
+        for (const auto& kv : n)
+          k.image_size_multiples[p.Text(kv.first, "a framework")] = p.Int(kv.second, "a stride");
       } else if (name == "mmdet_schedules") {
         for (const YAML::Node& e : p.Sequence(n, name)) k.mmdet_schedules.push_back(p.Schedule(e));
       } else if (name == "library_defaults") {
@@ -155,8 +184,10 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
           auto [a, b] = p.Pair(e, name);
           k.dataset_image_sizes.emplace_back(p.Text(a, "a dataset"), p.Int(b, "a size"));
         }
-      } else {  // family_patterns, known_params
-        auto& list = name == "family_patterns" ? k.family_patterns : k.known_params;
+      } else {  // family_patterns, known_params, layer_families
+        auto& list = name == "family_patterns" ? k.family_patterns
+                     : name == "known_params"  ? k.known_params
+                                               : k.layer_families;
         for (const YAML::Node& e : p.Sequence(n, name)) {
           auto [a, b] = p.Pair(e, name);
           list.emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));

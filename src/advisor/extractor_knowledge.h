@@ -37,6 +37,13 @@ struct LibraryDefault {
   std::string why;  // the source says "default: <why>"
 };
 
+// An RL environment pattern and the policy network the zoo gives it.
+struct RlPolicy {
+  std::string pattern;  // found in the environment id; "" = any
+  std::string policy;
+  std::string why;
+};
+
 struct ExtractorKnowledge {
   // Normalised key -> (field, rank): lower rank is the more specific key.
   std::map<std::string, std::pair<std::string, int>> keys;
@@ -47,6 +54,15 @@ struct ExtractorKnowledge {
   std::map<std::string, std::pair<std::string, int>> import_votes;    // module -> (framework, n)
   std::map<std::string, std::pair<std::string, int>> argument_votes;  // argument -> (framework, n)
   std::vector<LibraryDefault> library_defaults;                       // ordered
+  // Config key ("leaf" or "parent.leaf") -> (framework, n).
+  std::map<std::string, std::pair<std::string, int>> config_key_votes;
+  // Framework -> key -> (field, rank), applied once the framework is known.
+  std::map<std::string, std::map<std::string, std::pair<std::string, int>>> framework_keys;
+  std::vector<RlPolicy> rl_policies;                                    // ordered
+  std::vector<std::string> world_size_names;                            // replica-count names
+  std::vector<std::string> device_per_node_calls;                       // one process, all GPUs
+  std::vector<std::pair<std::string, std::string>> layer_families;      // ordered
+  std::map<std::string, int> image_size_multiples;                      // framework -> stride
 
   // Parses a knowledge file. Every section is required; an unknown section or field, a
   // duplicate key or a malformed entry is an error naming `source`:line.

@@ -187,7 +187,39 @@ void Extraction::ProcessCommand(const std::string& rel, const ShellCommand& cmd,
     ProcessScriptCall(call, cwd);
     return;
   }
+  const size_t before = launches_.size();
   ProcessLauncherCommand(call, cwd);
+  if (launches_.size() == before) ProcessQuotedCommand(call, cwd);
+}
+
+bool Extraction::ProcessQuotedCommand(const ShellCall& call, std::string& cwd) {
+  const std::vector<std::string>& w = call.w;
+  const std::string tool = Basename(w[call.i]);
+  bool ran = false;
+  for (size_t k = call.i + 1; k < w.size(); ++k) {
+    if (w[k].find_first_of(" \t\n") == std::string::npos || call.cmd.words[k].unknown) continue;
+    ShellContext ctx;
+    ctx.variables = call.vars;
+    ShellScript inner = ParseShell(w[k], ctx);
+    // Only a command line that starts a program this extractor reads.
+    bool launches = false;
+    for (const ShellCommand& c : inner.commands) {
+      if (c.words.empty()) continue;
+      const std::string b = Basename(c.words[0].text);
+      launches |= IsPythonProgram(b) || EndsWith(b, ".py") || EndsWith(b, ".sh") ||
+                  b == "torchrun" || b == "deepspeed" || b == "accelerate" || b == "srun" ||
+                  b == "llamafactory-cli";
+    }
+    if (!launches) continue;
+    // The quoted text starts on the line where the word does.
+    const int at = FindLine(call.rel, call.cmd.line, w[k].substr(0, w[k].find_first_of(" \t\n")));
+    for (ShellCommand c : inner.commands) {
+      c.line = at + c.line - 1;
+      ProcessCommand(call.rel, c, cwd, tool, call.depth + 1, call.vars);
+    }
+    ran = true;
+  }
+  return ran;
 }
 
 // `sbatch [options] script args` or `sbatch --wrap "command"`: the options are Slurm's request.
@@ -377,11 +409,30 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
     l.launcher = "llamafactory-cli";
     if (k < w.size() && !LooksLikeOption(w[k])) ++k;  // subcommand: train
     l.program = "llamafactory-cli";
+    bool config_first = false;
     if (k < w.size() &&
         (EndsWith(w[k], ".yaml") || EndsWith(w[k], ".yml") || EndsWith(w[k], ".json"))) {
       l.args.push_back(w[k++]);
+      config_first = true;
     }
-    for (; k < w.size(); ++k) l.args.push_back(w[k]);
+    // After a config file, LLaMA-Factory's read_args merges OmegaConf.from_cli(argv[2:]): only
+    // `key=value` words override it; `--key value` options are not applied.
+    std::vector<std::string> ignored;
+    for (; k < w.size(); ++k) {
+      if (config_first && LooksLikeOption(w[k])) {
+        ignored.push_back(w[k]);
+        if (w[k].find('=') == std::string::npos && k + 1 < w.size() && !LooksLikeOption(w[k + 1]))
+          ignored.push_back(w[++k]);
+        continue;
+      }
+      l.args.push_back(w[k]);
+    }
+    if (!ignored.empty()) {
+      meta_.notes.push_back(fmt::format(
+          "{}:{}: after a config file llamafactory-cli takes overrides as key=value; not applied: "
+          "{}",
+          rel, cmd.line, fmt::join(ignored, " ")));
+    }
     launches_.push_back(std::move(l));
     return;
   } else if (b == "fairseq-train") {
@@ -554,6 +605,11 @@ void Extraction::ProcessLaunch(const Launch& l) {
     program = Resolve(l.cwd, l.program, rel_dir);
   }
   program_names_.push_back(Basename(l.program));
+  if (l.module) {  // `python -m PACKAGE.module`: the package names its framework
+    const std::string top = l.program.substr(0, l.program.find('.'));
+    if (auto v = knowledge_.import_votes.find(top); v != knowledge_.import_votes.end())
+      Vote(v->second.first, v->second.second);
+  }
   if (!program && (EndsWith(l.program, ".py") || l.module)) {
     meta_.notes.push_back(fmt::format(
         "{}: program {} is not in the sources; its defaults are unknown", where, l.program));
@@ -568,6 +624,7 @@ void Extraction::ProcessLaunch(const Launch& l) {
     if (it.value.is_string() || it.value.is_number()) hydra_choices_[it.key] = ValueText(it.value);
   }
   if (program) ProcessProgram(*program, false);
+  if (!hydra_primary_loaded_ && !hydra_choices_.empty()) LoadHydraChoicesWithoutPrimary(l);
   // Short options and aliases name the argparse destination (-b -> batch_size, -a -> arch).
   for (ArgItem& it : items) {
     auto a = arg_alias_.find(it.key);

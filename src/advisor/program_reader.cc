@@ -104,15 +104,26 @@ void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
       AddKey({a.target.substr(dot + 1)}, *a.value.literal, kInCode, src);
     }
     std::string rhs = ToLower(a.value.text);
-    bool world = rhs.find("world_size") != std::string::npos ||
-                 rhs.find("num_gpus") != std::string::npos ||
-                 rhs.find("ngpus") != std::string::npos || rhs.find("nproc") != std::string::npos ||
-                 rhs.find("num_processes") != std::string::npos;
+    bool world = std::any_of(
+        knowledge_.world_size_names.begin(), knowledge_.world_size_names.end(),
+        [&](const std::string& n) { return rhs.find(ToLower(n)) != std::string::npos; });
     std::string name = dot == std::string::npos ? a.target : a.target.substr(dot + 1);
     auto kt = knowledge_.keys.find(NormKey(name));
     if (world && kt != knowledge_.keys.end() &&
         (a.op == "//=" || a.op == "/=" || (a.op == "=" && rhs.find("//") != std::string::npos))) {
       world_divides_[kt->second.first] = src;
+    }
+    // `lr = args.lr * strategy.num_replicas_in_sync`: the program trains with the argument
+    // scaled by the replica count (a linear-scaling rule), read from the same key.
+    if (world && kt != knowledge_.keys.end() && a.op == "=" && a.value.text.find('*') != std::string::npos &&
+        rhs.find("//") == std::string::npos) {
+      static const std::regex kArgRef(R"((?:^|[^\w.])(?:args|opt|opts|cfg|config|flags|hparams)\.(\w+))");
+      std::smatch m;
+      if (std::regex_search(a.value.text, m, kArgRef)) {
+        auto src_key = knowledge_.keys.find(NormKey(m[1].str()));
+        if (src_key != knowledge_.keys.end() && src_key->second.first == kt->second.first)
+          world_multiplies_[kt->second.first] = src;
+      }
     }
   }
 }
@@ -152,9 +163,39 @@ void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
               "torch_dtype");
       }
     }
-    if ((last == "load_dataset" || last == "load_from_disk" || c.callee == "tfds.load") &&
-        !c.args.empty() && c.args[0].literal && c.args[0].literal->is_string()) {
-      Add("dataset", *c.args[0].literal, kScriptDefault, 2, src, last);
+    if (last == "load_dataset" || last == "load_from_disk" || c.callee == "tfds.load" ||
+        c.callee == "tensorflow_datasets.load") {
+      // The dataset: the first positional argument, or its keyword (tfds.load(name=...),
+      // datasets.load_dataset(path=...)).
+      const PyValue* name = !c.args.empty() ? &c.args[0] : nullptr;
+      if (name == nullptr) name = c.Kwarg("name");
+      if (name == nullptr) name = c.Kwarg("path");
+      if (name != nullptr && name->literal && name->literal->is_string())
+        Add("dataset", *name->literal, kScriptDefault, 2, src, last);
+    }
+    // One process driving every GPU of its node (tf.distribute mirrored strategies, DataParallel).
+    for (const std::string& n : knowledge_.device_per_node_calls) {
+      if (last == n && device_per_node_src_.empty()) device_per_node_src_ = src;
+    }
+    // A network built from layers in code: the family of its most telling layer.
+    for (size_t k = 0; k < knowledge_.layer_families.size(); ++k) {
+      const auto& [layer, family] = knowledge_.layer_families[k];
+      if (last != layer) continue;
+      size_t current = knowledge_.layer_families.size();
+      for (size_t q = 0; q < knowledge_.layer_families.size(); ++q) {
+        if (knowledge_.layer_families[q].second == layer_family_) current = std::min(current, q);
+      }
+      if (layer_family_.empty() || k < current) {
+        layer_family_ = family;
+        layer_family_src_ = src;
+      }
+    }
+    // Keras input_shape=(H, W, C): the image side.
+    if (const PyValue* shape = c.Kwarg("input_shape");
+        shape != nullptr && shape->literal && shape->literal->is_array() &&
+        shape->literal->size() == 3 && (*shape->literal)[0].is_number_integer() &&
+        (*shape->literal)[0] == (*shape->literal)[1]) {
+      Add("image_size", (*shape->literal)[0], kScriptDefault, 4, src, "input_shape");
     }
     // Library datasets: torchvision.datasets.CIFAR10(...), keras.datasets.cifar10.load_data().
     if (size_t at = c.callee.find("datasets.");
@@ -191,7 +232,10 @@ void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
         std::string name = cn->literal->get<std::string>();
         if (!EndsWith(name, ".yaml")) name += ".yaml";
         fs::path p = (fs::path(rel).parent_path() / dir / name).lexically_normal();
-        if (auto t = Read(p.generic_string())) LoadConfig(p.generic_string(), kConfig, 0);
+        if (auto t = Read(p.generic_string())) {
+          hydra_primary_loaded_ = true;
+          LoadConfig(p.generic_string(), kConfig, 0);
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace schedmate::advisor::internal {
@@ -28,7 +29,21 @@ std::string File(const std::string& extra = "") {
          "library_defaults:\n"
          "  - {framework_prefix: [hf-transformers], requires: hf_trainer, field: learning_rate,\n"
          "     value: 5.0e-5, why: HF TrainingArguments.learning_rate}\n"
-         "  - {framework: ultralytics, field: optimizer, value: \"16\", why: test}\n" +
+         "  - {framework: ultralytics, field: optimizer, value: \"16\", why: test}\n"
+         "config_key_votes:\n"
+         "  trainer.gpus: [lightning, 2]\n"
+         "framework_keys:\n"
+         "  stable-baselines3:\n"
+         "    env: [dataset, 1]\n"
+         "rl_policies:\n"
+         "  - {pattern: \"ALE/\", policy: CnnPolicy, why: zoo}\n"
+         "  - {pattern: \"\", policy: MlpPolicy, why: zoo}\n"
+         "world_size_names: [world_size]\n"
+         "device_per_node_calls: [DataParallel]\n"
+         "layer_families:\n"
+         "  - [Conv2d, cnn]\n"
+         "image_size_multiples:\n"
+         "  ultralytics: 32\n" +
          extra;
 }
 
@@ -48,6 +63,21 @@ TEST(ExtractorKnowledgeTest, ValidFileParses) {
   EXPECT_EQ(k->library_defaults[0].condition, "hf_trainer");
   EXPECT_EQ(k->library_defaults[0].value, nlohmann::json(5e-5));
   EXPECT_EQ(k->library_defaults[1].value, nlohmann::json("16"));  // quoted stays a string
+  EXPECT_EQ(k->config_key_votes.at("trainer.gpus").first, "lightning");
+  EXPECT_EQ(k->framework_keys.at("stable-baselines3").at("env").first, "dataset");
+  ASSERT_EQ(k->rl_policies.size(), 2u);
+  EXPECT_EQ(k->rl_policies[1].pattern, "");  // the catch-all comes last
+  EXPECT_EQ(k->world_size_names, std::vector<std::string>{"world_size"});
+  EXPECT_EQ(k->layer_families[0].second, "cnn");
+  EXPECT_EQ(k->image_size_multiples.at("ultralytics"), 32);
+}
+
+TEST(ExtractorKnowledgeTest, NewSectionsRejectMalformedEntriesByLine) {
+  // A stride that is not a number, appended to the last section.
+  Result<ExtractorKnowledge> k = ExtractorKnowledge::Parse(
+      File() + "  yolo: many\n", "test.yaml");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("test.yaml:"), std::string::npos);
 }
 
 TEST(ExtractorKnowledgeTest, BuiltinFileParses) {
@@ -74,8 +104,12 @@ void ExpectError(const std::string& text, const std::string& where) {
 }
 
 TEST(ExtractorKnowledgeTest, MalformedFilesFailNamingTheLine) {
-  ExpectError(File("launchers: [torchrun]\n"), "bad.yaml:21: unknown section 'launchers'");
-  ExpectError(File("keys:\n  lr: [learning_rate, 1]\n"), "bad.yaml:21: section 'keys' twice");
+  // The first line after File()'s own.
+  const std::string base = File();
+  const std::string next =
+      "bad.yaml:" + std::to_string(std::count(base.begin(), base.end(), '\n') + 1);
+  ExpectError(File("launchers: [torchrun]\n"), next + ": unknown section 'launchers'");
+  ExpectError(File("keys:\n  lr: [learning_rate, 1]\n"), next + ": section 'keys' twice");
   std::string s = File();
   ExpectError(s.replace(s.find("[per_device_batch_size, 3]"), 26, "per_device_batch_size"),
               "bad.yaml:3:");
@@ -89,7 +123,7 @@ TEST(ExtractorKnowledgeTest, MalformedFilesFailNamingTheLine) {
               "bad.yaml:18: unknown fact 'tpu'");
   ExpectError(File("  - [broken\n"), "bad.yaml:");
   ExpectError("version: 1\n", "bad.yaml: section 'keys' is missing");
-  ExpectError(File("import_votes:\n  torch: [pytorch, 1]\n"), "bad.yaml:21:");
+  ExpectError(File("import_votes:\n  torch: [pytorch, 1]\n"), next + ":");
 }
 
 }  // namespace

@@ -403,6 +403,96 @@ TEST(ExtractorTest, DirectoryPicksTheBatchScript) {
   EXPECT_EQ(Val(*m, "epochs"), json(30));
 }
 
+// A model card whose training config is a fenced YAML block: the config is read with the card's
+// own line numbers; a config with no launcher runs as one process.
+TEST(ExtractorTest, MarkdownCardConfigBlock) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/model_card_job"), "README.md");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(2));
+  EXPECT_EQ(Src(m, "per_device_batch_size"), "README.md:24");
+  EXPECT_EQ(Val(m, "gradient_accumulation"), json(4));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(8));
+  EXPECT_EQ(Val(m, "sequence_length"), json(2048));
+  EXPECT_EQ(Val(m, "epochs"), json(3));
+  EXPECT_EQ(Val(m, "model_family"), json("qwen"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(1));
+  EXPECT_EQ(Val(m, "framework"), json("axolotl"));
+  EXPECT_EQ(Val(m, "dataset"), json("tickets/support_2024.jsonl"));
+}
+
+// A launch inside a shell function of a sourced file; `python -m PACKAGE` names the framework,
+// the environment is the RL job's dataset and the zoo's policy for it the model.
+TEST(ExtractorTest, RlZooThroughSourcedFunction) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/rl_zoo_job"), "run.sh");
+  EXPECT_EQ(Val(m, "launcher"), json("python"));
+  EXPECT_EQ(Src(m, "launcher"), "common.sh:8");  // the line in the function body
+  EXPECT_EQ(Val(m, "framework"), json("stable-baselines3"));
+  EXPECT_EQ(Val(m, "dataset"), json("SpaceInvadersNoFrameskip-v4"));
+  EXPECT_EQ(Val(m, "model"), json("CnnPolicy"));
+  EXPECT_EQ(Val(m, "model_family"), json("cnn"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(1));
+  EXPECT_EQ(Val(m, "precision"), json("fp32"));
+}
+
+// One process per node driving all its GPUs: GPUs = nodes x gres; the learning rate the program
+// trains with is the argument times the replicas; a net of Conv2D layers is a CNN.
+TEST(ExtractorTest, MultiWorkerMirroredStrategy) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/tf_multiworker_job"), "job.sbatch");
+  EXPECT_EQ(Val(m, "num_gpus"), json(16));
+  EXPECT_EQ(Val(m, "num_nodes"), json(2));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(1024));
+  EXPECT_DOUBLE_EQ(Val(m, "learning_rate").get<double>(), 0.008);
+  EXPECT_EQ(Val(m, "dataset"), json("cifar10"));
+  EXPECT_EQ(Val(m, "image_size"), json(32));
+  EXPECT_EQ(Val(m, "model_family"), json("cnn"));
+  EXPECT_EQ(Val(m, "framework"), json("tensorflow"));
+  EXPECT_EQ(Val(m, "epochs"), json(15));
+}
+
+// A site's submit client with the command line in quotes; Hydra choices found by convention with
+// no primary config in the sources; `# @package _global_`; an absent `/model` option still names
+// the model.
+TEST(ExtractorTest, QuotedCommandUnderSubmitClientWithHydraExperiment) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/wrapper_hydra_job"), "launch.sh");
+  EXPECT_EQ(Val(m, "launcher"), json("clusterq -> python"));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(24));
+  EXPECT_EQ(Val(m, "num_gpus"), json(2));
+  EXPECT_EQ(Val(m, "epochs"), json(40));
+  EXPECT_EQ(Src(m, "epochs"), "conf/experiment/small_lm.yaml:7");
+  EXPECT_DOUBLE_EQ(Val(m, "learning_rate").get<double>(), 3e-4);
+  EXPECT_EQ(Val(m, "precision"), json("bf16"));
+  EXPECT_EQ(Val(m, "model"), json("gpt_small"));
+  EXPECT_EQ(Val(m, "framework"), json("lightning"));
+}
+
+// ultralytics rounds imgsz up to a multiple of its stride (32).
+TEST(ExtractorTest, UltralyticsImageSizeRoundsUpToStride) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/yolo_stride_job"), "fit.py");
+  EXPECT_EQ(Val(m, "image_size"), json(608));
+  EXPECT_EQ(Val(m, "epochs"), json(50));
+}
+
+// PEFT vocabulary outvotes Megatron's --micro_batch_size; gpt-j is its own family; a python
+// program not in the sources runs one process.
+TEST(ExtractorTest, LoraScriptWithoutItsProgram) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/lora_cli_job"), "train.sh");
+  EXPECT_EQ(Val(m, "framework"), json("hf-transformers"));
+  EXPECT_EQ(Val(m, "model_family"), json("gpt-j"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(1));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(4));
+}
+
+// llamafactory-cli after a config file applies key=value overrides only, and starts one process
+// per visible device.
+TEST(ExtractorTest, LlamaFactoryConfigFirstIgnoresDashedOptions) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/yaml_first_cli_job"), "train.sh");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(2));
+  EXPECT_DOUBLE_EQ(Val(m, "learning_rate").get<double>(), 2e-5);
+  EXPECT_EQ(Val(m, "num_gpus"), json(2));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(32));
+  EXPECT_EQ(Val(m, "precision"), json("bf16"));
+}
+
 // Shared corpus (rebuilt outside the repository; see /work/shared/corpus/job-sources/README.md):
 // per-field accuracy on the development split, when the cache is available.
 TEST(ExtractorSharedTest, NanoGptChainWhenCacheAvailable) {
