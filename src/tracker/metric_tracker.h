@@ -89,7 +89,8 @@ class MetricTracker {
     bool header_only = false;      // step header waiting for indented metrics
     int64_t last_line = 0;         // anchor or its last continuation line
     bool dropped = false;
-    bool own_counter = true;  // the line printed its own counter
+    bool own_counter = true;     // the line printed its own counter
+    uint8_t printed_groups = 0;  // CompletedFrom bits of the value groups the line printed
   };
   struct Satellite {
     int64_t line_no;
@@ -106,6 +107,10 @@ class MetricTracker {
   void Finalize(Pending& p);
   void FillFromSatellites(ProgressRecord& rec);
   static std::string FormatName(const ParsedSegment& seg);
+  static ValueReader ReaderOf(const ParsedSegment& seg);
+  // Fills the record's confidence evidence (template support, counter monotonicity, completions)
+  // and its confidence; called once per emitted record, in line order.
+  void AssessConfidence(Pending& p);
   bool IsRestart(const ExtractedValues& v, std::optional<double> eff_epoch) const;
 
   LineClassifier& classifier_;
@@ -173,6 +178,18 @@ class MetricTracker {
   std::string format_row_;                         // a line of such a format as key=value
   bool last_complete_ = false;                     // the last record finished the final epoch
   std::optional<ProgressRecord> latest_;
+  // Confidence evidence across records: emitted records per template family, and the decayed
+  // counts of consecutive counter pairs (all, and those whose counter did not go back).
+  std::unordered_map<int, int64_t> family_records_;
+  struct CounterMark {
+    std::optional<double> epoch;
+    std::optional<int64_t> step;
+    std::optional<int64_t> total_steps;
+    int run = 0;
+  };
+  std::optional<CounterMark> last_counter_;
+  double counter_pairs_ = 0;
+  double counter_pairs_forward_ = 0;
   double last_timestamp_ = -1;
   TrackerStats stats_;
 };
