@@ -411,7 +411,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       }
       return;
     }
-    if (k.bar) {
+    if (k.bar && waiting_bars_.MayEnd(vals_.total_steps, vals_.step, line_no)) {
       // A bar with a different total, or one whose counter starts again on a new line, is
       // another loop: what directly followed the earlier bar was that loop, not eval output, so
       // the earlier bar states stand confirmed.
@@ -424,6 +424,10 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
           Confirm(q);
         }
       }
+      waiting_bars_.Clear();
+      for (const Pending& q : pending_) {
+        if (q.needs_lookahead) waiting_bars_.Add(q.rec.v.total_steps, q.rec.v.step, q.rec.line_no);
+      }
     }
     if (k.bar && last_complete_ && !vals_.epoch && vals_.total_steps != last_total_steps_) {
       // After the final epoch completed, another loop (Keras evaluate/predict) is not training.
@@ -433,6 +437,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     Pending p = make_pending(/*own_counter=*/true);
     if (in_eval_phase) WeakenCue(p.rec.evidence, TrainCue::kWeak);
     p.needs_lookahead = k.bar;
+    if (k.bar) waiting_bars_.Add(vals_.total_steps, vals_.step, line_no);
     p.header_only = k.step_header;
     pending_.push_back(std::move(p));
     if (!k.bar && !k.step_header) Confirm(pending_.back());
@@ -456,6 +461,36 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   }
 }
 
+bool MetricTracker::WaitingBars::MayEnd(const std::optional<int64_t>& total,
+                                        const std::optional<int64_t>& step, int64_t line_no) const {
+  if (!any) return false;
+  if (total != this->total) return true;
+  if (!step) return false;
+  std::optional<int64_t> other = max_step_before;  // bars of lines other than `line_no`
+  if (line_no != line && max_step_on_line && (!other || *max_step_on_line > *other)) {
+    other = max_step_on_line;
+  }
+  return other && *step <= *other;
+}
+
+void MetricTracker::WaitingBars::Add(const std::optional<int64_t>& total,
+                                     const std::optional<int64_t>& step, int64_t line_no) {
+  if (!any) {
+    *this = WaitingBars();
+    any = true;
+    this->total = total;
+    line = line_no;
+  }
+  if (line_no != line) {  // a new line: the states of the earlier one are "before"
+    if (max_step_on_line && (!max_step_before || *max_step_on_line > *max_step_before)) {
+      max_step_before = max_step_on_line;
+    }
+    max_step_on_line.reset();
+    line = line_no;
+  }
+  if (step && (!max_step_on_line || *step > *max_step_on_line)) max_step_on_line = step;
+}
+
 void MetricTracker::OpenEpoch(const ExtractedValues& v) {
   ctx_epoch_ = v.epoch;
   ctx_epoch_fractional_ = v.epoch_fractional;
@@ -463,6 +498,7 @@ void MetricTracker::OpenEpoch(const ExtractedValues& v) {
 }
 
 void MetricTracker::ResolveLookahead(bool eval_follows) {
+  waiting_bars_.Clear();
   for (Pending& p : pending_) {
     if (!p.needs_lookahead || p.dropped) continue;
     p.needs_lookahead = false;
@@ -701,6 +737,7 @@ void MetricTracker::FinalizeReady(int64_t current_line, bool all) {
     } else if (p.needs_lookahead) {
       p.needs_lookahead = false;
       Confirm(p);
+      waiting_bars_.Clear();
     }
     Finalize(p);
     pending_.pop_front();

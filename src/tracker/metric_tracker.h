@@ -125,6 +125,25 @@ class MetricTracker {
   SegmentObserver observer_;
 
   std::deque<Pending> pending_;
+  // A summary of the bar states waiting for their look-ahead, so that a new bar state scans
+  // pending_ only when it can end one of them (one bar loop of many lines stays linear). Every
+  // waiting state has `total`; `max_step_*` bound their steps, split by line because a state of
+  // the same line never ends another one by its step. Conservative: states resolved since they
+  // were added may still be counted.
+  struct WaitingBars {
+    bool any = false;
+    std::optional<int64_t> total;
+    int64_t line = 0;                         // the line of the newest states
+    std::optional<int64_t> max_step_before;   // states of earlier lines
+    std::optional<int64_t> max_step_on_line;  // states of `line`
+    // Whether a bar state (total, step) on `line_no` may end a waiting state.
+    bool MayEnd(const std::optional<int64_t>& total, const std::optional<int64_t>& step,
+                int64_t line_no) const;
+    void Add(const std::optional<int64_t>& total, const std::optional<int64_t>& step,
+             int64_t line_no);
+    void Clear() { any = false; }
+  };
+  WaitingBars waiting_bars_;
   std::deque<Satellite> satellites_;
   std::deque<int64_t> anchor_lines_;
   std::unordered_set<int> training_families_;
