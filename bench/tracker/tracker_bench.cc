@@ -6,6 +6,7 @@
 //    (file from $SCHEDMATE_BENCH_LOG, else a generated 256 MB temp file).
 //  * BM_FullScanFile: ScanLog over the whole 256 MB file (reading + tracking, MB/s per core).
 //  * BM_FollowLines: tail -F path: 50,000 appended lines polled and tracked (items/s = lines/s).
+//  * BM_OneBarLoopLines: one bar loop over 200,000 lines (look-ahead bookkeeping stays linear).
 //  * BM_MixedLogFullScan/<MB> / BM_MixedLogLatest/<MB>: a log mixing every style (tqdm '\r'
 //    bars, HF dicts, Lightning, Keras, key=value with timestamps, mmdet, noise, eval phases, long
 //    lines; styled_log_generator.h) written to a temp file and removed at exit: the whole-file
@@ -185,6 +186,27 @@ void BM_FollowLines(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kLines);
 }
 BENCHMARK(BM_FollowLines)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// One Keras-style bar loop printed over 200,000 lines with nothing else between them: every
+// state waits for its look-ahead until the loop ends (was quadratic in the loop's length).
+void BM_OneBarLoopLines(benchmark::State& state) {
+  std::string log = "Epoch 1/1\n";
+  for (int i = 1; i <= 200000; ++i) {
+    log += std::to_string(i) + "/200000 [=====>......] - ETA: 10s - loss: 0." +
+           std::to_string(100000 + i % 99991) + " - accuracy: 0.81\n";
+  }
+  BuiltinLineClassifier classifier;
+  BuiltinMetricExtractor extractor;
+  for (auto _ : state) {
+    MetricTracker t(classifier, extractor);
+    int64_t n = 1;
+    ForEachPhysicalLine(log, [&](std::string_view l, uint64_t off) { t.AddLine(l, n++, off); });
+    t.Finish();
+    benchmark::DoNotOptimize(t.Latest());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_OneBarLoopLines)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // Temp files written by StyledLogPath, removed at exit.
 std::vector<std::string>& TempLogs() {
