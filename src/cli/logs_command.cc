@@ -5,9 +5,18 @@
 // --json         one JSON object for the latest TRAINING progress record:
 //                {"found", "line_no", "line", "segment", "step", "total_steps", "epoch",
 //                 "total_epochs", "loss", "losses", "lr", "step_time_s", "throughput": {"value",
-//                 "unit"}, "eta_s", "eta", "format", "run", "progress", "signals": {...},
-//                 "stats": {...}} with null where the log does not say; {"found": false, ...}
-//                when the log has no training progress.
+//                 "unit"}, "eta_s", "eta", "format", "run", "progress", "confidence",
+//                 "field_confidence": {"counter", "totals", "loss", "timing"}, "signals": {...},
+//                 "stats": {...}, "engine"} with null where the log does not say;
+//                {"found": false, ...} when the log has no training progress.
+//                "confidence" (0..1, null when nothing was found) is the built-in engine's
+//                confidence in its own newest record (tracker/record_confidence.h), also when
+//                the LLM answered; "field_confidence" is per value group and
+//                "confidence_evidence" says what the number rests on (built-in answers only).
+// --engine builtin|llm|auto
+//                who reads the newest record: auto runs the built-in engine first and asks the
+//                LLM (stage 2 over the built-in progress lines) only when "confidence" is below
+//                --llm-below; "engine" says who answered ("builtin" when the LLM was not needed).
 // --all          the whole series, streamed: with --json a JSON array with one record object per
 //                line (same keys, no "signals"/"stats"), otherwise one text line per record.
 // --follow       tail -F the file (appends, truncation, rotation) and stream each new record as
@@ -74,6 +83,9 @@ nlohmann::json Opt(const std::optional<T>& v) {
   return *v;
 }
 
+// A confidence to three decimals (what a reader compares; the value itself is deterministic).
+double Rounded(double c) { return std::round(c * 1000) / 1000; }
+
 nlohmann::json RecordJson(const ProgressRecord& r) {
   const auto& v = r.v;
   nlohmann::json j;
@@ -108,7 +120,39 @@ nlohmann::json RecordJson(const ProgressRecord& r) {
   j["run"] = r.run;
   j["rank"] = r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr);
   j["timestamp_s"] = r.timestamp_s >= 0 ? nlohmann::json(r.timestamp_s) : nlohmann::json(nullptr);
+  j["confidence"] = Rounded(r.confidence);
+  const tracker::FieldConfidence f = tracker::FieldConfidenceOf(r.evidence, v);
+  auto group = [](const std::optional<double>& c) {
+    return c ? nlohmann::json(Rounded(*c)) : nlohmann::json(nullptr);
+  };
+  j["field_confidence"] = {{"counter", group(f.counter)},
+                           {"totals", group(f.totals)},
+                           {"loss", group(f.loss)},
+                           {"timing", group(f.timing)}};
   return j;
+}
+
+// The evidence behind a built-in record's confidence (tracker/record_confidence.h).
+nlohmann::json EvidenceJson(const tracker::ConfidenceEvidence& e) {
+  static constexpr const char* kCounter[] = {"own", "epoch from context", "none"};
+  static constexpr const char* kCue[] = {"clear", "unjudged", "weak"};
+  static constexpr const char* kReader[] = {"structure", "key=value", "positional", "key: value"};
+  nlohmann::json completed = nlohmann::json::array();
+  const std::pair<uint8_t, const char*> kGroups[] = {
+      {tracker::kCompletedEpoch, "epoch"},
+      {tracker::kCompletedLoss, "loss"},
+      {tracker::kCompletedTiming, "timing"},
+      {tracker::kCompletedTotalSteps, "total_steps"},
+      {tracker::kCompletedTotalEpochs, "total_epochs"}};
+  for (const auto& [bit, name] : kGroups) {
+    if (e.completed & bit) completed.push_back(name);
+  }
+  return {{"template_records", e.template_records},
+          {"monotone_share", Rounded(e.monotone_share)},
+          {"counter", kCounter[static_cast<int>(e.counter)]},
+          {"train_cue", kCue[static_cast<int>(e.cue)]},
+          {"reader", kReader[static_cast<int>(e.reader)]},
+          {"completed_from_elsewhere", completed}};
 }
 
 nlohmann::json SignalsJson(const Signals& s) {
@@ -440,6 +484,7 @@ void RunMetrics(const MetricsOptions& o) {
   }
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
   Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
+  std::optional<double> builtin_confidence;  // of the built-in engine's newest record
   std::string filter_label = "builtin";
   std::optional<tracker::FilterReport> filter_report;
   nlohmann::json filter_templates = nlohmann::json::array();
@@ -462,7 +507,8 @@ void RunMetrics(const MetricsOptions& o) {
       fo.filter.max_templates = o.filter_max_templates;
       fo.filter.batch = o.filter_batch;
       fo.filter.judge_confident = o.filter_judge_confident;
-      fo.collect_candidates = engine->use_llm();
+      // auto needs the candidates only when the LLM is consulted, but that is known after the scan.
+      fo.collect_candidates = engine->is_auto() || engine->use_llm();
       auto fr = tracker::ScanLogWithEmbeddingFilter(*fs.embedder, exemplars, o.file, fo, sink);
       if (!fr.ok()) Fail(fr.status());
       filter_status = fr->filter_status;
@@ -496,8 +542,11 @@ void RunMetrics(const MetricsOptions& o) {
       std::cerr << "schedmate: warning: logs metrics: the embeddings filter failed ("
                 << filter_status.message() << "); using the built-in filter\n";
     }
+    if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
 #ifdef SCHEDMATE_HAVE_LLM
-    if (engine->use_llm() && res.ok()) {
+    const bool ask = res.ok() && (res->latest ? engine->Consult(res->latest->confidence)
+                                              : !engine->is_auto() && engine->use_llm());
+    if (ask) {
       // Stage 2 over the lines the filter kept (the built-in filter's after a filter failure),
       // newest first with early stop.
       tracker::LlmMetricExtractor extractor(engine->setup()->chat());
@@ -512,14 +561,33 @@ void RunMetrics(const MetricsOptions& o) {
     // A failed filter leaves `res` unset under --engine llm: the built-in-filter path below runs.
   }
 #ifdef SCHEDMATE_HAVE_LLM
-  if (engine->use_llm() && !res.ok()) {  // built-in filter, then the LLM reads the newest lines
+  if (!res.ok() && !engine->is_auto() && engine->use_llm()) {
+    // Built-in filter, then the LLM reads the newest lines.
     auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, sink);
     if (!lr.ok()) Fail(lr.status());
     if (!lr->llm_status.ok()) engine->Fallback(lr->llm_status, "logs metrics");
+    builtin_confidence = lr->builtin_confidence;
     res = std::move(lr->scan);
   }
 #endif
-  if (!engine->use_llm() && !res.ok()) res = tracker::ScanLog(o.file, so, sink);
+  if (!res.ok()) {
+    res = tracker::ScanLog(o.file, so, sink);
+    if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
+#ifdef SCHEDMATE_HAVE_LLM
+    // --engine auto: the built-in answer stands unless it is unsure; then the LLM reads the
+    // newest built-in progress lines (a second pass over the whole file collects them; the
+    // series was already streamed to `sink`).
+    if (res.ok() && res->latest && engine->is_auto() && engine->Consult(*builtin_confidence)) {
+      auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, {});
+      if (!lr.ok()) Fail(lr.status());
+      if (!lr->llm_status.ok()) {
+        engine->Fallback(lr->llm_status, "logs metrics");
+      } else {
+        res = std::move(lr->scan);
+      }
+    }
+#endif
+  }
   if (!res.ok()) Fail(res.status());
   const tracker::ScanResult& r = *res;
   if (o.all && o.json) std::cout << (emitted == 0 ? "[]\n" : "\n]\n");
@@ -544,6 +612,15 @@ void RunMetrics(const MetricsOptions& o) {
     j["stats"] = StatsJson(r.stats);
     j["reverse_scan"] = r.reverse;
     j["engine"] = engine->engine();
+    const bool llm_answered = engine->engine().rfind("llm", 0) == 0;
+    j["confidence"] =
+        builtin_confidence ? nlohmann::json(Rounded(*builtin_confidence)) : nlohmann::json(nullptr);
+    if (!r.latest || llm_answered) {
+      j["field_confidence"] = nullptr;
+      j["confidence_evidence"] = nullptr;
+    } else {
+      j["confidence_evidence"] = EvidenceJson(r.latest->evidence);
+    }
     j["filter"] = filter_label;
     if (filter_report) j["filter_stats"] = FilterStatsJson(*filter_report);
     if (o.filter_explain) j["filter_templates"] = filter_templates;
@@ -560,6 +637,8 @@ void RunMetrics(const MetricsOptions& o) {
             << r.latest->segment.substr(0, 200) << "\n";
   const Signals& s = r.signals;
   std::cout << "  format: " << r.latest->format;
+  if (builtin_confidence) std::cout << "  confidence: " << Fmt(Rounded(*builtin_confidence));
+  std::cout << "  engine: " << engine->engine();
   if (s.progress) std::cout << "  progress: " << Fmt(100 * *s.progress) << "%";
   if (s.eta_s)
     std::cout << "  eta: " << Fmt(*s.eta_s) << " s" << (s.eta_derived ? " (derived)" : "");

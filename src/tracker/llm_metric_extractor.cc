@@ -160,6 +160,7 @@ Result<LlmScanOutcome> ScanLogWithLlm(llm::ChatClient& chat, const std::string& 
   };
   LlmScanOutcome out;
   SM_ASSIGN_OR_RETURN(out.scan, ScanLog(path, options, keep));
+  if (out.scan.latest) out.builtin_confidence = out.scan.latest->confidence;
   const std::vector<ProgressRecord> candidates(newest.begin(), newest.end());
   LlmMetricExtractor extractor(chat, llm_options);
   Result<LlmMetricResult> r = extractor.FindLatest(candidates);

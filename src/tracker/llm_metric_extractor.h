@@ -67,6 +67,7 @@ class LlmMetricExtractor {
 // `llm_status` is the LLM's error (the caller falls back and says so).
 struct LlmScanOutcome {
   ScanResult scan;
+  std::optional<double> builtin_confidence;  // of the built-in engine's own latest record
   Status llm_status;
   int requests = 0;
 };

@@ -11,6 +11,29 @@
 namespace schedmate::tracker {
 namespace {
 
+// Word-at-a-time byte tests (8 bytes per step) for the per-line scans below; each answers "is
+// there any such byte in the word" exactly.
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+inline uint64_t Load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof(w));
+  return w;
+}
+inline uint64_t HasZeroByte(uint64_t w) { return (w - kOnes) & ~w & kHighs; }
+inline uint64_t HasByte(uint64_t w, unsigned char b) { return HasZeroByte(w ^ (kOnes * b)); }
+inline uint64_t HasByteBelow(uint64_t w, unsigned char n) {  // REQUIRES: n <= 128
+  return (w - kOnes * n) & ~w & kHighs;
+}
+// Some byte is not printable ASCII (0x20..0x7E); tab and '\r' are reported too.
+inline bool MaybeSpecial(uint64_t w) {
+  return ((w & kHighs) | HasByteBelow(w, 0x20) | HasByte(w, 0x7F)) != 0;
+}
+// Printable ASCII, tab or '\r': copied as they are.
+inline bool PlainByte(unsigned char c) {
+  return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\r';
+}
+
 // Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
 size_t Utf8SeqLen(std::string_view s, size_t i) {
   const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -51,9 +74,10 @@ std::string_view SanitizeLine(std::string_view raw, std::string& scratch, Reader
   // Fast path: printable ASCII (plus tab and '\r') within the cap.
   bool clean = raw.size() <= options.max_line_bytes;
   if (clean) {
-    for (char ch : raw) {
-      const unsigned char c = static_cast<unsigned char>(ch);
-      if ((c < 0x20 && c != '\t' && c != '\r') || c >= 0x7F) {
+    size_t k = 0;
+    while (k + 8 <= raw.size() && !MaybeSpecial(Load8(raw.data() + k))) k += 8;
+    for (; k < raw.size(); ++k) {
+      if (!PlainByte(static_cast<unsigned char>(raw[k]))) {
         clean = false;
         break;
       }
@@ -75,6 +99,15 @@ std::string_view SanitizeLine(std::string_view raw, std::string& scratch, Reader
       break;
     }
     const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (PlainByte(c)) {  // a run of plain bytes is copied at once, up to the cap
+      size_t e = i + 1;
+      while (e + 8 <= n && !MaybeSpecial(Load8(raw.data() + e))) e += 8;
+      while (e < n && PlainByte(static_cast<unsigned char>(raw[e]))) ++e;
+      const size_t take = std::min(e - i, options.max_line_bytes - scratch.size());
+      scratch.append(raw.data() + i, take);
+      i += take;
+      continue;
+    }
     if (c == 0x1B) {  // ANSI escape
       ++stats.ansi_sequences;
       ++i;
@@ -145,6 +178,13 @@ void SplitSegments(std::string_view line, std::vector<std::string_view>& out) {
     if (k < s.size()) out.push_back(s);
   };
   for (size_t i = 0; i < n; ++i) {
+    if (i + 8 <= n) {  // skip 8 bytes at a time while none of them is '\r', '[' or ']'
+      const uint64_t w = Load8(line.data() + i);
+      if ((HasByte(w, '\r') | HasByte(w, '[') | HasByte(w, ']')) == 0) {
+        i += 7;
+        continue;
+      }
+    }
     const char c = line[i];
     if (c == '\r') {
       push(seg_start, i);

@@ -156,6 +156,22 @@ void FillMissing(ExtractedValues& dst, const ExtractedValues& src, bool with_los
   dst.has_strong_metric = dst.has_strong_metric || src.has_strong_metric;
 }
 
+// The value groups `v` has, as CompletedFrom bits.
+uint8_t PrintedGroups(const ExtractedValues& v) {
+  uint8_t g = 0;
+  if (v.epoch) g |= kCompletedEpoch;
+  if (v.loss || !v.losses.empty()) g |= kCompletedLoss;
+  if (v.step_time_s || v.throughput || v.lr || v.eta_s) g |= kCompletedTiming;
+  if (v.total_steps) g |= kCompletedTotalSteps;
+  if (v.total_epochs) g |= kCompletedTotalEpochs;
+  return g;
+}
+
+// Keeps the weaker of two train/eval cues.
+void WeakenCue(ConfidenceEvidence& e, TrainCue cue) {
+  if (static_cast<int>(cue) > static_cast<int>(e.cue)) e.cue = cue;
+}
+
 }  // namespace
 
 std::optional<int64_t> DeriveTotalEpochs(const ExtractedValues& v) {
@@ -182,6 +198,18 @@ std::string MetricTracker::FormatName(const ParsedSegment& seg) {
   if (seg.flags & kFlagPipes) return "pipe-separated";
   if (seg.flags & kFlagKeyEquals) return "key=value";
   return "key: value";
+}
+
+ValueReader MetricTracker::ReaderOf(const ParsedSegment& seg) {
+  if (seg.flags & kFlagKnownFormat) return ValueReader::kPositional;
+  if (seg.flags & (kFlagTable | kFlagPipes | kFlagKeyEquals)) {
+    // A bar or a JSON record that also has '=' pairs is still read by its structure.
+    if (!(seg.flags & (kFlagTqdmBar | kFlagKerasBar | kFlagJson)) || (seg.flags & kFlagTable)) {
+      return ValueReader::kKeyValue;
+    }
+  }
+  if (seg.flags & (kFlagTqdmBar | kFlagKerasBar | kFlagJson)) return ValueReader::kStructure;
+  return ValueReader::kGeneric;
 }
 
 void MetricTracker::AddLine(std::string_view raw, int64_t line_no, uint64_t offset,
@@ -340,11 +368,18 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
     r.template_id = k.family;
     r.format = FormatName(ps_);
     r.rank = rank;
+    r.evidence.reader = ReaderOf(ps_);
+    // An evaluation word on a line taken as training (a train tag or a training metric won).
+    if (ps_.flags & (kFlagEvalTag | kFlagEvalKeyTag | kFlagEvalHeader)) {
+      WeakenCue(r.evidence, TrainCue::kWeak);
+    }
     p.last_line = line_no;
     p.own_counter = own_counter;
+    p.printed_groups = PrintedGroups(vals_);
     return p;
   };
   if (k.anchor || k.step_header) {
+    bool in_eval_phase = false;  // a known training format inside an evaluation phase
     if (eval_mode_) {
       const bool known = k.family >= 0 && training_families_.count(k.family) > 0;
       if (k.bar || !known) {
@@ -354,6 +389,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
         if (!k.bar && vals_.has_metric) eval_mode_ = false;
         return;
       }
+      in_eval_phase = true;
     }
     if (vals_.total_epochs) run_total_epochs_ = vals_.total_epochs;
     if (k.anchor && !k.bar && vals_.epoch && !vals_.step && vals_.losses.empty() &&
@@ -375,7 +411,7 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       }
       return;
     }
-    if (k.bar) {
+    if (k.bar && waiting_bars_.MayEnd(vals_.total_steps, vals_.step, line_no)) {
       // A bar with a different total, or one whose counter starts again on a new line, is
       // another loop: what directly followed the earlier bar was that loop, not eval output, so
       // the earlier bar states stand confirmed.
@@ -388,6 +424,10 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
           Confirm(q);
         }
       }
+      waiting_bars_.Clear();
+      for (const Pending& q : pending_) {
+        if (q.needs_lookahead) waiting_bars_.Add(q.rec.v.total_steps, q.rec.v.step, q.rec.line_no);
+      }
     }
     if (k.bar && last_complete_ && !vals_.epoch && vals_.total_steps != last_total_steps_) {
       // After the final epoch completed, another loop (Keras evaluate/predict) is not training.
@@ -395,7 +435,9 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
       return;
     }
     Pending p = make_pending(/*own_counter=*/true);
+    if (in_eval_phase) WeakenCue(p.rec.evidence, TrainCue::kWeak);
     p.needs_lookahead = k.bar;
+    if (k.bar) waiting_bars_.Add(vals_.total_steps, vals_.step, line_no);
     p.header_only = k.step_header;
     pending_.push_back(std::move(p));
     if (!k.bar && !k.step_header) Confirm(pending_.back());
@@ -419,6 +461,36 @@ void MetricTracker::ProcessSegment(std::string_view seg, std::string_view physic
   }
 }
 
+bool MetricTracker::WaitingBars::MayEnd(const std::optional<int64_t>& total,
+                                        const std::optional<int64_t>& step, int64_t line_no) const {
+  if (!any) return false;
+  if (total != this->total) return true;
+  if (!step) return false;
+  std::optional<int64_t> other = max_step_before;  // bars of lines other than `line_no`
+  if (line_no != line && max_step_on_line && (!other || *max_step_on_line > *other)) {
+    other = max_step_on_line;
+  }
+  return other && *step <= *other;
+}
+
+void MetricTracker::WaitingBars::Add(const std::optional<int64_t>& total,
+                                     const std::optional<int64_t>& step, int64_t line_no) {
+  if (!any) {
+    *this = WaitingBars();
+    any = true;
+    this->total = total;
+    line = line_no;
+  }
+  if (line_no != line) {  // a new line: the states of the earlier one are "before"
+    if (max_step_on_line && (!max_step_before || *max_step_on_line > *max_step_before)) {
+      max_step_before = max_step_on_line;
+    }
+    max_step_on_line.reset();
+    line = line_no;
+  }
+  if (step && (!max_step_on_line || *step > *max_step_on_line)) max_step_on_line = step;
+}
+
 void MetricTracker::OpenEpoch(const ExtractedValues& v) {
   ctx_epoch_ = v.epoch;
   ctx_epoch_fractional_ = v.epoch_fractional;
@@ -426,6 +498,7 @@ void MetricTracker::OpenEpoch(const ExtractedValues& v) {
 }
 
 void MetricTracker::ResolveLookahead(bool eval_follows) {
+  waiting_bars_.Clear();
   for (Pending& p : pending_) {
     if (!p.needs_lookahead || p.dropped) continue;
     p.needs_lookahead = false;
@@ -438,6 +511,9 @@ void MetricTracker::ResolveLookahead(bool eval_follows) {
       p.dropped = true;
       ++stats_.eval_segments;
     } else {
+      // Kept against eval output that follows (a redraw), or with nothing after it to judge by.
+      if (eval_follows) WeakenCue(p.rec.evidence, TrainCue::kWeak);
+      if (finishing_) WeakenCue(p.rec.evidence, TrainCue::kUnjudged);
       Confirm(p);
     }
   }
@@ -596,6 +672,7 @@ void MetricTracker::Finalize(Pending& p) {
     const bool last_of_known_kind =
         finishing_ && p.rec.template_id >= 0 && training_families_.count(p.rec.template_id) > 0;
     if (!merged.loss && !last_of_known_kind) return;
+    if (!merged.loss) WeakenCue(p.rec.evidence, TrainCue::kWeak);  // only its position says so
     p.rec.v = std::move(merged);
     p.header_only = false;
     p.rec.format += " multi-line";
@@ -612,9 +689,43 @@ void MetricTracker::Finalize(Pending& p) {
   if (p.rec.epoch_from_context && p.rec.format.find("context") == std::string::npos) {
     p.rec.format += " epoch-context";
   }
+  AssessConfidence(p);
   ++stats_.records;
   latest_ = std::move(p.rec);
   if (sink_) sink_(*latest_);
+}
+
+void MetricTracker::AssessConfidence(Pending& p) {
+  ProgressRecord& r = p.rec;
+  ConfidenceEvidence& e = r.evidence;
+  if (family_records_.size() > 4096) family_records_.clear();
+  e.template_records = ++family_records_[r.template_id];
+  if (p.own_counter) {
+    e.counter = CounterSource::kOwn;
+  } else {
+    e.counter = r.v.epoch ? CounterSource::kContextEpoch : CounterSource::kNone;
+  }
+  e.completed = static_cast<uint8_t>(PrintedGroups(r.v) & ~p.printed_groups);
+  const ExtractedValues& v = r.v;
+  if (v.step || v.epoch) {
+    if (last_counter_) {
+      // Did the counter go back since the previous record with one? A restart did; a per-epoch
+      // counter that reached its total and starts again did not.
+      const CounterMark& prev = *last_counter_;
+      bool forward = prev.run == r.run;
+      if (forward && prev.epoch && v.epoch && std::fabs(*v.epoch - *prev.epoch) > 1e-9) {
+        forward = *v.epoch > *prev.epoch;
+      } else if (forward && prev.step && v.step && *v.step < *prev.step) {
+        forward = prev.total_steps && *prev.step >= *prev.total_steps;
+      }
+      constexpr double kDecay = 0.97;  // about the last 32 pairs count
+      counter_pairs_ = counter_pairs_ * kDecay + 1;
+      counter_pairs_forward_ = counter_pairs_forward_ * kDecay + (forward ? 1 : 0);
+    }
+    last_counter_ = CounterMark{v.epoch, v.step, v.total_steps, r.run};
+  }
+  e.monotone_share = counter_pairs_ > 0 ? counter_pairs_forward_ / counter_pairs_ : 1.0;
+  r.confidence = ConfidenceOf(e);
 }
 
 void MetricTracker::FinalizeReady(int64_t current_line, bool all) {
@@ -626,6 +737,7 @@ void MetricTracker::FinalizeReady(int64_t current_line, bool all) {
     } else if (p.needs_lookahead) {
       p.needs_lookahead = false;
       Confirm(p);
+      waiting_bars_.Clear();
     }
     Finalize(p);
     pending_.pop_front();
@@ -656,6 +768,7 @@ void MetricTracker::Finish() {
   FlushJson(-1);
   ResolveLookahead(false);
   FinalizeReady(std::numeric_limits<int64_t>::max() / 2, true);
+  const uint8_t groups_before = latest_ ? PrintedGroups(latest_->v) : 0;
   if (latest_ && !latest_->v.epoch && late_epoch_ && late_epoch_->line_no > latest_->line_no) {
     // The run's summary or evaluation results after the last progress line say which epoch it
     // ended in ("{'train_runtime': ..., 'epoch': 3.0}" after HF Trainer's final bar).
@@ -674,6 +787,10 @@ void MetricTracker::Finish() {
   if (latest_ && !latest_->v.total_epochs && run_total_epochs_ && latest_->v.epoch &&
       *latest_->v.epoch <= static_cast<double>(*run_total_epochs_)) {
     latest_->v.total_epochs = run_total_epochs_;
+  }
+  if (latest_) {  // what the lines after it completed
+    latest_->evidence.completed |= static_cast<uint8_t>(PrintedGroups(latest_->v) & ~groups_before);
+    latest_->confidence = ConfidenceOf(latest_->evidence);
   }
 }
 

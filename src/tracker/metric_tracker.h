@@ -89,7 +89,8 @@ class MetricTracker {
     bool header_only = false;      // step header waiting for indented metrics
     int64_t last_line = 0;         // anchor or its last continuation line
     bool dropped = false;
-    bool own_counter = true;  // the line printed its own counter
+    bool own_counter = true;     // the line printed its own counter
+    uint8_t printed_groups = 0;  // CompletedFrom bits of the value groups the line printed
   };
   struct Satellite {
     int64_t line_no;
@@ -106,6 +107,10 @@ class MetricTracker {
   void Finalize(Pending& p);
   void FillFromSatellites(ProgressRecord& rec);
   static std::string FormatName(const ParsedSegment& seg);
+  static ValueReader ReaderOf(const ParsedSegment& seg);
+  // Fills the record's confidence evidence (template support, counter monotonicity, completions)
+  // and its confidence; called once per emitted record, in line order.
+  void AssessConfidence(Pending& p);
   bool IsRestart(const ExtractedValues& v, std::optional<double> eff_epoch) const;
 
   LineClassifier& classifier_;
@@ -120,6 +125,25 @@ class MetricTracker {
   SegmentObserver observer_;
 
   std::deque<Pending> pending_;
+  // A summary of the bar states waiting for their look-ahead, so that a new bar state scans
+  // pending_ only when it can end one of them (one bar loop of many lines stays linear). Every
+  // waiting state has `total`; `max_step_*` bound their steps, split by line because a state of
+  // the same line never ends another one by its step. Conservative: states resolved since they
+  // were added may still be counted.
+  struct WaitingBars {
+    bool any = false;
+    std::optional<int64_t> total;
+    int64_t line = 0;                         // the line of the newest states
+    std::optional<int64_t> max_step_before;   // states of earlier lines
+    std::optional<int64_t> max_step_on_line;  // states of `line`
+    // Whether a bar state (total, step) on `line_no` may end a waiting state.
+    bool MayEnd(const std::optional<int64_t>& total, const std::optional<int64_t>& step,
+                int64_t line_no) const;
+    void Add(const std::optional<int64_t>& total, const std::optional<int64_t>& step,
+             int64_t line_no);
+    void Clear() { any = false; }
+  };
+  WaitingBars waiting_bars_;
   std::deque<Satellite> satellites_;
   std::deque<int64_t> anchor_lines_;
   std::unordered_set<int> training_families_;
@@ -173,6 +197,18 @@ class MetricTracker {
   std::string format_row_;                         // a line of such a format as key=value
   bool last_complete_ = false;                     // the last record finished the final epoch
   std::optional<ProgressRecord> latest_;
+  // Confidence evidence across records: emitted records per template family, and the decayed
+  // counts of consecutive counter pairs (all, and those whose counter did not go back).
+  std::unordered_map<int, int64_t> family_records_;
+  struct CounterMark {
+    std::optional<double> epoch;
+    std::optional<int64_t> step;
+    std::optional<int64_t> total_steps;
+    int run = 0;
+  };
+  std::optional<CounterMark> last_counter_;
+  double counter_pairs_ = 0;
+  double counter_pairs_forward_ = 0;
   double last_timestamp_ = -1;
   TrackerStats stats_;
 };

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "tracker/record_confidence.h"
+
 namespace schedmate::tracker {
 
 struct Throughput {
@@ -48,6 +50,10 @@ struct ProgressRecord {
   int rank = -1;            // rank prefix of the line ("[rank0]:"), -1 when none
   int template_id = -1;
   std::string format;  // "tqdm-bar", "keras-bar", "json", "key=value", "key: value", ...
+  // What the built-in tracker knew about this record, and its confidence in it
+  // (ConfidenceOf(evidence), tracker/record_confidence.h), set when the record is emitted.
+  ConfidenceEvidence evidence;
+  double confidence = 0;
 };
 
 }  // namespace schedmate::tracker

@@ -83,5 +83,95 @@ TEST_F(LogsLlmCliTest, DeadPortAndServerErrorsFallBack) {
   EXPECT_EQ(json::parse(b.out)["engine"], "builtin");
 }
 
+// Answers the probe ("Reply with the single word OK.") and every metrics batch: each line is
+// training with loss 0.25.
+ScriptedReply AnswerEveryLine(const json& req) {
+  if (req["messages"].size() < 2) return ScriptedReply::Text("OK");
+  const std::string user = req["messages"][1]["content"];
+  json lines = json::parse(user.substr(user.find('\n') + 1));
+  json records = json::array();
+  for (const json& l : lines) {
+    records.push_back({{"line_no", l["line_no"]}, {"training", true}, {"loss", 0.25}});
+  }
+  return ScriptedReply::Text(json{{"records", records}}.dump());
+}
+
+TEST_F(LogsLlmCliTest, AutoKeepsAConfidentBuiltinAnswerWithoutContactingTheServer) {
+  server_.SetChatHandler(AnswerEveryLine);
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "logs metrics " + ShellQuote(path_) + " --json --engine auto");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "builtin");
+  EXPECT_GE(j["confidence"].get<double>(), 0.8);
+  EXPECT_LE(j["confidence"].get<double>(), 1.0);
+  EXPECT_EQ(j["step"], 50);
+  EXPECT_TRUE(j["field_confidence"].is_object());
+  EXPECT_EQ(j["confidence_evidence"]["counter"], "own");
+  EXPECT_EQ(server_.requests().size(), 0u);  // not even the probe
+}
+
+class LogsLlmAutoUnsureTest : public LogsLlmCliTest {
+ protected:
+  void SetUp() override {
+    LogsLlmCliTest::SetUp();
+    // Loss lines without any counter: the built-in engine reads them as progress, unsure.
+    unsure_ = dir_.File("unsure.log");
+    ASSERT_OK(WriteStringToFile(unsure_,
+                                "building model\nloss: 0.93, accuracy: 0.61\n"
+                                "loss: 0.88, accuracy: 0.64\nloss: 0.85, accuracy: 0.66\n"));
+  }
+  std::string unsure_;
+};
+
+TEST_F(LogsLlmAutoUnsureTest, AutoAsksTheLlmWhenTheBuiltinEngineIsUnsure) {
+  server_.SetChatHandler(AnswerEveryLine);
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "logs metrics " + ShellQuote(unsure_) + " --json --engine auto");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "llm (scripted-model)");
+  EXPECT_LT(j["confidence"].get<double>(), 0.8);  // the built-in's, why the LLM was asked
+  EXPECT_EQ(j["line_no"], 4);
+  EXPECT_DOUBLE_EQ(j["loss"].get<double>(), 0.25);  // the LLM's reading
+  EXPECT_TRUE(j["field_confidence"].is_null());
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 2u);  // the probe and one batch
+}
+
+TEST_F(LogsLlmAutoUnsureTest, LlmBelowDecidesWhatIsUnsure) {
+  server_.SetChatHandler(AnswerEveryLine);
+  auto r = RunSchedmateWithLlm(server_.base_url(), "logs metrics " + ShellQuote(unsure_) +
+                                                       " --json --engine auto --llm-below 0.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "builtin");
+  EXPECT_DOUBLE_EQ(j["loss"].get<double>(), 0.85);
+  EXPECT_EQ(server_.requests().size(), 0u);
+}
+
+TEST_F(LogsLlmAutoUnsureTest, AutoFallsBackWhenTheServerIsDown) {
+  const std::string url = server_.base_url();
+  server_.Stop();
+  auto r =
+      RunSchedmateWithLlm(url, "logs metrics " + ShellQuote(unsure_) + " --json --engine auto");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "builtin (llm unavailable: connection refused)");
+  EXPECT_EQ(j["line_no"], 4);
+  EXPECT_DOUBLE_EQ(j["loss"].get<double>(), 0.85);
+  EXPECT_EQ(j["confidence_evidence"]["counter"], "none");
+}
+
+TEST_F(LogsLlmAutoUnsureTest, LlmEngineStillReportsTheBuiltinConfidence) {
+  server_.SetChatHandler(AnswerEveryLine);
+  auto r = RunSchedmateWithLlm(server_.base_url(),
+                               "logs metrics " + ShellQuote(path_) + " --json --engine llm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["engine"], "llm (scripted-model)");
+  EXPECT_GE(j["confidence"].get<double>(), 0.8);
+  EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 1u);  // llm does not probe
+}
+
 }  // namespace
 }  // namespace schedmate

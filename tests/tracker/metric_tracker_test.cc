@@ -387,5 +387,22 @@ TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   EXPECT_FALSE(DeriveTotalEpochs(v).has_value());
 }
 
+// Many bar lines of one loop wait for their look-ahead together; a bar whose counter starts
+// again on a new line ends them all as training (the new loop, followed by eval output, is not).
+TEST_F(TrackerTest, BarCounterStartingAgainConfirmsManyWaitingLines) {
+  std::string log;
+  for (int i = 1; i <= 400; ++i) {
+    log += std::to_string(i) + "/1000 [==>......] - ETA: 9s - loss: " +
+           std::to_string(2.0 - 0.001 * i) + "\n";
+  }
+  log += "1/1000 [>.........] - ETA: 30s - loss: 0.9\n";
+  log += "{'eval_loss': 0.5, 'eval_runtime': 1.2, 'epoch': 1.0}\n";
+  const auto records = Run(log);
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 400);
+  EXPECT_EQ(latest_->v.step, 400);
+  EXPECT_EQ(records.size(), 400u);
+}
+
 }  // namespace
 }  // namespace schedmate::tracker
