@@ -127,6 +127,17 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
         LoadConfig(p.generic_string(), level, depth + 1, prefix);
       } else {
         meta_.notes.push_back(fmt::format("{}: base config {} is not in the sources", rel, b));
+        FromConfigName(b);  // a model-zoo base still names the model and schedule
+        // detectron2's own `_BASE_` key: a model-zoo name without its folder
+        // (cascade_rcnn_R_50_FPN_1x.yaml) still names the model.
+        static const std::regex kZooStem(R"(^(.+?)_(\d+)x$)");
+        std::smatch zm;
+        const std::string stem = fs::path(b).stem().string();
+        if (std::string(bk) == "_BASE_" && std::regex_match(stem, zm, kZooStem)) {
+          Add("model", json(zm[1].str()), kLibraryDefault, 6,
+              "derived: base config name " + fs::path(b).filename().string(), "_BASE_");
+          Vote("detectron2", 3);
+        }
       }
     }
     j.erase(bk);
@@ -233,6 +244,40 @@ void Extraction::LoadHydraChoicesWithoutPrimary(const Launch& l) {
       }
       if (found) break;
     }
+  }
+}
+
+void Extraction::LoadModelConfig(const std::string& rel) {
+  auto text = Read(rel);
+  if (!text || !loaded_configs_.insert(rel).second) return;
+  json j;
+  if (EndsWith(rel, ".json")) {
+    j = json::parse(*text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  } else {
+    try {
+      std::vector<std::string> path;
+      std::map<std::string, int> lines;
+      j = YamlToJson(YAML::Load(*text), path, lines);
+    } catch (const std::exception& e) {
+      meta_.notes.push_back(rel + ": YAML error: " + e.what());
+      return;
+    }
+  }
+  if (!j.is_object()) return;
+  auto line_of = [&](const std::string& key) { return FindLine(rel, 1, "\"" + key + "\""); };
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    Add("model", j["model_type"], kConfig, 4, Loc(rel, line_of("model_type")), "model_type");
+  } else if (j.contains("architectures") && j["architectures"].is_array() &&
+             !j["architectures"].empty() && j["architectures"][0].is_string()) {
+    Add("model", j["architectures"][0], kConfig, 4, Loc(rel, line_of("architectures")),
+        "architectures");
+  }
+  // Shape keys (for the parameter count) and the context length; nothing else.
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_number_integer()) continue;
+    auto f = knowledge_.keys.find(NormKey(k));
+    if (f != knowledge_.keys.end() && f->second.first != "sequence_length") continue;
+    AddKey({k}, v, kConfig, Loc(rel, line_of(k)));
   }
 }
 

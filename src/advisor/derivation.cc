@@ -276,6 +276,12 @@ void Extraction::CountSingleLaunchProcesses(Derived& d) {
              votes_.count("lightning")) {
     d.processes = spawned_devices_.value;  // Lightning starts one DDP process per device
     d.processes_src = spawned_devices_.source + " (Lightning: one process per device)";
+  } else if (const Candidate* g = Best("num_gpus");
+             main->launcher == "python" && votes_.count("detectron2") && g != nullptr &&
+             g->level >= kCommandLine && AsNumber(g->value) && *AsNumber(g->value) >= 1) {
+    // detectron2's train_net: `--num-gpus N` makes engine/launch.py spawn N processes.
+    d.processes = static_cast<int64_t>(*AsNumber(g->value));
+    d.processes_src = g->source + " (detectron2 launch: one process per GPU)";
   } else if (main->launcher == "python") {
     d.processes = 1;
     d.processes_src = where + " (plain python: one process)";
@@ -364,6 +370,22 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
         d.processes_src = d.gpus_src + " (llamafactory-cli: one process per visible device)";
       }
     }
+  }
+  // One python process that neither spreads itself over devices (DataParallel, mirrored
+  // strategies, Lightning/HF Trainer) nor is launched per device uses one GPU of what Slurm
+  // allocated.
+  const bool spreads = !device_per_node_src_.empty() || spawned_devices_.value > 1 ||
+                       hf_trainer_ || votes_.count("lightning") || votes_.count("tensorflow");
+  if (!d.gpus && d.main != nullptr && d.main->launcher == "python" && program_found_ &&
+      uses_cuda_ && !spreads && d.processes && *d.processes == 1 && d.main->wrapper.empty() &&
+      (d.sb_gpus_per_node || d.sb_gpus_total) && !cpu_flag_given_ &&
+      !(cuda_flag_defined_ && !cuda_flag_given_)) {
+    d.gpus = 1;
+    d.gpus_src = fmt::format("derived: one python process that uses CUDA on one device ({} GPUs "
+                             "requested: {})",
+                             d.sb_gpus_total ? *d.sb_gpus_total
+                                             : *d.sb_gpus_per_node * (d.sb_nodes ? *d.sb_nodes : 1),
+                             d.sb_src);
   }
   if (!d.gpus && (d.sb_gpus_per_node || d.sb_gpus_total)) {
     d.gpus =
@@ -527,6 +549,21 @@ void Extraction::DeriveBatchSizes(Derived& d) {
     }
   }
   d.training_job = d.main != nullptr || config_only_ || m.Has("per_device_batch_size");
+  // Only a global batch (detectron2 IMS_PER_BATCH, DeepSpeed train_batch_size): the per-device
+  // batch is its share of each data-parallel process (after accumulation).
+  if (!m.Has("per_device_batch_size") && m.Has("global_batch_size") &&
+      m.values["global_batch_size"].is_number_integer() && dp && *dp > 0) {
+    const int64_t g = m.values["global_batch_size"].get<int64_t>();
+    const int64_t ga =
+        m.Has("gradient_accumulation") && m.values["gradient_accumulation"].is_number_integer()
+            ? m.values["gradient_accumulation"].get<int64_t>()
+            : 1;
+    if (ga > 0 && g > 0 && g % (ga * *dp) == 0) {
+      Set("per_device_batch_size", json(g / (ga * *dp)),
+          fmt::format("derived: global {} ({}) / (accumulation {} x data-parallel {})", g,
+                      m.sources["global_batch_size"], ga, *dp));
+    }
+  }
   if (!m.Has("gradient_accumulation") && m.Has("per_device_batch_size") && d.training_job) {
     if (m.Has("global_batch_size") && m.values["per_device_batch_size"].is_number() &&
         m.values["global_batch_size"].is_number() && dp) {
@@ -573,8 +610,10 @@ void Extraction::DeriveFramework(Derived& d) {
         (l.find("glue") != std::string::npos || l.find("clm") != std::string::npos ||
          l.find("mlm") != std::string::npos || l.find("qa") != std::string::npos ||
          l.find("ner") != std::string::npos || l.find("summarization") != std::string::npos ||
-         l.find("translation") != std::string::npos))
+         l.find("translation") != std::string::npos)) {
       Vote("hf-transformers", 3);
+      hf_trainer_ = true;  // the transformers examples (run_clm.py, run_glue.py...) use Trainer
+    }
     if (l.find("text_to_image") != std::string::npos || l.find("dreambooth") != std::string::npos)
       Vote("diffusers", 3);
     if (StartsWith(l, "pretrain_gpt") || StartsWith(l, "pretrain_bert") ||
@@ -586,7 +625,7 @@ void Extraction::DeriveFramework(Derived& d) {
       "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
       "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
       "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2",
-      "stable-baselines3"};
+      "stable-baselines3", "timm"};
   int best = 0;
   for (const char* f : kSpecific) {
     auto it = votes_.find(f);

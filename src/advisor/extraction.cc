@@ -171,6 +171,12 @@ std::optional<std::string> Extraction::Resolve(const std::string& cwd, const std
   tries.push_back(fs::path(cwd) / p);
   tries.push_back(fs::path(rel_dir) / p);
   tries.push_back(p);
+  // Scripts kept in a subfolder are often run from a folder above it (`cd repo/pkg && bash
+  // scripts/run.sh` reading ./configs/x.json): the directories above the script, nearest first.
+  for (fs::path up = fs::path(rel_dir).parent_path(); !up.empty(); up = up.parent_path()) {
+    tries.push_back(up / p);
+    if (up == up.parent_path()) break;
+  }
   for (const fs::path& t : tries) {
     fs::path norm = t.lexically_normal();
     std::string s = norm.generic_string();
@@ -179,6 +185,25 @@ std::optional<std::string> Extraction::Resolve(const std::string& cwd, const std
     if (fs::is_regular_file(root_ / norm, ec)) return s;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> Extraction::FindByName(const std::string& name) const {
+  // Bounded walk of the job directory (symlinks not followed): the one file with this name.
+  std::optional<std::string> found;
+  std::error_code ec;
+  int seen = 0;
+  for (fs::recursive_directory_iterator it(root_, fs::directory_options::none, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (++seen > 20000) return std::nullopt;
+    if (it.depth() > 8) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().filename() != name || !it->is_regular_file(ec)) continue;
+    if (found) return std::nullopt;  // ambiguous
+    found = it->path().lexically_relative(root_).generic_string();
+  }
+  return found;
 }
 
 int Extraction::FindLine(const std::string& rel, int from_line, std::string_view needle) {
@@ -258,6 +283,17 @@ void Extraction::AddKey(const std::vector<std::string>& path, const json& value,
   auto it = knowledge_.keys.find(leaf);
   if (it == knowledge_.keys.end()) return;
   const auto& [field, rank] = it->second;
+  if (field == "image_size" && value.is_array() && value.size() >= 2 && value.size() <= 3 &&
+      std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_number(); })) {
+    // (C, H, W) or (H, W): the larger spatial side.
+    const size_t first = value.size() == 3 ? 1 : 0;
+    json side = value[first];
+    for (size_t q = first; q < value.size(); ++q) {
+      if (value[q].get<double>() > side.get<double>()) side = value[q];
+    }
+    Add(field, side, level, rank, source, full);
+    return;
+  }
   if (!scalar) return;
   // DeepSpeed's train_batch_size is the global batch.
   if (leaf == "train_batch_size" && (parent == "deepspeed" || full.rfind("deepspeed.", 0) == 0)) {

@@ -149,6 +149,9 @@ class Extraction {
     return rel + ":" + std::to_string(line);
   }
   int FindLine(const std::string& rel, int from_line, std::string_view needle);
+  // The job's only file named `name` (a config copied without its folder); nullopt when there
+  // is none or more than one.
+  std::optional<std::string> FindByName(const std::string& name) const;
 
   // --- shell ---
   void ProcessShell(const std::string& rel, const std::string& text, const ShellContext& ctx,
@@ -211,6 +214,9 @@ class Extraction {
   // dataset (`- /model: transformer_ls`).
   void AddHydraChoiceName(const std::string& group, const std::string& option, int level,
                           const std::string& source);
+  // A model architecture config (transformers config.json and the like): the model type and its
+  // shape keys only.
+  void LoadModelConfig(const std::string& rel);
   // Fenced ```yaml blocks of a Markdown file (a model card's training config) as one config.
   void LoadMarkdownConfig(const std::string& rel);
   // A config that is not in the sources but named by a known convention: OpenMMLab's

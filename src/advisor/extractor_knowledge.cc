@@ -138,7 +138,7 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
       "version",      "keys",         "mmdet_schedules", "dataset_image_sizes", "family_patterns",
       "known_params", "import_votes", "argument_votes",  "library_defaults",
       "config_key_votes", "framework_keys", "rl_policies", "world_size_names",
-      "device_per_node_calls", "layer_families", "image_size_multiples"};
+      "device_per_node_calls", "layer_families", "image_size_multiples", "short_options"};
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
@@ -175,6 +175,10 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
         for (const auto& kv : n)
           k.image_size_multiples[p.Text(kv.first, "a framework")] = p.Int(kv.second, "a stride");
+      } else if (name == "short_options") {
+        if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
+        for (const auto& kv : n)
+          k.short_options[p.Text(kv.first, "an option letter")] = p.Text(kv.second, "a key");
       } else if (name == "mmdet_schedules") {
         for (const YAML::Node& e : p.Sequence(n, name)) k.mmdet_schedules.push_back(p.Schedule(e));
       } else if (name == "library_defaults") {

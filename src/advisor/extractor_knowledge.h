@@ -63,6 +63,7 @@ struct ExtractorKnowledge {
   std::vector<std::string> device_per_node_calls;                       // one process, all GPUs
   std::vector<std::pair<std::string, std::string>> layer_families;      // ordered
   std::map<std::string, int> image_size_multiples;                      // framework -> stride
+  std::map<std::string, std::string> short_options;  // "b" -> "batch_size" (program unseen)
 
   // Parses a knowledge file. Every section is required; an unknown section or field, a
   // duplicate key or a malformed entry is an error naming `source`:line.

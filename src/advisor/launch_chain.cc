@@ -339,7 +339,22 @@ void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
   if (k >= w.size()) return;
   std::optional<std::string> script;
   bool unknown = cmd.words[k].unknown || w[k].empty();
-  if (!unknown) script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string());
+  const std::string rel_dir = fs::path(rel).parent_path().generic_string();
+  if (!unknown) script = Resolve(cwd, w[k], rel_dir);
+  if (!script && !unknown && EndsWith(w[k], ".sh") && Basename(w[k]) != Basename(rel)) {
+    // Scripts are often copied without their folder (`bash examples/x.sh` kept beside the
+    // caller) or run from the repository's folder rather than their own: the same file name in
+    // the calling script's directory, then in each directory above it.
+    for (fs::path up = rel_dir; !script; up = up.parent_path()) {
+      script = Resolve(up.generic_string(), Basename(w[k]), up.generic_string());
+      if (up.empty()) break;
+    }
+    if (script && !visited_scripts_.count(*script)) {
+      meta_.notes.push_back(fmt::format("{}:{}: {} is not in the sources; read {} (same name, "
+                                        "nearest to the calling script)",
+                                        rel, cmd.line, w[k], *script));
+    }
+  }
   if (!script && unknown) {
     script = GuessDelegate(rel);
     if (script) {
@@ -553,6 +568,17 @@ std::vector<ArgItem> Extraction::ParseArgs(const std::vector<std::string>& args,
         out.push_back(
             {NormKey(a.substr(0, eq)), TypedValue(a.substr(eq + 1)), false, a.substr(0, eq + 1)});
       } else if (i + 1 < args.size() && !LooksLikeOption(args[i + 1])) {
+        // nargs: an option followed by several numbers takes them all (`--input-size 3 224 224`).
+        auto is_num = [](const std::string& x) { return ParseDouble(x).has_value(); };
+        size_t e = i + 1;
+        while (e < args.size() && is_num(args[e])) ++e;
+        if (e - (i + 1) >= 2) {
+          json list = json::array();
+          for (size_t q = i + 1; q < e; ++q) list.push_back(TypedValue(args[q]));
+          out.push_back({NormKey(a), std::move(list), false, a});
+          i = e - 1;
+          continue;
+        }
         out.push_back({NormKey(a), TypedValue(args[i + 1]), false, a});
         ++i;
       } else {
@@ -625,10 +651,26 @@ void Extraction::ProcessLaunch(const Launch& l) {
   }
   if (program) ProcessProgram(*program, false);
   if (!hydra_primary_loaded_ && !hydra_choices_.empty()) LoadHydraChoicesWithoutPrimary(l);
-  // Short options and aliases name the argparse destination (-b -> batch_size, -a -> arch).
+  // Short options and aliases name the argparse destination (-b -> batch_size, -a -> arch); a
+  // program that is not in the sources is read by the common convention (short_options).
   for (ArgItem& it : items) {
     auto a = arg_alias_.find(it.key);
-    if (a != arg_alias_.end()) it.key = a->second;
+    if (a != arg_alias_.end()) {
+      it.key = a->second;
+    } else if (auto c = knowledge_.short_options.find(it.key);
+               !program && c != knowledge_.short_options.end()) {
+      it.key = c->second;
+    }
+  }
+  // A program that is not in the sources: its first positional path that is not a config is,
+  // by the usual `train.py DATA_DIR` convention, the data it reads.
+  if (!program && (EndsWith(l.program, ".py") || l.module)) {
+    for (const std::string& p : positionals) {
+      if (IsConfigPath(p) || p.find('/') == std::string::npos) continue;
+      Add("dataset", json(p), kCommandLine, 6, Loc(l.file, FindLine(l.file, l.line, p)),
+          "positional path");
+      break;
+    }
   }
   // Positional arguments fill argparse positionals in order (`main.py /data/imagenet`).
   {
@@ -655,13 +697,35 @@ void Extraction::ProcessLaunch(const Launch& l) {
     static const std::set<std::string> kConfigKeys = {
         "config",    "config_file",      "cfg",     "c",    "configs", "config_path", "deepspeed",
         "ds_config", "deepspeed_config", "hparams", "yaml", "conf"};
-    if (kConfigKeys.count(it.key) && it.value.is_string()) {
+    // A model's architecture config (transformers --config_name, --model_config_path): it names
+    // the model and its shape, never the training settings (its torch_dtype is how the weights
+    // were saved).
+    const bool model_config = it.value.is_string() && IsConfigPath(it.value.get<std::string>()) &&
+                              (it.key == "config_name" ||
+                               (it.key.find("model") != std::string::npos &&
+                                it.key.find("config") != std::string::npos));
+    if (model_config) {
+      if (auto c = Resolve(l.cwd, it.value.get<std::string>(), rel_dir)) LoadModelConfig(*c);
+      continue;
+    }
+    // Other `--*_config_path` / `--*_config_file` / `--*_config` options name training configs.
+    const bool other_config =
+        it.value.is_string() && IsConfigPath(it.value.get<std::string>()) &&
+        (EndsWith(it.key, "_config_path") || EndsWith(it.key, "_config_file") ||
+         EndsWith(it.key, "_config") || EndsWith(it.key, "_cfg"));
+    if ((kConfigKeys.count(it.key) || other_config) && it.value.is_string()) {
       std::string p = it.value.get<std::string>();
       if (auto c = Resolve(l.cwd, p, rel_dir)) {
         LoadConfig(*c, kConfig, 0,
-                   it.key == "deepspeed" || it.key == "ds_config" || it.key == "deepspeed_config"
+                   it.key == "deepspeed" || StartsWith(it.key, "ds_") ||
+                           it.key.find("deepspeed") != std::string::npos
                        ? "deepspeed"
                        : "");
+      } else if (auto moved = IsConfigPath(p) ? FindByName(Basename(p)) : std::nullopt) {
+        meta_.notes.push_back(fmt::format(
+            "{}: config {} is not in the sources; read {} (the job's only file of that name)",
+            where, p, *moved));
+        LoadConfig(*moved, kConfig, 0);
       } else if (IsConfigPath(p)) {
         meta_.notes.push_back(fmt::format("{}: config {} is not in the sources", where, p));
         FromConfigName(p);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <set>
 
 #include "core/strings.h"
@@ -11,17 +12,98 @@ namespace {
 
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-bool IsAssignment(std::string_view w, std::string* name, std::string* value) {
+// `NAME=value` or `NAME+=value` (`*append` says which; append may be null).
+bool IsAssignment(std::string_view w, std::string* name, std::string* value,
+                  bool* append = nullptr) {
   size_t eq = w.find('=');
   if (eq == std::string_view::npos || eq == 0) return false;
-  for (size_t i = 0; i < eq; ++i) {
+  const bool plus = w[eq - 1] == '+' && eq >= 2;
+  const size_t end = plus ? eq - 1 : eq;
+  for (size_t i = 0; i < end; ++i) {
     if (!IsNameChar(w[i]) || (i == 0 && std::isdigit(static_cast<unsigned char>(w[i]))))
       return false;
   }
-  *name = std::string(w.substr(0, eq));
+  if (plus && append == nullptr) return false;
+  if (append != nullptr) *append = plus;
+  *name = std::string(w.substr(0, end));
   *value = std::string(w.substr(eq + 1));
   return true;
 }
+
+// Integer arithmetic of `$(( ... ))` after parameter expansion: + - * / % and parentheses, on
+// 64-bit integers; nullopt for anything else (a name left unset, division by zero, overflow).
+class Arithmetic {
+ public:
+  explicit Arithmetic(std::string_view s) : s_(s) {}
+  std::optional<int64_t> Eval() {
+    auto v = Sum();
+    Skip();
+    if (!v || i_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void Skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  std::optional<int64_t> Sum() {
+    auto v = Product();
+    while (v) {
+      Skip();
+      if (i_ >= s_.size() || (s_[i_] != '+' && s_[i_] != '-')) break;
+      char op = s_[i_++];
+      auto r = Product();
+      if (!r) return std::nullopt;
+      int64_t out = 0;
+      if (op == '+' ? __builtin_add_overflow(*v, *r, &out) : __builtin_sub_overflow(*v, *r, &out))
+        return std::nullopt;
+      v = out;
+    }
+    return v;
+  }
+  std::optional<int64_t> Product() {
+    auto v = Unary();
+    while (v) {
+      Skip();
+      if (i_ >= s_.size() || (s_[i_] != '*' && s_[i_] != '/' && s_[i_] != '%')) break;
+      char op = s_[i_++];
+      auto r = Unary();
+      if (!r) return std::nullopt;
+      int64_t out = 0;
+      if (op == '*') {
+        if (__builtin_mul_overflow(*v, *r, &out)) return std::nullopt;
+      } else {
+        if (*r == 0 || (*v == INT64_MIN && *r == -1)) return std::nullopt;
+        out = op == '/' ? *v / *r : *v % *r;
+      }
+      v = out;
+    }
+    return v;
+  }
+  std::optional<int64_t> Unary() {
+    Skip();
+    if (i_ < s_.size() && (s_[i_] == '-' || s_[i_] == '+')) {
+      char op = s_[i_++];
+      auto v = Unary();
+      if (!v || *v == INT64_MIN) return std::nullopt;
+      return op == '-' ? -*v : *v;
+    }
+    if (i_ < s_.size() && s_[i_] == '(') {
+      ++i_;
+      auto v = Sum();
+      Skip();
+      if (!v || i_ >= s_.size() || s_[i_] != ')') return std::nullopt;
+      ++i_;
+      return v;
+    }
+    size_t b = i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (b == i_ || i_ - b > 18) return std::nullopt;
+    return ParseInt(s_.substr(b, i_ - b));
+  }
+  std::string_view s_;
+  size_t i_ = 0;
+};
 
 // The end (one past the closing parenthesis) of the command substitution whose '(' is at
 // s[open]; nested parentheses and quoted text inside are stepped over. s.size() when unclosed.
@@ -149,6 +231,22 @@ class Lexer {
         }
         break;
       }
+      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '{') {
+        // ${NAME:-"default"}: the braces hold their quotes; the expander reads them.
+        size_t e = i_ + 2;
+        char quote = 0;
+        while (e < s_.size() && (quote != 0 || s_[e] != '}')) {
+          if (quote == 0 && (s_[e] == '"' || s_[e] == '\'')) quote = s_[e];
+          else if (s_[e] == quote) quote = 0;
+          if (s_[e] == '\n') break;
+          ++e;
+        }
+        if (e < s_.size() && s_[e] == '}') {
+          cur.text.append(s_.substr(i_, e + 1 - i_));
+          i_ = e + 1;
+          continue;
+        }
+      }
       if (c == '\\' && i_ + 1 < s_.size()) {
         if (s_[i_ + 1] == '\n') {
           i_ += 2;
@@ -249,6 +347,33 @@ class Expander {
         continue;
       }
       char n = s[i + 1];
+      if (n == '(' && i + 2 < s.size() && s[i + 2] == '(') {
+        // $(( arithmetic )): names inside may be written without '$'.
+        size_t e = SubstitutionEnd(s, i + 1);
+        if (e <= s.size() && e >= i + 5 && s[e - 2] == ')') {
+          bool u = false;
+          std::string inner = Expand(s.substr(i + 3, e - i - 5), u);
+          std::string resolved;
+          for (size_t k = 0; k < inner.size();) {
+            if (IsNameChar(inner[k]) && !std::isdigit(static_cast<unsigned char>(inner[k]))) {
+              size_t b = k;
+              while (k < inner.size() && IsNameChar(inner[k])) ++k;
+              auto v = Lookup(inner.substr(b, k - b));
+              resolved += v ? *v : std::string("x");  // unset: not a number
+              continue;
+            }
+            resolved.push_back(inner[k++]);
+          }
+          if (auto v = Arithmetic(resolved).Eval(); v && !u) {
+            out += std::to_string(*v);
+            i = e - 1;
+            continue;
+          }
+        }
+        unknown = true;
+        out.push_back(c);
+        continue;
+      }
       if (n == '(') {
         size_t e = SubstitutionEnd(s, i + 1);
         if (!ctx_.script_dir.empty() && e <= s.size() && e > i + 2 &&
@@ -288,6 +413,9 @@ class Expander {
         std::optional<std::string> v = Lookup(name);
         if ((!v || (v->empty() && op.size() == 2)) && !op.empty()) {
           bool u = false;
+          if (arg.size() >= 2 && (arg.front() == '"' || arg.front() == '\'') &&
+              arg.back() == arg.front())
+            arg = arg.substr(1, arg.size() - 2);
           std::string d = Expand(arg, u);
           unknown |= u;
           if (op.find('=') != std::string::npos) vars_[name] = d;
@@ -387,6 +515,15 @@ class Expander {
 
  private:
   std::optional<std::string> Lookup(const std::string& name) {
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+          return std::isdigit(static_cast<unsigned char>(ch));
+        })) {  // ${N}: a positional parameter; ${0}: the script
+      auto idx = ParseInt(name);
+      if (idx && *idx == 0 && !ctx_.script_path.empty()) return ctx_.script_path;
+      if (idx && *idx >= 1 && static_cast<size_t>(*idx) <= pos_.size())
+        return pos_[static_cast<size_t>(*idx) - 1];
+      return std::nullopt;
+    }
     auto it = vars_.find(name);
     if (it != vars_.end()) return it->second;
     return std::nullopt;
@@ -583,8 +720,8 @@ class ShellReader {
   void RunScript(std::string_view text) {
     Run(CutFunctions(text, "", functions_), ctx_.positional, "", "", 0);
   }
-  void Run(std::string_view text, const std::vector<std::string>& positional,
-           const std::string& file, const std::string& function, int depth);
+  void Run(std::string_view text, std::vector<std::string> positional, const std::string& file,
+           const std::string& function, int depth);
 
  private:
   // Runs `cmd` when it calls a function or sources a file; false when it is an ordinary command.
@@ -628,7 +765,7 @@ bool ShellReader::Expand(const ShellCommand& cmd, int depth,
   return false;
 }
 
-void ShellReader::Run(std::string_view text, const std::vector<std::string>& positional,
+void ShellReader::Run(std::string_view text, std::vector<std::string> positional,
                       const std::string& file, const std::string& function, int depth) {
   std::map<std::string, std::string>& vars = vars_;
   ShellScript& script = script_;
@@ -671,7 +808,8 @@ void ShellReader::Run(std::string_view text, const std::vector<std::string>& pos
       // The name part must be an unquoted first piece containing '='.
       if (raw[k].pieces.empty() || raw[k].pieces[0].quoted) break;
       std::string name, first_value;
-      if (!IsAssignment(raw[k].pieces[0].text, &name, &first_value)) break;
+      bool append = false;
+      if (!IsAssignment(raw[k].pieces[0].text, &name, &first_value, &append)) break;
       // Value: rest of first piece + remaining pieces, expanded without splitting.
       std::string value;
       bool unknown = false;
@@ -679,6 +817,13 @@ void ShellReader::Run(std::string_view text, const std::vector<std::string>& pos
       for (size_t p = 1; p < raw[k].pieces.size(); ++p) {
         const Piece& pc = raw[k].pieces[p];
         value += pc.single ? pc.text : ex.Expand(pc.text, unknown);
+      }
+      if (append) {  // NAME+=value
+        auto cur = cmd.env.find(name);
+        value = (cur != cmd.env.end() ? cur->second
+                 : vars.count(name)  ? vars.at(name)
+                                     : std::string()) +
+                value;
       }
       cmd.env[name] = value;
       ++k;
@@ -712,6 +857,17 @@ void ShellReader::Run(std::string_view text, const std::vector<std::string>& pos
     }
     for (; k < raw.size(); ++k) {
       for (ShellWord& w : ex.ExpandWord(raw[k])) cmd.words.push_back(std::move(w));
+    }
+    if (!cmd.words.empty() && cmd.words[0].text == "shift" && !cmd.words[0].unknown) {
+      // `shift [N]`: drops the first N positional parameters ($@ and $1.. follow).
+      size_t n = 1;
+      if (cmd.words.size() > 1) {
+        auto v = ParseInt(cmd.words[1].text);
+        n = v && *v >= 0 ? static_cast<size_t>(*v) : 1;
+      }
+      positional.erase(positional.begin(),
+                       positional.begin() + static_cast<std::ptrdiff_t>(std::min(n, positional.size())));
+      continue;
     }
     if (cmd.words.empty() || Expand(cmd, depth, positional)) continue;
     script.commands.push_back(std::move(cmd));

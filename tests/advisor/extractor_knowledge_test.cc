@@ -43,7 +43,9 @@ std::string File(const std::string& extra = "") {
          "layer_families:\n"
          "  - [Conv2d, cnn]\n"
          "image_size_multiples:\n"
-         "  ultralytics: 32\n" +
+         "  ultralytics: 32\n"
+         "short_options:\n"
+         "  b: batch_size\n" +
          extra;
 }
 
@@ -73,9 +75,10 @@ TEST(ExtractorKnowledgeTest, ValidFileParses) {
 }
 
 TEST(ExtractorKnowledgeTest, NewSectionsRejectMalformedEntriesByLine) {
-  // A stride that is not a number, appended to the last section.
-  Result<ExtractorKnowledge> k = ExtractorKnowledge::Parse(
-      File() + "  yolo: many\n", "test.yaml");
+  // A stride that is not a number.
+  std::string text = File();
+  text.replace(text.find("ultralytics: 32"), 15, "ultralytics: many");
+  Result<ExtractorKnowledge> k = ExtractorKnowledge::Parse(text, "test.yaml");
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("test.yaml:"), std::string::npos);
 }

@@ -493,6 +493,78 @@ TEST(ExtractorTest, LlamaFactoryConfigFirstIgnoresDashedOptions) {
   EXPECT_EQ(Val(m, "precision"), json("bf16"));
 }
 
+// A script called by a path it no longer has (kept beside its caller), its positional
+// parameters with quoted defaults, arithmetic expansion and `CMD+=` appends.
+TEST(ExtractorTest, CopiedScriptWithPositionalDefaultsAndArithmetic) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/megatron_copied_job"), "run_all.sh");
+  EXPECT_EQ(Val(m, "launcher"), json("torchrun"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(4));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(4));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "gradient_accumulation"), json(4));
+  EXPECT_EQ(Val(m, "max_steps"), json(500));
+  EXPECT_EQ(Val(m, "precision"), json("fp16"));
+  EXPECT_EQ(Val(m, "framework"), json("megatron"));
+}
+
+// A wrapper found in a folder above the calling script, `shift`, a program not in the sources
+// read by argparse convention (-b, a positional data path, nargs numbers) and its vocabulary.
+TEST(ExtractorTest, TimmStyleArgumentsThroughShiftingWrapper) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/timm_style_job"), "scripts/run.sh");
+  EXPECT_EQ(Val(m, "launcher"), json("torchrun"));
+  EXPECT_EQ(Val(m, "num_gpus"), json(4));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(256));
+  EXPECT_EQ(Val(m, "image_size"), json(256));
+  EXPECT_EQ(Val(m, "dataset"), json("/data/imagenet"));
+  EXPECT_EQ(Val(m, "framework"), json("timm"));
+  EXPECT_EQ(Val(m, "model_family"), json("resnet"));
+  EXPECT_EQ(Val(m, "precision"), json("amp"));
+}
+
+// Configs named relative to a folder above the script; a model architecture config names the
+// model but its torch_dtype is not the training precision.
+TEST(ExtractorTest, DeepSpeedAndModelConfigPathsFromAFolderAbove) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/hf_model_config_job"), "pkg/scripts/train.sh");
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(8));
+  EXPECT_EQ(Val(m, "gradient_accumulation"), json(4));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(64));
+  EXPECT_EQ(Val(m, "precision"), json("fp16"));
+  EXPECT_EQ(Val(m, "model"), json("mistral"));
+  EXPECT_EQ(Val(m, "model_family"), json("mistral"));
+  EXPECT_EQ(Val(m, "max_steps"), json(3000));
+}
+
+// detectron2: a config copied without its folder (found by its unique name), a model-zoo
+// `_BASE_` not in the sources, and the per-device batch from IMS_PER_BATCH / GPUs.
+TEST(ExtractorTest, Detectron2MovedConfigAndZooBase) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/detectron2_job"), "tools/train.sh");
+  EXPECT_EQ(Val(m, "framework"), json("detectron2"));
+  EXPECT_EQ(Val(m, "global_batch_size"), json(8));
+  EXPECT_EQ(Val(m, "per_device_batch_size"), json(4));
+  EXPECT_DOUBLE_EQ(Val(m, "learning_rate").get<double>(), 0.005);
+  EXPECT_EQ(Src(m, "learning_rate"), "cfg/retina.yaml:5");
+  EXPECT_EQ(Val(m, "model_family"), json("retinanet"));
+  EXPECT_EQ(Val(m, "max_steps"), json(1000));
+}
+
+// One python process that uses CUDA without spreading over devices uses one of the GPUs Slurm
+// allocated.
+TEST(ExtractorTest, SingleProcessUsesOneOfTheAllocatedGpus) {
+  JobMetadata m = ExtractOrDie(TestDataPath("advisor/single_gpu_sbatch_job"), "job.sbatch");
+  EXPECT_EQ(Val(m, "num_gpus"), json(1));
+  EXPECT_EQ(Val(m, "epochs"), json(5));
+}
+
+TEST(ExtractorTest, FrameworkDefaultsForFairseqAndDiffusers) {
+  JobMetadata f = ExtractOrDie(TestDataPath("advisor/fairseq_diffusers_job"), "translate.sh");
+  EXPECT_EQ(Val(f, "gradient_accumulation"), json(1));
+  EXPECT_EQ(Src(f, "gradient_accumulation"), "default: fairseq --update-freq default 1");
+  JobMetadata d = ExtractOrDie(TestDataPath("advisor/fairseq_diffusers_job"), "dreambooth.sh");
+  EXPECT_EQ(Val(d, "framework").get<std::string>().rfind("diffusers", 0), 0u);
+  EXPECT_EQ(Val(d, "model_family"), json("diffusion"));
+}
+
 // Shared corpus (rebuilt outside the repository; see /work/shared/corpus/job-sources/README.md):
 // per-field accuracy on the development split, when the cache is available.
 TEST(ExtractorSharedTest, NanoGptChainWhenCacheAvailable) {

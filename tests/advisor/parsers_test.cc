@@ -134,6 +134,28 @@ TEST(ShellParserTest, RecursiveFunctionsAndSelfSourcingStop) {
   EXPECT_LE(y, 8u);
 }
 
+TEST(ShellParserTest, BracedPositionalsQuotedDefaultsArithmeticAppendAndShift) {
+  ShellScript s = ParseShell(
+      "N=${1:-2}\n"
+      "DATA=${3:-\"/data/set one\"}\n"
+      "W=$(( N * (${2:-1} + 1) ))\n"
+      "BAD=$(( N / 0 ))\n"
+      "CMD=\"python x.py --n $N\"\n"
+      "CMD+=\" --w $W\"\n"
+      "shift 2\n"
+      "$CMD \"$@\"\n",
+      ShellContext{.positional = {"3", "4", "tail"}});
+  EXPECT_EQ(s.variables.at("N"), "3");
+  EXPECT_EQ(s.variables.at("DATA"), "tail");
+  EXPECT_EQ(s.variables.at("W"), "15");
+  EXPECT_NE(s.variables.at("BAD"), "0");  // division by zero is not a number
+  ASSERT_EQ(s.commands.size(), 1u);
+  std::vector<std::string> want = {"python", "x.py", "--n", "3", "--w", "15", "tail"};
+  EXPECT_EQ(Words(s.commands[0]), want);
+  ShellScript d = ParseShell("DATA=${3:-\"/data/set one\"}\n");
+  EXPECT_EQ(d.variables.at("DATA"), "/data/set one");
+}
+
 TEST(PythonScannerTest, AssignmentsCallsFieldsImports) {
   PyFacts f = ScanPython(
       "import torch\nfrom transformers import Trainer  # x\n"
