@@ -18,6 +18,14 @@
 // datasets; parameter counts from model names or GPT shapes) are computed last and say
 // "derived" in their source. Unknown stays unknown (null); dynamic values are strings that say so.
 //
+// Confidence (JobMetadata::confidence), per field, from how it was found: an explicit command-line
+// or in-code value 0.95, a config value 0.9, an argparse/script default 0.8, a library default
+// read from the sources 0.6, a value read through a rule ("single process launch", "Slurm GPU
+// request") at most 0.85, a derived value 0.85, a "default: ..." 0.55, an assumption 0.5, an
+// open ("derived: 8 x num_processes", "dynamic: ...") or placeholder value 0.3; x0.85 when
+// another value at the winning level disagrees. `--engine auto` asks the LLM only when
+// JobMetadata::AnswerConfidence() is below its threshold.
+//
 // Files that are binary or not UTF-8 are skipped and counted; the entry itself being unreadable
 // is an error. Thread-safety: Extract() keeps no state between calls; one call at a time per
 // object.

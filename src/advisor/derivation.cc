@@ -96,6 +96,7 @@ JobMetadata Extraction::Finish() {
   DeriveModelFamilyAndParams(d);
   DeriveTask(d);
   if (d.main == nullptr && !config_only_) meta_.notes.push_back("no launch command found");
+  ScoreConfidence();
   return std::move(meta_);
 }
 
@@ -649,6 +650,57 @@ void Extraction::DeriveFramework(Derived& d) {
       extra += " + accelerate";
     Set("framework", json(d.framework + extra),
         "derived: imports, launcher and argument vocabulary");
+  }
+}
+
+void Extraction::ScoreConfidence() {
+  JobMetadata& m = meta_;
+  auto level_score = [](int level) {
+    switch (level) {
+      case kInCode:
+      case kCommandLine:
+        return 0.95;
+      case kConfig:
+        return 0.9;
+      case kScriptDefault:
+        return 0.8;
+      default:
+        return 0.6;
+    }
+  };
+  for (const auto& [field, value] : m.values) {
+    const std::string& src = m.sources[field];
+    double c = 0.85;  // read from the launch itself (launcher options, environment)
+    const std::string text = value.is_string() ? ToLower(value.get<std::string>()) : "";
+    if (StartsWith(text, "derived:") || StartsWith(text, "dynamic") ||
+        text.find("placeholder") != std::string::npos) {
+      c = 0.3;  // a value the sources leave open
+    } else if (StartsWith(src, "default:")) {
+      c = 0.55;
+    } else if (src.find("assumed") != std::string::npos) {
+      c = 0.5;
+    } else if (StartsWith(src, "derived")) {
+      c = 0.85;  // arithmetic or a rule over values read from the sources
+    } else if (auto it = cands_.find(field); it != cands_.end()) {
+      // The candidate that won: its level, less when another at that level disagrees.
+      const Candidate* won = nullptr;
+      for (const Candidate& cand : it->second) {
+        if (cand.source == src && (won == nullptr || cand.seq > won->seq)) won = &cand;
+      }
+      if (won != nullptr) {
+        c = level_score(won->level);
+        for (const Candidate& other : it->second) {
+          if (other.level == won->level && other.value != won->value) {
+            c *= 0.85;
+            break;
+          }
+        }
+      }
+    }
+    if (src.find("(") != std::string::npos && !StartsWith(src, "derived") &&
+        !StartsWith(src, "default"))
+      c = std::min(c, 0.85);  // qualified: read through a rule ("single process launch")
+    m.confidence[field] = std::round(c * 1000.0) / 1000.0;
   }
 }
 

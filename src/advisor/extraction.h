@@ -279,6 +279,8 @@ class Extraction {
   void DeriveImageSize();
   void DeriveModelFamilyAndParams(Derived& d);
   void DeriveTask(const Derived& d);
+  // A confidence per field from how it was found (see builtin_extractor.h).
+  void ScoreConfidence();
   // Keys whose field depends on the framework (framework_keys), the RL policy default, layers.
   void ApplyFrameworkKeys(const Derived& d);
   // `lr = args.lr * world_size`: the value the program trains with is scaled by the replicas.

@@ -1,5 +1,7 @@
 #include "advisor/job_metadata.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "core/strings.h"
@@ -49,6 +51,40 @@ nlohmann::json JobMetadata::SourcesJson() const {
     if (it != sources.end()) j[std::string(f)] = it->second;
   }
   return j;
+}
+
+nlohmann::json JobMetadata::ConfidenceJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::string_view f : kMetadataFields) {
+    auto it = confidence.find(std::string(f));
+    if (it != confidence.end() && values.count(std::string(f))) j[std::string(f)] = it->second;
+  }
+  return j;
+}
+
+nlohmann::json JobMetadata::EnginesJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::string_view f : kMetadataFields) {
+    if (!values.count(std::string(f))) continue;
+    auto s = sources.find(std::string(f));
+    j[std::string(f)] = s != sources.end() && s->second == "llm" ? "llm" : "builtin";
+  }
+  return j;
+}
+
+double JobMetadata::AnswerConfidence() const {
+  static const char* kKey[] = {"model",  "dataset",   "per_device_batch_size", "global_batch_size",
+                               "epochs", "max_steps", "num_gpus"};
+  double c = 1.0;
+  for (const char* f : kKey) {
+    if (!values.count(f)) continue;
+    auto it = confidence.find(f);
+    c = std::min(c, it != confidence.end() ? it->second : 0.5);
+  }
+  const bool batch = Has("per_device_batch_size") || Has("global_batch_size");
+  const bool work = Has("epochs") || Has("max_steps");
+  if (!batch || !work) c = std::min(c, 0.4);
+  return c;
 }
 
 std::string JobMetadata::FingerprintText() const {

@@ -44,6 +44,9 @@ inline constexpr std::array<std::string_view, 19> kMetadataFields = {"framework"
 struct JobMetadata {
   std::map<std::string, nlohmann::json> values;  // only known fields
   std::map<std::string, std::string> sources;    // field -> provenance
+  // field -> how sure the engine that answered is (0..1); see BuiltinMetadataExtractor for the
+  // built-in engine's scale. Fields the LLM supplied have none.
+  std::map<std::string, double> confidence;
   std::string entry;                             // the entry file, relative to root
   std::vector<std::string> files_read;           // relative paths, in reading order
   int files_skipped = 0;                         // non-UTF-8 / binary / unreadable files
@@ -64,6 +67,14 @@ struct JobMetadata {
   // {"field": value-or-null, ...} over kMetadataFields, in that order.
   nlohmann::json FieldsJson() const;
   nlohmann::json SourcesJson() const;
+  // {"field": confidence, ...} for the known fields that have one, in kMetadataFields order.
+  nlohmann::json ConfidenceJson() const;
+  // {"field": "builtin" | "llm", ...} for the known fields: which engine answered each.
+  nlohmann::json EnginesJson() const;
+  // The confidence of the answer as a whole, for deciding whether to ask an LLM: the lowest
+  // confidence among the fields the duration estimate rests on (model, dataset, batch, steps or
+  // epochs, GPUs), and at most 0.4 when the batch or the amount of training is unknown.
+  double AnswerConfidence() const;
   // A one-line canonical text of the known fields, for fingerprints ("framework=pytorch ...").
   std::string FingerprintText() const;
 };

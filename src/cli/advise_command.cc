@@ -214,18 +214,51 @@ void RunAdvise(const AdviseArgs& a) {
   advisor::BuiltinMetadataExtractor extractor;
   Result<advisor::JobMetadata> meta = extractor.Extract({.path = a.path});
   if (!meta.ok()) Fail(meta.status());
-  // --engine llm|auto: the metadata agent fills the built-in engine's gaps (cli/engine_util.h).
+  // --engine llm: the metadata agent fills the built-in engine's gaps; --engine auto asks it only
+  // when the built-in answer is unsure, and then only for its unsure fields (cli/engine_util.h).
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
+  const double builtin_confidence = meta->AnswerConfidence();
 #ifdef SCHEDMATE_HAVE_LLM
-  if (engine->use_llm()) {
+  if (engine->Consult(builtin_confidence)) {
     advisor::LlmAgentOptions lo;
     auto prefer = advisor::ParseMergePreference(a.prefer);
     if (!prefer.ok()) FailUsage(prefer.status().message());
     lo.prefer = *prefer;
     advisor::LlmMetadataAgent agent(engine->setup()->chat(), lo);
-    Result<advisor::JobMetadata> merged = agent.Extract({.path = a.path}, *meta);
+    // Under auto the fields the built-in engine is sure of are kept as they are; the unsure ones
+    // are the LLM's to answer (the built-in value stays when it gives none).
+    advisor::JobMetadata shown = *meta;
+    std::map<std::string, std::pair<nlohmann::json, std::string>> sure, unsure;
+    if (engine->is_auto()) {
+      for (const auto& [field, c] : meta->confidence) {
+        if (!meta->values.count(field)) continue;
+        auto& to = c >= engine->llm_below() ? sure : unsure;
+        to[field] = {meta->values.at(field), meta->sources[field]};
+      }
+      for (const auto& [field, vs] : unsure) {
+        shown.values.erase(field);
+        shown.sources.erase(field);
+      }
+    }
+    Result<advisor::JobMetadata> merged = agent.Extract({.path = a.path}, shown);
     if (merged.ok()) {
+      advisor::JobMetadata confidence_of = *meta;
       *meta = std::move(merged).value();
+      for (const auto& [field, vs] : sure) {
+        meta->values[field] = vs.first;
+        meta->sources[field] = vs.second;
+      }
+      for (const auto& [field, vs] : unsure) {
+        if (meta->values.count(field)) continue;
+        meta->values[field] = vs.first;
+        meta->sources[field] = vs.second;
+      }
+      // Confidences stay the built-in engine's, for the fields it answered.
+      meta->confidence.clear();
+      for (const auto& [field, c] : confidence_of.confidence) {
+        if (meta->sources.count(field) && meta->sources[field] != "llm")
+          meta->confidence[field] = c;
+      }
     } else {
       engine->Fallback(merged.status(), "advise");
     }
@@ -316,6 +349,9 @@ void RunAdvise(const AdviseArgs& a) {
   nlohmann::json out;
   out["metadata"] = meta->FieldsJson();
   out["sources"] = meta->SourcesJson();
+  out["confidence"] = meta->ConfidenceJson();
+  out["field_engines"] = meta->EnginesJson();
+  out["builtin_confidence"] = builtin_confidence;
   out["estimate"] = {{"duration_s", d.estimate.duration.seconds_f()},
                      {"low_s", d.estimate.low.seconds_f()},
                      {"high_s", d.estimate.high.seconds_f()},

@@ -57,6 +57,43 @@ TEST_F(AdviseLlmCliTest, LlmEngineFillsGapsAndSaysSo) {
   EXPECT_EQ(server_.CountRequests("/v1/chat/completions"), 2u);
 }
 
+// --engine auto: a job whose workload the built-in engine reads with confidence never reaches the
+// server (not even the probe); an unsure one does, and only its unsure fields take the LLM's
+// values.
+TEST_F(AdviseLlmCliTest, AutoAsksOnlyWhenTheBuiltinAnswerIsUnsure) {
+  const std::string sure = dir_.path() + "/sure";
+  std::filesystem::create_directories(sure);
+  ASSERT_OK(WriteStringToFile(sure + "/train.sh",
+                              "#!/bin/bash\ntorchrun --nproc_per_node=4 fit.py --model resnet50 "
+                              "--dataset cifar100 --batch_size 64 --epochs 30\n"));
+  auto quiet = RunSchedmateWithLlm(server_.base_url(),
+                                   "advise " + ShellQuote(sure) + " --json --engine auto");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  json q = json::parse(quiet.out);
+  EXPECT_EQ(q["engine"], "builtin");
+  EXPECT_TRUE(server_.requests().empty());  // no chat, no probe
+  EXPECT_GE(q["builtin_confidence"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(q["confidence"]["epochs"].get<double>(), 0.95);
+  EXPECT_EQ(q["field_engines"]["epochs"], "builtin");
+
+  // job_: no batch size anywhere, so the answer as a whole is unsure. Auto probes first.
+  server_.EnqueueChat(ScriptedReply::Text("ok"));
+  server_.EnqueueChat(ScriptedReply::Text(
+      Answer({{"per_device_batch_size", 16}, {"dataset", "wikitext-103"}, {"epochs", 99}})));
+  auto asked = RunSchedmateWithLlm(
+      server_.base_url(), "advise " + ShellQuote(job_) + " --json --engine auto --llm-below 0.8");
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  json a = json::parse(asked.out);
+  EXPECT_EQ(a["engine"], "llm (scripted-model)");
+  EXPECT_LT(a["builtin_confidence"].get<double>(), 0.8);
+  EXPECT_EQ(a["metadata"]["per_device_batch_size"], 16);
+  EXPECT_EQ(a["field_engines"]["per_device_batch_size"], "llm");
+  EXPECT_FALSE(a["confidence"].contains("per_device_batch_size"));
+  EXPECT_EQ(a["metadata"]["epochs"], 3);  // sure (command line): kept
+  EXPECT_EQ(a["field_engines"]["epochs"], "builtin");
+  EXPECT_GE(server_.CountRequests("/v1/chat/completions"), 1u);
+}
+
 TEST_F(AdviseLlmCliTest, DeadPortFallsBackWithTheReason) {
   const std::string url = server_.base_url();
   server_.Stop();
