@@ -312,14 +312,9 @@ void Extraction::FromConfigName(const std::string& path) {
   const fs::path p(path);
   const std::string stem = p.stem().string();
   const std::string src = "derived: config name " + p.filename().string() + " (not in the sources)";
-  auto dataset_name = [](std::string d) -> std::string {
-    if (d == "coco") return "COCO";
-    if (d == "in1k") return "ImageNet-1k";
-    if (d == "in21k") return "ImageNet-21k";
-    if (d == "voc" || d == "voc0712") return "PASCAL VOC";
-    if (d == "cityscapes") return "Cityscapes";
-    if (d == "ade20k") return "ADE20K";
-    return d;
+  auto dataset_name = [this](const std::string& d) -> std::string {
+    auto it = knowledge_.dataset_abbreviations.find(d);
+    return it != knowledge_.dataset_abbreviations.end() ? it->second : d;
   };
   std::smatch m;
   if (p.extension() == ".py") {

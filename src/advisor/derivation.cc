@@ -607,11 +607,11 @@ void Extraction::DerivePrecision() {
 void Extraction::DeriveFramework(Derived& d) {
   for (const std::string& p : program_names_) {
     std::string l = ToLower(p);
-    if (StartsWith(l, "run_") &&
-        (l.find("glue") != std::string::npos || l.find("clm") != std::string::npos ||
-         l.find("mlm") != std::string::npos || l.find("qa") != std::string::npos ||
-         l.find("ner") != std::string::npos || l.find("summarization") != std::string::npos ||
-         l.find("translation") != std::string::npos)) {
+    const std::string stem = EndsWith(l, ".py") ? l.substr(0, l.size() - 3) : l;
+    const bool hf_example = std::any_of(
+        knowledge_.hf_example_programs.begin(), knowledge_.hf_example_programs.end(),
+        [&](const std::string& e) { return stem == e || StartsWith(stem, e + "_"); });
+    if (hf_example) {  // run_glue.py, run_clm_no_trainer.py, run_qa_beam_search.py
       Vote("hf-transformers", 3);
       hf_trainer_ = true;  // the transformers examples (run_clm.py, run_glue.py...) use Trainer
     }
@@ -622,13 +622,8 @@ void Extraction::DeriveFramework(Derived& d) {
       Vote("megatron", 3);
   }
   if (hf_trainer_) Vote("hf-transformers", 2);
-  static const char* kSpecific[] = {
-      "llama-factory", "ms-swift",  "mmdetection", "ultralytics", "megatron",
-      "diffusers",     "lightning", "tensorflow",  "jax",         "hf-transformers",
-      "torchtune",     "axolotl",   "nemo",        "fairseq",     "detectron2",
-      "stable-baselines3", "timm"};
   int best = 0;
-  for (const char* f : kSpecific) {
+  for (const std::string& f : knowledge_.frameworks) {
     auto it = votes_.find(f);
     if (it != votes_.end() && it->second > best) {
       best = it->second;

@@ -138,7 +138,9 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
       "version",      "keys",         "mmdet_schedules", "dataset_image_sizes", "family_patterns",
       "known_params", "import_votes", "argument_votes",  "library_defaults",
       "config_key_votes", "framework_keys", "rl_policies", "world_size_names",
-      "device_per_node_calls", "layer_families", "image_size_multiples", "short_options"};
+      "device_per_node_calls", "layer_families", "image_size_multiples", "short_options",
+      "config_options", "train_calls", "hf_trainer_calls", "argument_objects",
+      "hf_example_programs", "generic_dataset_classes", "dataset_abbreviations", "frameworks"};
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
@@ -175,6 +177,24 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
         for (const auto& kv : n)
           k.image_size_multiples[p.Text(kv.first, "a framework")] = p.Int(kv.second, "a stride");
+      } else if (name == "config_options" || name == "train_calls" ||
+                 name == "hf_trainer_calls" || name == "argument_objects" ||
+                 name == "generic_dataset_classes") {
+        std::vector<std::string> names = p.Names(n, name);
+        std::set<std::string>& to = name == "config_options"     ? k.config_options
+                                    : name == "train_calls"      ? k.train_calls
+                                    : name == "hf_trainer_calls" ? k.hf_trainer_calls
+                                    : name == "argument_objects" ? k.argument_objects
+                                                                 : k.generic_dataset_classes;
+        to.insert(names.begin(), names.end());
+      } else if (name == "hf_example_programs") {
+        k.hf_example_programs = p.Names(n, name);
+      } else if (name == "frameworks") {
+        k.frameworks = p.Names(n, name);
+      } else if (name == "dataset_abbreviations") {
+        if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
+        for (const auto& kv : n)
+          k.dataset_abbreviations[p.Text(kv.first, "an abbreviation")] = p.Text(kv.second, "a name");
       } else if (name == "short_options") {
         if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
         for (const auto& kv : n)

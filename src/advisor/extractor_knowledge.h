@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -64,6 +65,14 @@ struct ExtractorKnowledge {
   std::vector<std::pair<std::string, std::string>> layer_families;      // ordered
   std::map<std::string, int> image_size_multiples;                      // framework -> stride
   std::map<std::string, std::string> short_options;  // "b" -> "batch_size" (program unseen)
+  std::set<std::string> config_options;          // options whose value is a config file
+  std::set<std::string> train_calls;             // calls whose kwargs are training settings
+  std::set<std::string> hf_trainer_calls;        // calls that mean transformers' Trainer
+  std::set<std::string> argument_objects;        // `args.x = v` after parsing
+  std::vector<std::string> hf_example_programs;  // transformers' run_*.py examples
+  std::set<std::string> generic_dataset_classes;
+  std::map<std::string, std::string> dataset_abbreviations;
+  std::vector<std::string> frameworks;  // reported by name; ordered (ties: the earlier)
 
   // Parses a knowledge file. Every section is required; an unknown section or field, a
   // duplicate key or a malformed entry is an error naming `source`:line.

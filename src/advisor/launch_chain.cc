@@ -694,9 +694,6 @@ void Extraction::ProcessLaunch(const Launch& l) {
     }
   }
   for (const ArgItem& it : items) {
-    static const std::set<std::string> kConfigKeys = {
-        "config",    "config_file",      "cfg",     "c",    "configs", "config_path", "deepspeed",
-        "ds_config", "deepspeed_config", "hparams", "yaml", "conf"};
     // A model's architecture config (transformers --config_name, --model_config_path): it names
     // the model and its shape, never the training settings (its torch_dtype is how the weights
     // were saved).
@@ -713,7 +710,7 @@ void Extraction::ProcessLaunch(const Launch& l) {
         it.value.is_string() && IsConfigPath(it.value.get<std::string>()) &&
         (EndsWith(it.key, "_config_path") || EndsWith(it.key, "_config_file") ||
          EndsWith(it.key, "_config") || EndsWith(it.key, "_cfg"));
-    if ((kConfigKeys.count(it.key) || other_config) && it.value.is_string()) {
+    if ((knowledge_.config_options.count(it.key) || other_config) && it.value.is_string()) {
       std::string p = it.value.get<std::string>();
       if (auto c = Resolve(l.cwd, p, rel_dir)) {
         LoadConfig(*c, kConfig, 0,

@@ -93,13 +93,11 @@ void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
     }
   }
   // In-code overrides after parsing, and world-size divisions.
-  static const std::set<std::string> kArgObjects = {
-      "args", "opt", "opts", "cfg", "config", "training_args", "hparams", "params", "flags"};
   for (const PyAssignment& a : f.assignments) {
     std::string src = Loc(rel, a.line);
     size_t dot = a.target.find('.');
     if (dot != std::string::npos && a.op == "=" && a.value.literal &&
-        kArgObjects.count(a.target.substr(0, dot)) &&
+        knowledge_.argument_objects.count(a.target.substr(0, dot)) &&
         a.target.find('.', dot + 1) == std::string::npos) {
       AddKey({a.target.substr(dot + 1)}, *a.value.literal, kInCode, src);
     }
@@ -134,19 +132,14 @@ void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
     std::string src = Loc(rel, c.line);
     std::string last = c.callee.substr(
         c.callee.find_last_of('.') == std::string::npos ? 0 : c.callee.find_last_of('.') + 1);
-    static const std::set<std::string> kTrainCalls = {
-        "train",     "fit",        "TrainingArguments", "Seq2SeqTrainingArguments",
-        "SFTConfig", "SFTTrainer", "Trainer",           "tune"};
-    if (kTrainCalls.count(last) && !c.kwargs.empty()) {
-      if (last == "TrainingArguments" || last == "Seq2SeqTrainingArguments" || last == "Trainer")
-        hf_trainer_ = true;
+    if (knowledge_.train_calls.count(last) && !c.kwargs.empty()) {
       for (const auto& [k, v] : c.kwargs) {
         if (!v.literal) continue;
         int line = FindLine(rel, c.line, k + "=");
         AddKey({k}, *v.literal, kInCode, Loc(rel, line));
       }
     }
-    if (last == "HfArgumentParser" || last == "TrainingArguments") hf_trainer_ = true;
+    if (knowledge_.hf_trainer_calls.count(last)) hf_trainer_ = true;
     if (last == "from_pretrained") {
       if (!c.args.empty() && c.args[0].literal && c.args[0].literal->is_string())
         Add("model", *c.args[0].literal, kScriptDefault, 3, src, "from_pretrained");
@@ -202,9 +195,8 @@ void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
         at != std::string::npos && (at == 0 || c.callee[at - 1] == '.')) {
       std::vector<std::string> parts = SplitPath(c.callee.substr(at + 9));
       if (!parts.empty() && parts.back() == "load_data") parts.pop_back();
-      static const std::set<std::string> kGeneric = {"ImageFolder", "DatasetFolder",
-                                                     "VisionDataset", "FakeData"};
-      if (parts.size() == 1 && !parts[0].empty() && !kGeneric.count(parts[0])) {
+      if (parts.size() == 1 && !parts[0].empty() &&
+          !knowledge_.generic_dataset_classes.count(parts[0])) {
         Add("dataset", json(parts[0]), kScriptDefault, 3, src, c.callee);
       }
     }

@@ -45,7 +45,16 @@ std::string File(const std::string& extra = "") {
          "image_size_multiples:\n"
          "  ultralytics: 32\n"
          "short_options:\n"
-         "  b: batch_size\n" +
+         "  b: batch_size\n"
+         "config_options: [config]\n"
+         "train_calls: [fit]\n"
+         "hf_trainer_calls: [Trainer]\n"
+         "argument_objects: [args]\n"
+         "hf_example_programs: [run_glue]\n"
+         "generic_dataset_classes: [ImageFolder]\n"
+         "dataset_abbreviations:\n"
+         "  coco: COCO\n"
+         "frameworks: [timm]\n" +
          extra;
 }
 
@@ -72,6 +81,8 @@ TEST(ExtractorKnowledgeTest, ValidFileParses) {
   EXPECT_EQ(k->world_size_names, std::vector<std::string>{"world_size"});
   EXPECT_EQ(k->layer_families[0].second, "cnn");
   EXPECT_EQ(k->image_size_multiples.at("ultralytics"), 32);
+  EXPECT_TRUE(k->train_calls.count("fit"));
+  EXPECT_EQ(k->dataset_abbreviations.at("coco"), "COCO");
 }
 
 TEST(ExtractorKnowledgeTest, NewSectionsRejectMalformedEntriesByLine) {
