@@ -183,6 +183,8 @@ class Extraction {
   // whole command line in quotes (`qsub-like run --gpu 'python train.py ...'`): that command runs
   // under it. False when no argument is a command this extractor knows.
   bool ProcessQuotedCommand(const ShellCall& call, std::string& cwd);
+  void AddLlamaFactoryLaunch(Launch l, const std::vector<std::string>& w, size_t k,
+                             const std::string& rel, int line);
   void AddSbatch(const std::vector<SbatchDirective>& ds, const std::string& rel);
   // A launch of the command at rel:cmd.line with its wrapper and environment (CUDA_VISIBLE_DEVICES
   // inherited from the script's variables); launcher, program and args are the caller's.

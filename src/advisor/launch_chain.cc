@@ -421,34 +421,7 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
     l.launcher = "accelerate";
     k = TakeOptions(w, k + 1, kAccFlags, l.opts);
   } else if (b == "llamafactory-cli" || b == "lmf") {
-    l.launcher = "llamafactory-cli";
-    if (k < w.size() && !LooksLikeOption(w[k])) ++k;  // subcommand: train
-    l.program = "llamafactory-cli";
-    bool config_first = false;
-    if (k < w.size() &&
-        (EndsWith(w[k], ".yaml") || EndsWith(w[k], ".yml") || EndsWith(w[k], ".json"))) {
-      l.args.push_back(w[k++]);
-      config_first = true;
-    }
-    // After a config file, LLaMA-Factory's read_args merges OmegaConf.from_cli(argv[2:]): only
-    // `key=value` words override it; `--key value` options are not applied.
-    std::vector<std::string> ignored;
-    for (; k < w.size(); ++k) {
-      if (config_first && LooksLikeOption(w[k])) {
-        ignored.push_back(w[k]);
-        if (w[k].find('=') == std::string::npos && k + 1 < w.size() && !LooksLikeOption(w[k + 1]))
-          ignored.push_back(w[++k]);
-        continue;
-      }
-      l.args.push_back(w[k]);
-    }
-    if (!ignored.empty()) {
-      meta_.notes.push_back(fmt::format(
-          "{}:{}: after a config file llamafactory-cli takes overrides as key=value; not applied: "
-          "{}",
-          rel, cmd.line, fmt::join(ignored, " ")));
-    }
-    launches_.push_back(std::move(l));
+    AddLlamaFactoryLaunch(std::move(l), w, k, rel, cmd.line);
     return;
   } else if (b == "fairseq-train") {
     // fairseq's CLI: `fairseq-train DATA_DIR --arch A --lr X --max-update N --fp16 ...`, all
@@ -554,6 +527,39 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
     ++k;
   }
   for (; k < w.size(); ++k) l.args.push_back(w[k]);
+  launches_.push_back(std::move(l));
+}
+
+// `llamafactory-cli train [CONFIG] [ARGS]`.
+void Extraction::AddLlamaFactoryLaunch(Launch l, const std::vector<std::string>& w, size_t k,
+                                       const std::string& rel, int line) {
+  l.launcher = "llamafactory-cli";
+  if (k < w.size() && !LooksLikeOption(w[k])) ++k;  // subcommand: train
+  l.program = "llamafactory-cli";
+  bool config_first = false;
+  if (k < w.size() &&
+      (EndsWith(w[k], ".yaml") || EndsWith(w[k], ".yml") || EndsWith(w[k], ".json"))) {
+    l.args.push_back(w[k++]);
+    config_first = true;
+  }
+  // After a config file, LLaMA-Factory's read_args merges OmegaConf.from_cli(argv[2:]): only
+  // `key=value` words override it; `--key value` options are not applied.
+  std::vector<std::string> ignored;
+  for (; k < w.size(); ++k) {
+    if (config_first && LooksLikeOption(w[k])) {
+      ignored.push_back(w[k]);
+      if (w[k].find('=') == std::string::npos && k + 1 < w.size() && !LooksLikeOption(w[k + 1]))
+        ignored.push_back(w[++k]);
+      continue;
+    }
+    l.args.push_back(w[k]);
+  }
+  if (!ignored.empty()) {
+    meta_.notes.push_back(fmt::format(
+        "{}:{}: after a config file llamafactory-cli takes overrides as key=value; not applied: "
+        "{}",
+        rel, line, fmt::join(ignored, " ")));
+  }
   launches_.push_back(std::move(l));
 }
 
