@@ -9,7 +9,7 @@ BUILD_PKGS=(build-essential cmake pkg-config ccache git
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libre2-dev libsqlite3-dev
   libhnswlib-dev libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev librsvg2-bin python3)
-TEST_PKGS=(clang libclang-rt-14-dev sqlite3 curl procps python3-numpy python3-yaml chromium)
+TEST_PKGS=(clang libclang-rt-14-dev sqlite3 curl procps python3-numpy python3-yaml chromium prometheus)
 if [[ "${1:-}" == "--test" ]]; then
   BUILD_PKGS+=("${TEST_PKGS[@]}")
   # npm fetches node-llama-cpp (the llama.cpp source) for scripts/llama-server.sh; keep a Node.js

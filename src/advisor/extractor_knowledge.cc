@@ -77,7 +77,9 @@ class KnowledgeParser {
     if (!n["pattern"].IsScalar()) Fail(n["pattern"], "pattern must be a string");
     return {n["pattern"].Scalar(), Text(n["policy"], "policy"), Text(n["why"], "why")};
   }
-  const YAML::Node& Sequence(const YAML::Node& n, std::string_view section) const {
+  // By value: a YAML::Node is a handle, and a caller may pass a temporary (n["key"]) into a
+  // range-for, whose lifetime would end before the loop body.
+  YAML::Node Sequence(const YAML::Node& n, std::string_view section) const {
     if (!n.IsSequence()) Fail(n, fmt::format("'{}' must be a list", section));
     return n;
   }
