@@ -206,6 +206,8 @@ class Extraction {
   void ReadAssignments(const std::string& rel, const PyFacts& f);
   // Calls that set training parameters, models, datasets, optimizers, Hydra configs.
   void ReadCalls(const std::string& rel, const PyFacts& f);
+  // python-fire / typer / click: the parameters' defaults of the function run as the command line.
+  void ReadEntryFunction(const std::string& rel, const PyFacts& f);
   // The model object: `model = X(...)`.
   void ReadModelConstructor(const std::string& rel, const PyFacts& f);
   void LoadConfig(const std::string& rel, int level, int depth, const std::string& prefix = {});

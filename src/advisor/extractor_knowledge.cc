@@ -142,7 +142,8 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
       "config_key_votes", "framework_keys", "rl_policies", "world_size_names",
       "device_per_node_calls", "layer_families", "image_size_multiples", "short_options",
       "config_options", "train_calls", "hf_trainer_calls", "argument_objects",
-      "hf_example_programs", "generic_dataset_classes", "dataset_abbreviations", "frameworks"};
+      "hf_example_programs", "generic_dataset_classes", "dataset_abbreviations", "frameworks",
+      "option_calls", "entry_function_calls", "command_decorators"};
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
@@ -193,6 +194,12 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         k.hf_example_programs = p.Names(n, name);
       } else if (name == "frameworks") {
         k.frameworks = p.Names(n, name);
+      } else if (name == "option_calls") {
+        k.option_calls = p.Names(n, name);
+      } else if (name == "entry_function_calls") {
+        k.entry_function_calls = p.Names(n, name);
+      } else if (name == "command_decorators") {
+        k.command_decorators = p.Names(n, name);
       } else if (name == "dataset_abbreviations") {
         if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
         for (const auto& kv : n)

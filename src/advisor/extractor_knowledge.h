@@ -73,6 +73,9 @@ struct ExtractorKnowledge {
   std::set<std::string> generic_dataset_classes;
   std::map<std::string, std::string> dataset_abbreviations;
   std::vector<std::string> frameworks;  // reported by name; ordered (ties: the earlier)
+  std::vector<std::string> option_calls;          // add_argument-like option definitions
+  std::vector<std::string> entry_function_calls;  // fire.Fire(fn), typer.run(fn)
+  std::vector<std::string> command_decorators;    // @app.command()
 
   // Parses a knowledge file. Every section is required; an unknown section or field, a
   // duplicate key or a malformed entry is an error naming `source`:line.

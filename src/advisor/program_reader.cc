@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 
 #include "advisor/extraction.h"
 #include "advisor/python_scanner.h"
@@ -17,6 +19,7 @@ void Extraction::ProcessProgram(const std::string& rel, bool is_entry_python) {
   ReadArgparseDefaults(rel, f);
   ReadAssignments(rel, f);
   ReadCalls(rel, f);
+  ReadEntryFunction(rel, f);
   ReadModelConstructor(rel, f);
   // Names imported from local modules that name a model (from model import GPT).
   (void)is_entry_python;
@@ -33,8 +36,15 @@ void Extraction::VoteImports(const PyFacts& f) {
 
 void Extraction::ReadArgparseDefaults(const std::string& rel, const PyFacts& f) {
   // argparse defaults and dataclass fields: script defaults.
+  auto is_option_call = [&](const std::string& callee) {
+    return std::any_of(knowledge_.option_calls.begin(), knowledge_.option_calls.end(),
+                       [&](const std::string& o) {
+                         return callee == o || EndsWith(callee, "." + o) ||
+                                (o.find('.') == std::string::npos && EndsWith(callee, o));
+                       });
+  };
   for (const PyCall& c : f.calls) {
-    if (!EndsWith(c.callee, "add_argument")) continue;
+    if (!is_option_call(c.callee)) continue;
     std::string dest;
     for (const PyValue& a : c.args) {
       if (!a.literal || !a.literal->is_string()) continue;
@@ -229,6 +239,42 @@ void Extraction::ReadCalls(const std::string& rel, const PyFacts& f) {
           LoadConfig(p.generic_string(), kConfig, 0);
         }
       }
+    }
+  }
+}
+
+void Extraction::ReadEntryFunction(const std::string& rel, const PyFacts& f) {
+  // The functions the program runs as its command line: fire.Fire(fn) / typer.run(fn), or a
+  // function under a command decorator (@app.command()).
+  std::set<std::string> entries;
+  std::set<int> decorator_lines;
+  for (const PyCall& c : f.calls) {
+    const std::string last = c.callee.substr(
+        c.callee.find_last_of('.') == std::string::npos ? 0 : c.callee.find_last_of('.') + 1);
+    if (std::find(knowledge_.entry_function_calls.begin(), knowledge_.entry_function_calls.end(),
+                  c.callee) != knowledge_.entry_function_calls.end() &&
+        !c.args.empty() && !c.args[0].literal) {
+      entries.insert(c.args[0].text);
+    }
+    if (std::find(knowledge_.command_decorators.begin(), knowledge_.command_decorators.end(),
+                  last) != knowledge_.command_decorators.end())
+      decorator_lines.insert(c.line);
+  }
+  for (const PyFunction& fn : f.functions) {
+    bool decorated = false;
+    for (int l = fn.line - 1; l >= fn.line - 12 && l > 0 && !decorated; --l)
+      decorated = decorator_lines.count(l) > 0;
+    if (!entries.count(fn.name) && !decorated) continue;
+    for (const PyParam& prm : fn.params) {
+      if (!prm.value || !prm.value->literal || prm.value->literal->is_null()) continue;
+      const std::string key = NormKey(prm.name);
+      const std::string src = Loc(rel, prm.line);
+      if ((key == "fp16" || key == "bf16" || key == "amp" || key == "use_amp") &&
+          prm.value->literal->is_boolean()) {
+        if (IsTruthy(*prm.value->literal)) Add("precision", json(key), kScriptDefault, 1, src, key);
+        continue;
+      }
+      AddKey({prm.name}, *prm.value->literal, kScriptDefault, src);
     }
   }
 }

@@ -691,6 +691,85 @@ const PyValue* PyCall::Kwarg(std::string_view name) const {
   return nullptr;
 }
 
+// `def NAME(p1, p2: T = default, *args, p3=..., **kw):` from token `at` (the name).
+void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
+                  std::string_view source, PyFacts& facts, std::set<size_t>& seen_calls) {
+  if (at + 1 >= t.size() || t[at].kind != Tk::kName || !(t[at + 1].kind == Tk::kOp &&
+                                                         t[at + 1].text == "("))
+    return;
+  PyFunction fn;
+  fn.name = t[at].text;
+  fn.line = ll.line;
+  fn.indent = ll.indent;
+  size_t i = at + 2;
+  while (i < t.size() && !(t[i].kind == Tk::kOp && t[i].text == ")")) {
+    // One parameter: [*|**] NAME [: annotation] [= default]
+    bool star = false;
+    while (i < t.size() && t[i].kind == Tk::kOp && (t[i].text == "*" || t[i].text == "**" ||
+                                                    t[i].text == "/")) {
+      star = true;
+      ++i;
+    }
+    PyParam prm;
+    if (i < t.size() && t[i].kind == Tk::kName) {
+      prm.name = t[i].text;
+      prm.line = t[i].line;
+      ++i;
+    }
+    // Skip an annotation up to '=' or ',' at this depth.
+    int depth = 0;
+    while (i < t.size()) {
+      const Token& k = t[i];
+      if (k.kind == Tk::kOp && (k.text == "(" || k.text == "[" || k.text == "{")) ++depth;
+      if (k.kind == Tk::kOp && (k.text == ")" || k.text == "]" || k.text == "}")) {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (depth == 0 && k.kind == Tk::kOp && (k.text == "=" || k.text == ",")) break;
+      ++i;
+    }
+    if (i < t.size() && t[i].kind == Tk::kOp && t[i].text == "=") {
+      Parser p(t, source, facts, seen_calls, nullptr);
+      p.pos = i + 1;
+      const size_t calls_before = facts.calls.size();
+      PyValue v = p.Expr();
+      // typer: `epochs: int = typer.Option(10, help=...)` -> 10.
+      if (!v.literal && facts.calls.size() > calls_before) {
+        const PyCall& c = facts.calls[calls_before];
+        const std::string& callee = c.callee;
+        if (callee == "Option" || callee == "Argument" || callee.ends_with(".Option") ||
+            callee.ends_with(".Argument")) {
+          if (const PyValue* d = c.Kwarg("default")) {
+            v = *d;
+          } else if (!c.args.empty()) {
+            v = c.args[0];
+          }
+        }
+      }
+      prm.value = v;
+      i = p.pos;
+    }
+    if (!prm.name.empty() && !star && prm.name != "self" && prm.name != "cls")
+      fn.params.push_back(std::move(prm));
+    // To the next ',' at depth 0 (or the closing parenthesis).
+    depth = 0;
+    while (i < t.size()) {
+      const Token& k = t[i];
+      if (k.kind == Tk::kOp && (k.text == "(" || k.text == "[" || k.text == "{")) ++depth;
+      if (k.kind == Tk::kOp && (k.text == ")" || k.text == "]" || k.text == "}")) {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (depth == 0 && k.kind == Tk::kOp && k.text == ",") {
+        ++i;
+        break;
+      }
+      ++i;
+    }
+  }
+  facts.functions.push_back(std::move(fn));
+}
+
 PyFacts ScanPython(std::string_view source) {
   PyFacts facts;
   std::vector<LogicalLine> lines = Lex(source, facts.comments);
@@ -720,6 +799,11 @@ PyFacts ScanPython(std::string_view source) {
     }
     if (t[0].kind == Tk::kName && first == "class" && t.size() > 1) {
       class_stack.emplace_back(ll.indent, t[1].text);
+      continue;
+    }
+    if (t[0].kind == Tk::kName && (first == "def" || (first == "async" && t.size() > 1 &&
+                                                      t[1].text == "def"))) {
+      ReadFunction(t, first == "def" ? 1 : 2, ll, source, facts, seen_calls);
       continue;
     }
     // Find a top-level assignment operator.

@@ -8,6 +8,8 @@
 //     default=1e-3)`, `YOLO('yolov8n.pt').train(epochs=30)`, `from_pretrained(...,
 //     torch_dtype=..)`),
 //   - annotated class fields `name: type = field(default=...)` (dataclasses, HfArgumentParser),
+//   - function definitions with their parameters' defaults (the entry function of python-fire /
+//     typer / click programs),
 //   - imported modules.
 // It never executes code. Values are JSON: numbers, strings, bools, null (None), arrays (lists,
 // tuples), objects (dict(...) / {...}); anything else (a call, a conditional, an unknown name) is
@@ -54,10 +56,24 @@ struct PyField {  // annotated assignment in a class body
   int line = 0;
 };
 
+struct PyParam {  // a parameter of a `def`
+  std::string name;
+  std::optional<PyValue> value;  // its default; typer's Option(X)/Argument(X) is unwrapped to X
+  int line = 0;
+};
+
+struct PyFunction {  // `def name(params):`, at any depth
+  std::string name;
+  std::vector<PyParam> params;
+  int line = 0;
+  int indent = 0;
+};
+
 struct PyFacts {
   std::vector<PyAssignment> assignments;  // in file order
   std::vector<PyCall> calls;              // in file order (outer call before inner calls)
   std::vector<PyField> fields;
+  std::vector<PyFunction> functions;  // in file order
   std::vector<std::pair<std::string, int>> imports;   // module, line
   std::vector<std::pair<std::string, int>> comments;  // comment text (without '#'), line
   // Final values of module-level `name = literal` assignments, after evaluation in order.

@@ -54,7 +54,10 @@ std::string File(const std::string& extra = "") {
          "generic_dataset_classes: [ImageFolder]\n"
          "dataset_abbreviations:\n"
          "  coco: COCO\n"
-         "frameworks: [timm]\n" +
+         "frameworks: [timm]\n"
+         "option_calls: [add_argument]\n"
+         "entry_function_calls: [fire.Fire]\n"
+         "command_decorators: [command]\n" +
          extra;
 }
 

@@ -565,5 +565,25 @@ TEST(ExtractorTest, FrameworkDefaultsForFairseqAndDiffusers) {
   EXPECT_EQ(Val(d, "model_family"), json("diffusion"));
 }
 
+// The function a program runs as its command line: python-fire's Fire(fn), typer's
+// @app.command() with Option(X) defaults, click's @click.option decorators.
+TEST(ExtractorTest, EntryFunctionDefaultsOfFireTyperAndClick) {
+  JobMetadata f = ExtractOrDie(TestDataPath("advisor/entry_function_job"), "fire_run.sh");
+  EXPECT_EQ(Val(f, "per_device_batch_size"), json(12));
+  EXPECT_EQ(Src(f, "per_device_batch_size"), "fire_train.py:5");
+  EXPECT_EQ(Val(f, "epochs"), json(5));  // the command line over the function's default
+  EXPECT_DOUBLE_EQ(Val(f, "learning_rate").get<double>(), 3e-4);
+  EXPECT_EQ(Val(f, "model"), json("distilgpt2"));
+  EXPECT_EQ(Val(f, "precision"), json("bf16"));
+  EXPECT_FALSE(f.values.count("seed"));
+  JobMetadata t = ExtractOrDie(TestDataPath("advisor/entry_function_job"), "typer_train.py");
+  EXPECT_EQ(Val(t, "epochs"), json(40));
+  EXPECT_EQ(Val(t, "dataset"), json("cifar10"));
+  EXPECT_EQ(Val(t, "per_device_batch_size"), json(96));
+  JobMetadata c = ExtractOrDie(TestDataPath("advisor/entry_function_job"), "click_train.py");
+  EXPECT_EQ(Val(c, "per_device_batch_size"), json(48));
+  EXPECT_EQ(Val(c, "max_steps"), json(20000));
+}
+
 }  // namespace
 }  // namespace schedmate::advisor

@@ -207,5 +207,26 @@ TEST(PythonScannerTest, AssignmentsCallsFieldsImports) {
   EXPECT_FALSE(EvalPythonLiteral("foo(1)").has_value());
 }
 
+TEST(PythonScannerTest, FunctionParametersAndTheirDefaults) {
+  PyFacts f = ScanPython(
+      "def run(self, a, b: int = 3, *args, c=\"x\", d: int = typer.Option(7, help='h'),\n"
+      "        e=Argument(default=2.5), **kw) -> None:\n"
+      "    pass\n"
+      "async def go(n=1): pass\n");
+  ASSERT_EQ(f.functions.size(), 2u);
+  const PyFunction& r = f.functions[0];
+  EXPECT_EQ(r.name, "run");
+  ASSERT_EQ(r.params.size(), 5u);  // self, *args and **kw are not options
+  EXPECT_EQ(r.params[0].name, "a");
+  EXPECT_FALSE(r.params[0].value.has_value());
+  EXPECT_EQ(r.params[1].value->literal, json(3));
+  EXPECT_EQ(r.params[2].value->literal, json("x"));
+  EXPECT_EQ(r.params[3].value->literal, json(7));    // typer.Option(7) unwrapped
+  EXPECT_EQ(r.params[4].value->literal, json(2.5));  // Argument(default=2.5)
+  EXPECT_EQ(r.params[4].line, 2);
+  EXPECT_EQ(f.functions[1].name, "go");
+  EXPECT_EQ(f.functions[1].params[0].value->literal, json(1));
+}
+
 }  // namespace
 }  // namespace schedmate::advisor

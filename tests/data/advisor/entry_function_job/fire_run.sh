@@ -1,0 +1,2 @@
+#!/bin/bash
+python fire_train.py --epochs=5
