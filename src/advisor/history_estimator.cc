@@ -17,7 +17,8 @@ struct TierSpec {
   double strength;  // confidence ceiling of this tier
 };
 constexpr TierSpec kExact{"exact", 0.9};
-constexpr TierSpec kWorkload{"workload", 0.85};
+constexpr TierSpec kResources{"resources", 0.85};
+constexpr TierSpec kWorkload{"workload", 0.8};
 constexpr TierSpec kSimilar{"similar", 0.7};
 constexpr TierSpec kUserGpus{"user-gpus", 0.55};
 constexpr TierSpec kUser{"user", 0.45};
@@ -27,7 +28,8 @@ constexpr TierSpec kGlobal{"global", 0.15};
 
 std::string Why(const TierSpec& tier) {
   std::string_view n = tier.name;
-  if (n == "exact") return "same user, same workload, same GPUs/CPUs/VC";
+  if (n == "exact") return "same user, same workload, same GPUs/CPUs/nodes/time limit/VC";
+  if (n == "resources") return "same user, same GPUs/CPUs/nodes/time limit/VC";
   if (n == "workload") return "same user, same workload, same GPUs";
   if (n == "similar") return "same user, similar workload";
   if (n == "user-gpus") return "same user, same GPU count";
@@ -37,6 +39,26 @@ std::string Why(const TierSpec& tier) {
   return "recent jobs cluster-wide";
 }
 
+// The job's resource shape: everything it asked the scheduler for.
+std::string ResourceKey(const JobRecord& job) {
+  return fmt::format("{}|{}|{}|{}|{}", job.gpus.milli(), job.cpus, job.nodes,
+                     job.time_limit ? job.time_limit->seconds() : int64_t{-1}, job.vc);
+}
+
+bool WithinFactor2(double pred, double actual) {
+  return std::abs(std::log2(std::max(pred, 1.0) / std::max(actual, 1.0))) <= 1.0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+constexpr size_t kMaxPending = size_t{1} << 20;  // estimates whose job never finished are dropped
+constexpr size_t kLimitRatios = 256;
+constexpr double kColdBandwidth = 2.5;  // log2 units: a cold start knows little
+
 }  // namespace
 
 HistoryEstimator::HistoryEstimator(HistoryEstimatorOptions options,
@@ -44,8 +66,11 @@ HistoryEstimator::HistoryEstimator(HistoryEstimatorOptions options,
     : options_(options),
       embedder_({.dimension = options.embedding_dimension}),
       index_({.dimension = options.embedding_dimension}) {
-  options_.quantile = std::clamp(options_.quantile, 0.01, 1.0);
   if (options_.recent == 0) options_.recent = 1;
+  options_.recency_decay = std::clamp(options_.recency_decay, 0.01, 1.0);
+  options_.over_penalty = std::max(options_.over_penalty, 0.0);
+  options_.bandwidth = std::clamp(options_.bandwidth, 0.05, 10.0);
+  calibrator_ = QuantileCalibrator(options_.calibrate_after);
   external_ = embedder;
 }
 
@@ -171,7 +196,9 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   entries_.push_back({job.id, job.user, d, fp.work, finish.seconds(), fid});
   const std::string f = std::to_string(fid);
   const std::string g = GpuKey(job);
-  Push("x|" + job.user + "|" + f + "|" + g + "|" + std::to_string(job.cpus) + "|" + job.vc, idx);
+  const std::string r = ResourceKey(job);
+  Push("x|" + job.user + "|" + f + "|" + r, idx);
+  Push("r|" + job.user + "|" + r, idx);
   Push("w|" + job.user + "|" + f + "|" + g, idx);
   Push("uf|" + job.user + "|" + f, idx);
   Push("ug|" + job.user + "|" + g, idx);
@@ -180,7 +207,24 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   Push("f|" + f, idx);
   Push("c|" + g, idx);
   Push("g", idx);
-  user_latest_[job.user] = d;
+  if (job.time_limit && *job.time_limit > Duration::Zero()) {
+    limit_ratios_.push_back(d / std::max(job.time_limit->seconds_f(), 1.0));
+    if (limit_ratios_.size() > kLimitRatios) limit_ratios_.pop_front();
+  }
+  // Learn from what was predicted for this job: the PIT of its run time, and which of the
+  // exact and resources tiers would have been within x2.
+  auto it = pending_.find(job.id);
+  if (it != pending_.end()) {
+    const Pending& p = it->second;
+    if (!p.samples.empty()) {
+      calibrator_.Record(DurationDistribution(p.samples, p.bandwidth).Cdf(d));
+    }
+    if (p.exact_point > 0 && p.resources_point > 0) {
+      exact_hits_ += WithinFactor2(p.exact_point, d);
+      resources_hits_ += WithinFactor2(p.resources_point, d);
+    }
+    pending_.erase(it);
+  }
 }
 
 DurationEstimate HistoryEstimator::Estimate(const JobRecord& job, SimTime /*now*/) {
@@ -194,6 +238,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   const bool known_fp = fid != UINT32_MAX;
   const std::string f = known_fp ? std::to_string(fid) : std::string();
   const std::string g = GpuKey(job);
+  const std::string r = ResourceKey(job);
 
   // Gather (entry, similarity) evidence from the first tier that has any.
   std::vector<std::pair<uint32_t, float>> ev;
@@ -226,79 +271,166 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     if (ev.size() > options_.recent) ev.resize(options_.recent);
     if (!ev.empty()) tier = &t;
   };
+
+  // Evidence -> weighted (scaled seconds, weight) samples; newest weight 1.
+  auto samples_of = [&](const std::vector<std::pair<uint32_t, float>>& items) {
+    std::vector<std::pair<double, double>> s;
+    s.reserve(items.size());
+    double w = 1;
+    for (size_t k = items.size(); k-- > 0;) {
+      const Entry& en = entries_[items[k].first];
+      double scaled = en.duration_s;
+      if (fp.work > 0 && en.work > 0) scaled *= std::clamp(fp.work / en.work, 0.01, 100.0);
+      s.emplace_back(scaled, w);
+      w *= options_.recency_decay;
+    }
+    return s;
+  };
+  auto bandwidth_for = [&](size_t n) {
+    return options_.bandwidth * (1.0 + 2.0 / static_cast<double>(std::max<size_t>(n, 1)));
+  };
+  auto point_of = [&](const std::vector<std::pair<double, double>>& s) {
+    DurationDistribution dist(s, bandwidth_for(s.size()));
+    return options_.point == PointEstimate::kWindowMode
+               ? dist.WindowMode(options_.over_penalty)
+               : dist.Quantile(calibrator_.Level(0.5));
+  };
+
+  // Tier 1 against tier 2: both points are kept to learn which one to trust.
+  Pending pend;
+  std::string split_note;
   if (known_fp) {
-    try_group(kExact,
-              "x|" + job.user + "|" + f + "|" + g + "|" + std::to_string(job.cpus) + "|" + job.vc);
-    try_group(kWorkload, "w|" + job.user + "|" + f + "|" + g);
+    const Group* exact = Find("x|" + job.user + "|" + f + "|" + r);
+    const Group* resources = Find("r|" + job.user + "|" + r);
+    if (exact != nullptr && resources != nullptr) {
+      std::vector<std::pair<uint32_t, float>> a, b;
+      for (uint32_t e : *exact) a.emplace_back(e, 1.0f);
+      for (uint32_t e : *resources) b.emplace_back(e, 1.0f);
+      pend.exact_point = point_of(samples_of(a));
+      pend.resources_point = point_of(samples_of(b));
+      if (exact_hits_ >= resources_hits_) {
+        take(exact, 1.0f);
+        tier = &kExact;
+      } else {
+        split_note = fmt::format(
+            "; workload split ignored: the user's same-resource jobs were within x2 {} times, "
+            "same-workload ones {} times",
+            resources_hits_, exact_hits_);
+      }
+    }
   }
+  if (known_fp && tier == nullptr && split_note.empty()) {
+    try_group(kExact, "x|" + job.user + "|" + f + "|" + r);
+  }
+  try_group(kResources, "r|" + job.user + "|" + r);
+  if (known_fp) try_group(kWorkload, "w|" + job.user + "|" + f + "|" + g);
   try_similar(kSimilar, "uf|" + job.user + "|");
   try_group(kUserGpus, "ug|" + job.user + "|" + g);
   try_group(kUser, "u|" + job.user);
   if (known_fp && !fp.workload.empty()) try_group(kPeers, "pw|" + f + "|" + g);
   try_similar(kPeers, "f|");
-  try_group(kClass, "c|" + g);
-  try_group(kGlobal, "g");
+  const bool has_limit = job.time_limit && *job.time_limit > Duration::Zero();
+  // A job's own time limit says more than strangers' jobs of the same size.
+  if (!has_limit) {
+    try_group(kClass, "c|" + g);
+    try_group(kGlobal, "g");
+  }
 
   DurationEstimate& est = out.estimate;
+  std::vector<std::pair<double, double>> samples;
+  double bandwidth = 0;
+  std::string evidence_text;
   if (tier == nullptr) {
     out.tier = "cold-start";
-    Duration d = job.time_limit && *job.time_limit > Duration::Zero() ? *job.time_limit
-                                                                      : options_.cold_start;
-    est.duration = d;
-    est.low = Duration::Zero();
-    est.high = d * 4;
-    est.confidence = 0;
-    est.explanation =
-        job.time_limit
-            ? "cold start: no finished jobs yet; using the job's time limit"
-            : fmt::format("cold start: no finished jobs yet; default {}", FormatDuration(d));
-    est.explanation += embed_note;
-    return out;
-  }
-  out.tier = tier->name;
-
-  // Scale by work and collect values.
-  std::vector<double> values;
-  for (const auto& [e, sim] : ev) {
-    const Entry& en = entries_[e];
-    double scaled = en.duration_s;
-    if (fp.work > 0 && en.work > 0) scaled *= std::clamp(fp.work / en.work, 0.01, 100.0);
-    values.push_back(scaled);
-    out.neighbours.push_back({en.job_id, en.user, en.duration_s, scaled, sim, en.finish_s});
-  }
-  std::reverse(out.neighbours.begin(), out.neighbours.end());  // most recent first
-  std::vector<double> sorted = values;
-  std::sort(sorted.begin(), sorted.end());
-  size_t qi = std::min(sorted.size() - 1,
-                       static_cast<size_t>(options_.quantile * static_cast<double>(sorted.size())));
-  double point = sorted[qi];
-  double low = sorted.front(), high = sorted.back();
-  if (sorted.size() == 1) {
-    low = point / 2;
-    high = point * 2;
-  }
-  std::string cap_note;
-  if (options_.cap_by_user_latest) {
-    auto it = user_latest_.find(job.user);
-    if (it != user_latest_.end() && it->second < point) {
-      cap_note = fmt::format("; capped at {} by the user's most recently finished job",
-                             FormatDuration(Duration::FromSecondsF(it->second)));
-      point = it->second;
-      low = std::min(low, point);
-      out.capped_by_user_latest = true;
+    if (has_limit) {
+      // The limit times the learnt ratios actual / limit (newest weighted most), else x 0.5.
+      const double limit_s = job.time_limit->seconds_f();
+      double w = 1;
+      for (size_t k = limit_ratios_.size(); k-- > 0 && samples.size() < 64;) {
+        samples.emplace_back(limit_s * limit_ratios_[k], w);
+        w *= 0.97;
+      }
+      if (samples.empty()) {
+        samples.emplace_back(limit_s * 0.5, 1.0);
+        bandwidth = kColdBandwidth;
+        evidence_text = fmt::format(
+            "cold start: no finished job of this user; half the job's time limit {} (assumed: "
+            "jobs use about half their limit until finished jobs say otherwise)",
+            FormatDuration(*job.time_limit));
+      } else {
+        bandwidth = bandwidth_for(samples.size());
+        std::vector<double> ratios(limit_ratios_.begin(), limit_ratios_.end());
+        evidence_text = fmt::format(
+            "cold start: no finished job of this user; the job's time limit {} times the ratio "
+            "run time / limit of {} recently finished jobs (median {:.2f})",
+            FormatDuration(*job.time_limit), limit_ratios_.size(), Median(ratios));
+      }
+    } else {
+      samples.emplace_back(options_.cold_start.seconds_f(), 1.0);
+      bandwidth = kColdBandwidth;
+      evidence_text = fmt::format("cold start: no finished jobs yet; default {}",
+                                  FormatDuration(options_.cold_start));
     }
+  } else {
+    out.tier = tier->name;
+    samples = samples_of(ev);
+    bandwidth = bandwidth_for(samples.size());
+    for (size_t k = ev.size(); k-- > 0;) {
+      const Entry& en = entries_[ev[k].first];
+      out.neighbours.push_back({en.job_id, en.user, en.duration_s,
+                                samples[ev.size() - 1 - k].first, ev[k].second, en.finish_s});
+    }
+    evidence_text = fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per "
+                                "older job)",
+                                tier->name, Why(*tier), samples.size(),
+                                samples.size() == 1 ? "" : "s", options_.recency_decay);
   }
-  double spread = std::log(std::max(high, 1.0) / std::max(low, 1.0));
-  double n = static_cast<double>(sorted.size());
-  est.confidence = tier->strength * (1.0 - std::exp(-n / 3.0)) / (1.0 + 0.5 * spread);
+
+  DurationDistribution dist(samples, bandwidth);
+  const double l10 = calibrator_.Level(0.1), l50 = calibrator_.Level(0.5),
+               l90 = calibrator_.Level(0.9);
+  out.p10_s = dist.Quantile(l10);
+  out.p50_s = std::max(out.p10_s, dist.Quantile(l50));
+  out.p90_s = std::max(out.p50_s, dist.Quantile(l90));
+  if (samples.size() == 1 && calibrator_.samples() < options_.calibrate_after) {
+    out.p50_s = samples.front().first;  // one symmetric kernel: its centre, exactly
+  }
+  double point = out.p50_s;
+  std::string point_text = "the median";
+  if (options_.point == PointEstimate::kWindowMode && tier != nullptr) {
+    point = dist.WindowMode(options_.over_penalty);
+    point_text = fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
+                             100 * dist.WindowMass(point));
+  }
   est.duration = Duration::FromSecondsF(point);
-  est.low = Duration::FromSecondsF(low);
-  est.high = Duration::FromSecondsF(high);
-  est.explanation = fmt::format(
-      "{} ({}): {}, the {:.2f} quantile of {} finished job{} (range {} .. {}){}", tier->name,
-      Why(*tier), FormatDuration(est.duration), options_.quantile, sorted.size(),
-      sorted.size() == 1 ? "" : "s", FormatDuration(est.low), FormatDuration(est.high), cap_note);
+  est.median = Duration::FromSecondsF(out.p50_s);
+  est.low = Duration::FromSecondsF(out.p10_s);
+  est.high = Duration::FromSecondsF(out.p90_s);
+  if (tier == nullptr) {
+    est.confidence = 0;
+  } else {
+    const double spread = std::log(std::max(out.p90_s, 1.0) / std::max(out.p10_s, 1.0));
+    const double n = static_cast<double>(samples.size());
+    est.confidence = tier->strength * (1.0 - std::exp(-n / 3.0)) / (1.0 + 0.5 * spread);
+  }
+  const std::string calib =
+      calibrator_.samples() >= options_.calibrate_after
+          ? fmt::format("calibrated on {} finished predictions: p10/p50/p90 at levels "
+                        "{:.2f}/{:.2f}/{:.2f}",
+                        calibrator_.samples(), l10, l50, l90)
+          : std::string("not yet calibrated");
+  est.explanation = fmt::format("{}; estimate {} ({}); median {}, p10..p90 {} .. {} ({}){}",
+                                evidence_text, FormatDuration(est.duration), point_text,
+                                FormatDuration(est.median), FormatDuration(est.low),
+                                FormatDuration(est.high), calib, split_note);
   est.explanation += embed_note;
+
+  if (!job.id.empty()) {
+    if (pending_.size() >= kMaxPending) pending_.clear();
+    pend.samples = std::move(samples);
+    pend.bandwidth = bandwidth;
+    pending_[job.id] = std::move(pend);
+  }
   return out;
 }
 

@@ -7,26 +7,34 @@
 // user's earlier jobs, so the best evidence is the user's own recent finished jobs with the same
 // workload and resources; other users' jobs and global statistics are weaker fallbacks. Evidence
 // is gathered from the first tier that has any, in this order:
-//   1. exact      same user, same workload text, same GPUs, CPUs and VC
-//   2. workload   same user, same workload text, same GPUs
-//   3. similar    same user, workload text similar by embedding (hashed TF-IDF cosine >=
+//   1. exact      same user, same workload text, same resources (GPUs, CPUs, nodes, time limit, VC)
+//   2. resources  same user, same resources, any workload
+//   3. workload   same user, same workload text, same GPUs
+//   4. similar    same user, workload text similar by embedding (hashed TF-IDF cosine >=
 //                 min_similarity, nearest first), any resources
-//   4. user-gpus  same user, same GPU count (the user's recent history in that resource class)
-//   5. user       same user, any job
-//   6. peers      other users, same workload text and GPUs, then similar workloads
-//   7. class      anyone's jobs with the same GPU count (resource class)
-//   8. global     anyone's recent jobs
-// and, with no finished job at all, a cold start (the job's time limit when it has one, else
-// `cold_start`) with confidence 0.
-// Within a tier the evidence is the tier's last `recent` jobs (recency: behaviour drifts), each
-// scaled by the ratio of work (steps x batch / GPUs) when both jobs state it. The point estimate
-// is the `quantile` of the evidence, not its median: durations in a group are right-skewed with a
-// heavy early-exit mode (failed and cancelled runs), and relative error is asymmetric (an
-// estimate can be at most 100% too low but unboundedly too high). Finally, when
-// `cap_by_user_latest`, the estimate is capped at the duration of the user's most recently
-// finished job: a user in a short-run regime (debugging, crashing, sweeping) tends to stay there.
-// The interval is [min, max] of the scaled evidence (widened by x2 on each side with one sample);
-// the confidence grows with the tier's strength and evidence count and shrinks with its spread.
+//   5. user-gpus  same user, same GPU count (the user's recent history in that resource class)
+//   6. user       same user, any job
+//   7. peers      other users, same workload text and GPUs, then similar workloads
+//   8. class      anyone's jobs with the same GPU count (resource class)
+//   9. global     anyone's recent jobs
+// Tier 1 is skipped while it has proven worse than tier 2 online: whenever both had evidence,
+// the estimator records which one's point was within x2 of the actual run time once the job
+// finished, and uses the workload split only while its record is at least as good (the
+// workload text of some traces is a synthetic label that splits a user's history into noise).
+// With no finished job at all (or only other users' jobs of other resources), a cold start from
+// what the job says about itself: its time limit times the ratio actual / limit learnt online
+// from finished jobs that had one (prior 0.5), else `cold_start`, with confidence 0.
+//
+// The estimate is a distribution (see duration_distribution.h): the tier's last `recent` jobs,
+// each scaled by the ratio of work (steps x batch / GPUs) when both jobs state it, weighted by
+// `recency_decay`^age (the newest 1), smoothed in log2 space. Its quantiles are recalibrated
+// online by a QuantileCalibrator on the PITs of finished jobs, so p10..p90 hold about 80% of
+// actual run times. The point estimate is the densest factor-2 window of the evidence
+// (`point = kWindowMode`, with `over_penalty` on evidence more than 2x below it) or the
+// calibrated median (`kMedian`); the median and p10/p90 are reported either way
+// (DurationEstimate::median, low = p10, high = p90).
+// The confidence grows with the tier's strength and evidence count and shrinks with the spread
+// p90/p10. The explanation names the tier, the evidence, the quantiles and what was learnt.
 //
 // Embedder. The similar tiers use the estimator's own HashingEmbedder unless an external
 // text::TextEmbedder (e.g. ServerTextEmbedder) is passed to the constructor. The external embedder
@@ -48,6 +56,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "advisor/duration_distribution.h"
 #include "advisor/fingerprint.h"
 #include "core/duration_estimator.h"
 #include "core/job.h"
@@ -56,10 +65,15 @@
 
 namespace schedmate::advisor {
 
+enum class PointEstimate : uint8_t { kWindowMode, kMedian };
+
 struct HistoryEstimatorOptions {
-  size_t recent = 10;      // evidence per tier: the last `recent` jobs of the group
-  double quantile = 0.35;  // point estimate quantile of the evidence, in (0, 1]
-  bool cap_by_user_latest = true;
+  size_t recent = 16;           // evidence per tier: the last `recent` jobs of the group
+  double recency_decay = 0.7;   // weight of the k-th newest evidence job: decay^k
+  PointEstimate point = PointEstimate::kWindowMode;
+  double over_penalty = 0.6;    // kWindowMode: cost of evidence > 2x below the point
+  double bandwidth = 0.6;       // kernel scale in log2 units (widened for few samples)
+  int64_t calibrate_after = 50;  // finished predictions before quantiles are recalibrated
   double min_similarity = 0.8;  // tier "similar"/"peers": cosine threshold (hashing vectors)
   // The same threshold for the external embedder's vectors (a semantic model's cosines sit on
   // another scale); below 0: min_similarity. A fallback to hashing uses min_similarity.
@@ -80,10 +94,10 @@ struct Evidence {
 };
 
 struct DetailedEstimate {
-  DurationEstimate estimate;
-  std::string tier;                  // "exact", "workload", ..., "global", "cold-start"
+  DurationEstimate estimate;         // duration = the point, low/high = p10/p90
+  std::string tier;                  // "exact", "resources", ..., "global", "cold-start"
   std::vector<Evidence> neighbours;  // the evidence, most recent first
-  bool capped_by_user_latest = false;
+  double p10_s = 0, p50_s = 0, p90_s = 0;  // calibrated quantiles
 };
 
 class HistoryEstimator final : public DurationEstimator {
@@ -104,6 +118,8 @@ class HistoryEstimator final : public DurationEstimator {
   void ObserveWithFingerprint(const JobRecord& job, SimTime finish, const JobFingerprint& fp);
 
   size_t observed() const { return entries_.size(); }
+  // Finished predictions the quantile calibration has learnt from.
+  int64_t calibration_samples() const { return calibrator_.samples(); }
 
  private:
   struct Entry {
@@ -128,7 +144,16 @@ class HistoryEstimator final : public DurationEstimator {
   std::unordered_map<std::string, Group> groups_;
   std::unordered_map<std::string, uint32_t> fp_ids_;
   std::vector<std::string> fp_texts_;
-  std::unordered_map<std::string, double> user_latest_;  // user -> last finished duration
+  // What an estimate left to learn from once its job finishes (keyed by job id).
+  struct Pending {
+    std::vector<std::pair<double, double>> samples;  // (seconds, weight), empty: cold start
+    double bandwidth = 0;
+    double exact_point = 0, resources_point = 0;  // both > 0 when both tiers had evidence
+  };
+  std::unordered_map<std::string, Pending> pending_;
+  QuantileCalibrator calibrator_;
+  int64_t exact_hits_ = 0, resources_hits_ = 0;  // tier 1 vs tier 2, within x2
+  std::deque<double> limit_ratios_;               // recent actual / time limit, at most 256
   text::HashingEmbedder embedder_;
   text::VectorIndex index_;
   // workload -> (fingerprints known when computed, similar fingerprints); recomputed when new

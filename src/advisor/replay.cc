@@ -39,6 +39,9 @@ std::vector<ReplayPrediction> ReplayTrace(
     p.low_s = d.estimate.low.seconds_f();
     p.high_s = d.estimate.high.seconds_f();
     p.confidence = d.estimate.confidence;
+    p.p10_s = d.p10_s;
+    p.p50_s = d.p50_s;
+    p.p90_s = d.p90_s;
     p.tier = d.tier;
     p.trace_index = i;
     p.observed_before = estimator.observed();

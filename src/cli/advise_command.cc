@@ -3,7 +3,8 @@
 //   schedmate advise PATH [--json] [--store DB] [--user NAME] [--record] [--embedder E]
 //                         [--min-similarity X]
 //   schedmate history replay --trace FILE [--format F] [--skip-malformed] --out PRED.csv
-//                            [--quantile Q] [--embedder E] [--min-similarity X]
+//                            [--point mode|median] [--over-penalty X] [--embedder E]
+//                            [--min-similarity X]
 //   schedmate history import TRACE [--format F] [--skip-malformed] [--store DB] [--json]
 //   schedmate history reindex [--store DB] [--llm-config F] [--batch N] [--clear] [--json]
 //
@@ -71,8 +72,8 @@ struct ReplayArgs {
   std::string format;
   bool skip_malformed = false;
   std::string out;
-  double quantile = advisor::HistoryEstimatorOptions{}.quantile;
-  bool no_cap = false;
+  std::string point = "mode";
+  double over_penalty = advisor::HistoryEstimatorOptions{}.over_penalty;
   std::string embedder = "hashing";
   double min_similarity = -1;
   std::string llm_config;
@@ -81,18 +82,20 @@ struct ReplayArgs {
 void RunReplay(const ReplayArgs& a) {
   const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
   advisor::HistoryEstimatorOptions opts;
-  opts.quantile = a.quantile;
-  opts.cap_by_user_latest = !a.no_cap;
+  opts.point = a.point == "median" ? advisor::PointEstimate::kMedian
+                                   : advisor::PointEstimate::kWindowMode;
+  opts.over_penalty = a.over_penalty;
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
   advisor::HistoryEstimator estimator(opts, embedder->estimator_embedder());
   std::vector<advisor::ReplayPrediction> preds = advisor::ReplayTrace(table, estimator);
   embedder->WarnIfFailed();
-  std::string csv = "job_id,predicted_duration_s\n";
+  std::string csv = "job_id,predicted_duration_s,p10_s,p50_s,p90_s\n";
   std::map<std::string, int64_t> tiers;
   for (const auto& p : preds) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", p.predicted_s);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.3f,%.3f,%.3f,%.3f", p.predicted_s, p.p10_s, p.p50_s,
+                  p.p90_s);
     csv += p.job_id + "," + buf + "\n";
     ++tiers[p.tier];
   }
@@ -517,13 +520,20 @@ void RegisterAdviseCommands(CLI::App& app) {
   rp->add_option("--trace", replay->trace, "Trace file")->required();
   rp->add_option("--format", replay->format, "Trace format (lucid, gpw, ...; default: sniff)");
   rp->add_flag("--skip-malformed", replay->skip_malformed, kSkipMalformedHelp);
-  rp->add_option("--out", replay->out, "Output CSV: job_id,predicted_duration_s")->required();
-  rp->add_option("--quantile", replay->quantile,
-                 "Quantile of the evidence used as the point estimate")
+  rp->add_option("--out", replay->out,
+                 "Output CSV: job_id,predicted_duration_s,p10_s,p50_s,p90_s (calibrated "
+                 "quantiles)")
+      ->required();
+  rp->add_option("--point", replay->point,
+                 "Point estimate: mode (centre of the densest x2 window of the evidence) or "
+                 "median (of the calibrated distribution)")
       ->capture_default_str()
-      ->check(FiniteRange(0.01, 1.0));
-  rp->add_flag("--no-cap", replay->no_cap,
-               "Do not cap estimates at the user's most recently finished job");
+      ->check(CLI::IsMember({"mode", "median"}));
+  rp->add_option("--over-penalty", replay->over_penalty,
+                 "--point mode: weight of evidence more than 2x below the point (higher: "
+                 "fewer over-estimates)")
+      ->capture_default_str()
+      ->check(FiniteRange(0.0, 100.0));
   AddEmbedderFlag(rp, replay->embedder);
   AddMinSimilarityFlag(rp, replay->min_similarity);
   rp->add_option("--llm-config", replay->llm_config,

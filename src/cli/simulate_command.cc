@@ -442,10 +442,7 @@ void RegisterSimulateCommand(CLI::App& app) {
         "online: the advisor's history estimator (similar past jobs of the user and workload, "
         "with fallbacks; learns as jobs finish)",
         []() -> Result<std::unique_ptr<DurationEstimator>> {
-          // For ordering jobs the median of the evidence is the right point estimate; the
-          // advisor's default (a lower quantile) is tuned for the within-100% error metric.
           advisor::HistoryEstimatorOptions o;
-          o.quantile = 0.5;
           return std::unique_ptr<DurationEstimator>(std::make_unique<advisor::HistoryEstimator>(o));
         });
     SM_CHECK(st.ok()) << st.ToString();

@@ -14,9 +14,10 @@ namespace schedmate {
 
 struct DurationEstimate {
   Duration duration;        // point estimate of the run time
-  Duration low, high;       // an interval around it
+  Duration low, high;       // an interval around it (the advisor: its p10 and p90)
   double confidence = 0;    // 0..1
   std::string explanation;  // which evidence it leaned on, for people
+  Duration median;          // median of the predictive distribution (0 when not given)
 };
 
 class DurationEstimator {

@@ -30,7 +30,7 @@ std::map<std::string, double> ReadPredictions(const std::string& path) {
   std::istringstream in(text.ok() ? *text : "");
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "job_id,predicted_duration_s");
+  EXPECT_EQ(line, "job_id,predicted_duration_s,p10_s,p50_s,p90_s");
   while (std::getline(in, line)) {
     size_t c = line.find(',');
     out[line.substr(0, c)] = std::stod(line.substr(c + 1));
@@ -100,11 +100,13 @@ TEST(HistoryCliTest, ReplayWritesOnePredictionPerJobOnline) {
   ASSERT_EQ(p.size(), 8u);
   // Job 2 (submit 50): nothing finished yet (job 1 ends at 100): cold start default 1 h.
   EXPECT_DOUBLE_EQ(p["2"], 3600);
-  // Job 4 (submit 200): jobs 1 and 2 finished (100, 120 s); exact tier, 0.35 quantile -> 100.
+  // Job 4 (submit 200): jobs 1 and 2 finished (100, 120 s); exact tier, both in one x2 window
+  // -> its smallest centre, 100.
   EXPECT_DOUBLE_EQ(p["4"], 100);
   // Job 7 (submit 6000): bob's job 3 finished at 5060 -> 5000, not capped (his latest).
   EXPECT_DOUBLE_EQ(p["7"], 5000);
-  // Job 6 (submit 400): alice's latest finished job (5, failed after 30 s) caps the estimate.
+  // Job 6 (submit 400): alice's newest finished job (5, failed after 30 s) weighs most, and the
+  // penalty on evidence far below the point keeps the estimate at it.
   EXPECT_DOUBLE_EQ(p["6"], 30);
 }
 
@@ -136,11 +138,11 @@ TEST(HistoryCliTest, MinSimilarityDecidesWhatCountsAsSimilar) {
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("--min-similarity"), std::string::npos) << bad.err;
   }
-  // --quantile likewise: NaN passed CLI::Range.
+  // --over-penalty likewise: NaN passed CLI::Range.
   auto q = RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " +
-                        ShellQuote(dir.File("p.csv")) + " --quantile nan");
+                        ShellQuote(dir.File("p.csv")) + " --over-penalty nan");
   EXPECT_EQ(q.exit_code, 2);
-  EXPECT_NE(q.err.find("--quantile"), std::string::npos) << q.err;
+  EXPECT_NE(q.err.find("--over-penalty"), std::string::npos) << q.err;
 }
 
 TEST(HistoryCliTest, ImportThenAdviseUsesTheStore) {

@@ -54,13 +54,13 @@ void FeedAll(HistoryEstimator& e) {
 }
 
 const JobRecord kQueries[] = {
-    Job("q1", "alice", 4, "ResNet50", 256, 0), Job("q2", "alice", 4, "ResNet50", 128, 0),
+    Job("q1", "alice", 4, "ResNet50", 256, 0), Job("q2", "alice", 2, "ResNet50", 128, 0),
     Job("q3", "erin", 4, "ResNet50", 128, 0),  Job("q4", "carol", 1, "T5", 0, 0),
     Job("q5", "erin", 3, "T5", 0, 0),
 };
 
 TEST(HistoryEstimatorEmbedderTest, SameEmbeddingGivesSameTiersAndNumbers) {
-  HistoryEstimatorOptions o{.cap_by_user_latest = false};
+  HistoryEstimatorOptions o;
   FakeEmbedder fake(o.embedding_dimension);
   HistoryEstimator builtin(o), external(o, &fake);
   FeedAll(builtin);
@@ -82,7 +82,7 @@ TEST(HistoryEstimatorEmbedderTest, SameEmbeddingGivesSameTiersAndNumbers) {
 }
 
 TEST(HistoryEstimatorEmbedderTest, FailingEmbedderFallsBackAndSaysSo) {
-  HistoryEstimatorOptions o{.cap_by_user_latest = false};
+  HistoryEstimatorOptions o;
   for (FakeEmbedder::Mode mode : {FakeEmbedder::Mode::kError, FakeEmbedder::Mode::kThrow,
                                   FakeEmbedder::Mode::kWrongDimension}) {
     FakeEmbedder fake(o.embedding_dimension);
@@ -107,10 +107,10 @@ TEST(HistoryEstimatorEmbedderTest, FailingEmbedderFallsBackAndSaysSo) {
 
 // The external vectors have their own threshold; a fallback to hashing keeps the hashing one.
 TEST(HistoryEstimatorEmbedderTest, ExternalThresholdAppliesOnlyToExternalVectors) {
-  HistoryEstimatorOptions strict{.cap_by_user_latest = false};
+  HistoryEstimatorOptions strict;
   strict.external_min_similarity = 1.01;  // no external neighbour can pass
   FakeEmbedder fake(strict.embedding_dimension);
-  HistoryEstimator builtin({.cap_by_user_latest = false}), external(strict, &fake);
+  HistoryEstimator builtin, external(strict, &fake);
   FeedAll(builtin);
   FeedAll(external);
   JobRecord q = kQueries[1];  // similar tier with the default threshold
@@ -124,7 +124,7 @@ TEST(HistoryEstimatorEmbedderTest, ExternalThresholdAppliesOnlyToExternalVectors
   // Lowering only the external threshold lets a weaker neighbour in: carol's T5 job finds her
   // BERT job "similar" with threshold 0, not with the default.
   fake.mode = FakeEmbedder::Mode::kOk;
-  HistoryEstimatorOptions loose{.cap_by_user_latest = false};
+  HistoryEstimatorOptions loose;
   loose.external_min_similarity = 0.0;
   HistoryEstimator open(loose, &fake);
   FeedAll(open);

@@ -1,0 +1,74 @@
+#pragma once
+// DurationDistribution and QuantileCalibrator: the predictive distribution of a job's run time
+// that HistoryEstimator builds from its evidence, and the online recalibration of its quantiles.
+//
+// DurationDistribution. A weighted mixture in log2(seconds): each past job contributes a kernel
+// (logistic, scale matched to a normal of standard deviation `bandwidth` log2 units) centred on
+// log2 of its (work-scaled) duration, with the weight the estimator gave it (recency). Durations
+// are right-skewed and span six decades, so log space is where a symmetric kernel makes sense.
+// Queries: Cdf (share of mass at or below a duration), Quantile (inverse, by bisection), and
+// WindowMode: the centre c of the densest factor-2 window [c/2, 2c] of the samples, with a
+// penalty `over_penalty` on mass below c/2 (estimates more than 2x too high), i.e. the point
+// that maximises the expected share of "within x2" predictions when over-estimation is costed
+// extra. A group of durations is often bimodal (runs that finish vs. runs cancelled or crashed
+// early); its median can fall between the modes, the window mode does not.
+//
+// QuantileCalibrator. Online quantile recalibration (Kuleshov, Fenner and Ermon, ICML 2018):
+// for each finished job whose distribution was predicted, the probability integral transform
+// u = F(actual) is recorded in a histogram; a nominal level q is then mapped to the level whose
+// empirical PIT share is q. With a calibrated model u is uniform and the map is the identity;
+// with an over-confident one (too narrow) the map pushes p10/p90 outwards. It learns only from
+// jobs that have finished (no future leak) and holds no per-job state.
+//
+// Determinism: pure functions of their inputs and of the order of Record() calls.
+// Thread-safety: none.
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace schedmate::advisor {
+
+class DurationDistribution {
+ public:
+  // `samples`: (duration in s (values below 1 s count as 1 s), weight > 0); at least one.
+  // `bandwidth`: kernel scale in log2 units (> 0).
+  DurationDistribution(const std::vector<std::pair<double, double>>& samples, double bandwidth);
+
+  // P(D <= seconds).
+  double Cdf(double seconds) const;
+  // The q-quantile in seconds, q in (0, 1) (clamped to [1e-4, 1 - 1e-4]).
+  double Quantile(double q) const;
+  // The sample value c maximising mass(|log2 v - log2 c| <= 1) - over_penalty * mass(v < c/2)
+  // over the samples (ties: the smaller c). Mass here is the samples' weights, without kernel.
+  double WindowMode(double over_penalty) const;
+  // Weighted share of samples within a factor 2 of `seconds`.
+  double WindowMass(double seconds) const;
+  size_t size() const { return log2_.size(); }
+
+ private:
+  std::vector<double> log2_;    // sorted ascending
+  std::vector<double> weight_;  // normalised to sum 1, same order
+  double scale_;                // logistic scale in log2 units
+};
+
+class QuantileCalibrator {
+ public:
+  // `min_samples`: below this many recorded PITs, Level(q) == q.
+  explicit QuantileCalibrator(int64_t min_samples = 50) : min_samples_(min_samples) {}
+  // Records one finished job's PIT value u = F(actual), in [0, 1].
+  void Record(double pit);
+  // The nominal level whose empirical PIT share is q (the identity until min_samples).
+  double Level(double q) const;
+  int64_t samples() const { return n_; }
+
+  static constexpr int kBins = 1000;
+
+ private:
+  std::vector<int64_t> hist_ = std::vector<int64_t>(kBins, 0);
+  int64_t n_ = 0;
+  int64_t min_samples_;
+};
+
+}  // namespace schedmate::advisor

@@ -1,0 +1,144 @@
+#include "advisor/duration_distribution.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "advisor/history_estimator.h"
+#include "advisor/replay.h"
+#include "testing/job_builder.h"
+
+namespace schedmate::advisor {
+namespace {
+
+// Box-Muller on a fixed-seed engine: the same numbers on every platform.
+double Normal(std::mt19937_64& rng) {
+  const double u1 = (static_cast<double>(rng() >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = (static_cast<double>(rng() >> 11) + 0.5) / 9007199254740992.0;
+  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+}
+
+TEST(DurationDistributionTest, QuantilesAreOrderedAndInvertTheCdf) {
+  DurationDistribution d({{30, 1}, {60, 0.5}, {3600, 0.8}, {7200, 0.2}}, 0.6);
+  double prev = 0;
+  for (double q : {0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95}) {
+    SCOPED_TRACE(q);
+    const double x = d.Quantile(q);
+    EXPECT_GT(x, prev);
+    EXPECT_NEAR(d.Cdf(x), q, 1e-6);
+    prev = x;
+  }
+}
+
+TEST(DurationDistributionTest, WindowModePicksTheDenserMode) {
+  // Six early exits around 30 s and four full runs around 1 h: the median (between them, in
+  // log space) would be within x2 of nothing; the window mode is one of the modes.
+  std::vector<std::pair<double, double>> s;
+  for (double v : {25, 30, 35, 28, 40, 31}) s.emplace_back(v, 1.0);
+  for (double v : {3500, 3600, 3700, 3900}) s.emplace_back(v, 1.0);
+  DurationDistribution d(s, 0.6);
+  const double mode = d.WindowMode(/*over_penalty=*/0);
+  EXPECT_GE(mode, 24.9);
+  EXPECT_LE(mode, 40);
+  EXPECT_NEAR(d.WindowMass(mode), 0.6, 1e-9);
+  // Weighting the long runs more moves it there.
+  for (size_t i = 6; i < s.size(); ++i) s[i].second = 3;
+  EXPECT_GE(DurationDistribution(s, 0.6).WindowMode(0), 3499);
+  // A penalty on evidence far below the point keeps it low.
+  EXPECT_LE(DurationDistribution(s, 0.6).WindowMode(/*over_penalty=*/2), 40);
+}
+
+TEST(QuantileCalibratorTest, IdentityWhenUniformAndWidensWhenOverconfident) {
+  QuantileCalibrator uniform(50);
+  EXPECT_DOUBLE_EQ(uniform.Level(0.1), 0.1);  // too few samples: identity
+  for (int i = 0; i < 10000; ++i) uniform.Record((i + 0.5) / 10000);
+  EXPECT_NEAR(uniform.Level(0.1), 0.1, 0.002);
+  EXPECT_NEAR(uniform.Level(0.9), 0.9, 0.002);
+  // PITs piled at the ends (the distribution was too narrow): p10/p90 move outwards.
+  QuantileCalibrator narrow(50);
+  for (int i = 0; i < 10000; ++i) narrow.Record(i % 2 == 0 ? 0.01 * (i % 7) : 1 - 0.01 * (i % 7));
+  EXPECT_LT(narrow.Level(0.1), 0.1);
+  EXPECT_GT(narrow.Level(0.9), 0.9);
+}
+
+// Jobs of one user whose run times are log-normal (log2 sd 1.5 around 1 h): after a warm-up the
+// online p10..p90 interval must hold about 80% of the actual run times, and p10 < p50 < p90.
+TEST(HistoryEstimatorDistributionTest, CoverageOnASyntheticDistribution) {
+  std::mt19937_64 rng(12);
+  JobTable t;
+  for (int i = 0; i < 4000; ++i) {
+    const double d = std::exp2(std::log2(3600.0) + 1.5 * Normal(rng));
+    t.jobs.push_back(testing::JobBuilder()
+                         .Id(std::to_string(i))
+                         .User(i % 2 == 0 ? "alice" : "bob")
+                         .Gpus(1)
+                         .SubmitAt(i * 10000)
+                         .Runtime(std::max<int64_t>(1, static_cast<int64_t>(d)))
+                         .Build());
+  }
+  HistoryEstimator e;
+  auto preds = ReplayTrace(t, e);
+  ASSERT_EQ(preds.size(), t.jobs.size());
+  int covered = 0, n = 0;
+  for (const auto& p : preds) {
+    ASSERT_LE(p.p10_s, p.p50_s);
+    ASSERT_LE(p.p50_s, p.p90_s);
+    if (p.observed_before < 500) continue;
+    const double a = t.jobs[p.trace_index].duration.seconds_f();
+    covered += p.p10_s <= a && a <= p.p90_s;
+    ++n;
+  }
+  ASSERT_GT(n, 3000);
+  const double share = static_cast<double>(covered) / n;
+  EXPECT_GT(share, 0.75);
+  EXPECT_LT(share, 0.85);
+  EXPECT_GT(e.calibration_samples(), 3000);
+}
+
+TEST(HistoryEstimatorDistributionTest, DeterministicReplay) {
+  std::mt19937_64 rng(3);
+  JobTable t;
+  for (int i = 0; i < 500; ++i) {
+    t.jobs.push_back(testing::JobBuilder()
+                         .Id(std::to_string(i))
+                         .User("u" + std::to_string(rng() % 5))
+                         .Gpus(static_cast<int>(1 + rng() % 2))
+                         .SubmitAt(i * 100)
+                         .Runtime(static_cast<int64_t>(10 + rng() % 5000))
+                         .Build());
+  }
+  HistoryEstimator a, b;
+  auto pa = ReplayTrace(t, a);
+  auto pb = ReplayTrace(t, b);
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i].predicted_s, pb[i].predicted_s);
+    EXPECT_EQ(pa[i].p10_s, pb[i].p10_s);
+    EXPECT_EQ(pa[i].p90_s, pb[i].p90_s);
+    EXPECT_EQ(pa[i].tier, pb[i].tier);
+  }
+}
+
+// A cold start with a time limit uses the limit times the learnt ratio actual / limit.
+TEST(HistoryEstimatorDistributionTest, ColdStartLearnsTheLimitRatio) {
+  HistoryEstimator e;
+  for (int i = 0; i < 20; ++i) {
+    JobRecord j = testing::JobBuilder()
+                      .Id("a" + std::to_string(i))
+                      .User("alice")
+                      .Gpus(8)
+                      .Limit(10000)
+                      .Runtime(2500)
+                      .Build();
+    e.Observe(j, SimTime::FromSeconds(i));
+  }
+  JobRecord q = testing::JobBuilder().Id("q").User("newcomer").Gpus(1).Limit(4000).Build();
+  DetailedEstimate d = e.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(d.tier, "cold-start");
+  EXPECT_NEAR(d.estimate.duration.seconds_f(), 1000, 50);  // 4000 s x 0.25
+  EXPECT_NE(d.estimate.explanation.find("time limit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedmate::advisor
