@@ -314,20 +314,42 @@ TEST(HistoryCliTest, ReplayStopsAtMalformedRowsUnlessSkipping) {
 
 // Shared data: the Venus trace must reach >= 90% of jobs within 100% relative error, replayed
 // online from submit-time fields only (score_predictions.py's definition: |p - y| / y < 1, y >= 1).
-TEST(HistorySharedTest, VenusWithin100PercentAtLeast90) {
+// Issue 12's honest measure on Venus, online: within 100% stays >= 85%, within a factor of 2 beats
+// the history baseline (mean of the same user's last two jobs with the same GPU count: 53.6%),
+// and the p10-p90 interval holds 75-85% of the actual run times.
+TEST(HistorySharedTest, VenusPredictionsAreCalibratedAndWithinAFactorOfTwo) {
   SM_SKIP_WITHOUT_SHARED(trace, "traces/venus_sept2020_lucid/venus_sept2020_jobs.csv");
   TempDir dir;
   std::string out = dir.File("venus.csv");
   auto r =
       RunSchedmate("history replay --trace " + ShellQuote(trace) + " --out " + ShellQuote(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto pred = ReadPredictions(out);
+  struct Pred {
+    double point, p10, p90;
+  };
+  std::map<std::string, Pred> pred;
+  {
+    auto csv = ReadFileToString(out);
+    ASSERT_TRUE(csv.ok());
+    std::istringstream in(*csv);
+    std::string line;
+    std::getline(in, line);
+    ASSERT_EQ(line, "job_id,predicted_duration_s,p10_s,p50_s,p90_s");
+    while (std::getline(in, line)) {
+      std::vector<std::string> c;
+      std::stringstream ls(line);
+      std::string x;
+      while (std::getline(ls, x, ',')) c.push_back(x);
+      ASSERT_EQ(c.size(), 5u) << line;
+      pred[c[0]] = {std::stod(c[1]), std::stod(c[2]), std::stod(c[4])};
+    }
+  }
   auto text = ReadFileToString(trace);
   ASSERT_TRUE(text.ok());
   std::istringstream in(*text);
   std::string line;
   std::getline(in, line);  // header: job_id,...,duration_s at column 7
-  int64_t n = 0, hit = 0;
+  int64_t n = 0, within100 = 0, within2x = 0, covered = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> cols;
     std::stringstream ls(line);
@@ -336,11 +358,18 @@ TEST(HistorySharedTest, VenusWithin100PercentAtLeast90) {
     double y = std::max(std::stod(cols[7]), 1.0);
     ++n;
     auto it = pred.find(cols[0]);
-    if (it != pred.end() && std::abs(it->second - y) / y < 1.0) ++hit;
+    if (it == pred.end()) continue;
+    const Pred& p = it->second;
+    within100 += std::abs(p.point - y) / y < 1.0;
+    within2x += p.point >= y / 2 && p.point <= y * 2;
+    covered += y >= p.p10 && y <= p.p90;
   }
   ASSERT_GT(n, 20000);
   EXPECT_EQ(static_cast<int64_t>(pred.size()), n);
-  EXPECT_GE(static_cast<double>(hit) / n, 0.90);
+  EXPECT_GE(static_cast<double>(within100) / n, 0.85);
+  EXPECT_GE(static_cast<double>(within2x) / n, 0.54);
+  EXPECT_GE(static_cast<double>(covered) / n, 0.75);
+  EXPECT_LE(static_cast<double>(covered) / n, 0.85);
 }
 
 }  // namespace
