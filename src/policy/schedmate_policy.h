@@ -46,7 +46,8 @@
 // default checkpoint/restore cost (Lucid's 40 s, 60 s above 8 GPUs), the ranker has no knobs
 // beyond its histogram resolution (see gittins_ranker.h). The policy assumes the default cost;
 // a backend configured with another one should pass it in SchedmateOptions.
-// Measured (Helios Venus, 15 VCs, advisor estimates, no future leak): average JCT 12,623 s
+// Measured (Helios Venus, 15 VCs, advisor estimates, no future leak): average JCT 12,631 s with
+// the window-mode point estimate (12,623 s with the earlier median point)
 // against 13,260 s for lucid with Lucid's own EBM estimates; p99 274,977 s against 280,487 s.
 
 #include <optional>
