@@ -182,6 +182,10 @@ void RunServe(const ServeFlags& f) {
   if (f.restore) {  // Load() restored what an earlier process left; this repeats it, reporting
     auto r = companion.RestorePriorities("schedmate serve --restore");
     if (!r.ok()) Fail(r.status());
+    const service::RestoreSummary& at_load = companion.RestoredAtLoad();
+    r->restored += at_load.restored;
+    r->not_needed += at_load.not_needed;
+    r->skipped += at_load.skipped;
     print_restore(*r);
     if (r->failed > 0) std::exit(1);
     return;

@@ -171,6 +171,7 @@ Status Companion::Load() {
     auto restored = RestoreLocked("restart after an unclean stop: putting back the priorities "
                                   "an earlier schedmate set");
     restore_pending_ = !restored.ok() || restored->failed > 0;
+    if (restored.ok()) restored_at_load_ = *restored;
   }
   // What was recorded before a restart is visible at once, before the first tick.
   Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());

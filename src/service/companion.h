@@ -163,6 +163,8 @@ class Companion {
   // `why` as its reason. Call after Run() returned (serve does on SIGTERM/SIGINT) or instead of
   // it (`serve --restore`). Thread-safe.
   Result<RestoreSummary> RestorePriorities(const std::string& why);
+  // What Load() put back (zero when nothing was outstanding).
+  const RestoreSummary& RestoredAtLoad() const { return restored_at_load_; }
   // One pass (see the file comment). Returns the Slurm error when the queue could not be read
   // (the previous view stays, marked slurm_ok=false).
   Status Tick();
@@ -267,6 +269,7 @@ class Companion {
   std::map<std::string, int64_t> dry_planned_;        // dry run: last value recorded per job
   std::string priority_type_;                         // "" until asked
   bool restore_pending_ = false;  // an earlier process left priorities to put back
+  RestoreSummary restored_at_load_;
   SchedulingView scheduling_;
   bool quiet_ = false;  // records of stale runs are not announced to the sink
   PredictionErrorStats prediction_error_;
