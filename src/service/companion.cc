@@ -939,10 +939,16 @@ void Companion::OrderQueue(SimTime now) {
     a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
       // Recorded before Slurm is asked: a crash in between leaves a record a restore resolves
       // (the job then still has its original, "not_needed"), never a change nobody knows of.
+      PriorityRecord& rec = priorities_[c.job_id];
+      const PriorityRecord before = rec;
       SM_RETURN_IF_ERROR(deps_.store.SetOurPriority(c.job_id, c.to));
-      priorities_[c.job_id].ours = c.to;
-      priorities_[c.job_id].restore.clear();
-      SM_RETURN_IF_ERROR(deps_.backend.SetPriority(c.job_id, c.to));
+      rec.ours = c.to;
+      rec.restore.clear();
+      if (Status s = deps_.backend.SetPriority(c.job_id, c.to); !s.ok()) {
+        rec = before;  // Slurm kept the value it had: so does the record
+        (void)deps_.store.PutPriority(rec);
+        return s;
+      }
       return fmt::format("priority {} -> {}", c.from, c.to);
     });
     if (a.outcome == "done") {
