@@ -311,6 +311,11 @@ def report(out):
           "| timeouts |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    if sims:
+        print("\nSimulator, same jobs and estimates, 16 GPUs: " + "; ".join(
+            f"{p} avg JCT {sim_summary(sims[p], p)['avg_jct']:.1f} s, makespan "
+            f"{sim_summary(sims[p], p)['makespan']:.0f} s" for p in sims) +
+              " (the simulator's schedmate preempts; the live order mode never does).")
 
 
 if __name__ == "__main__":
