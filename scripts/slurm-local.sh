@@ -16,6 +16,8 @@
 #   SLURM_CPUS           CPUs advertised per node                        default 8
 #   SLURM_PORT_BASE      slurmctld listens on BASE+7, nodes on BASE+101.. default 16910
 #   SCHEDMATE_URL        where job_submit.lua asks for estimates         default http://127.0.0.1:8787
+#   SLURM_OVERTIME_LIMIT minutes a job may run past its time limit       default 0 (Slurm's)
+#                        (UNLIMITED for bench/slurm_order: limits set from predictions never kill)
 # Clients need SLURM_CONF: `source $SCHEDMATE_SLURM_DIR/env.sh` after start.
 set -euo pipefail
 
@@ -25,6 +27,7 @@ GPUS=${SLURM_GPUS:-8}
 CPUS=${SLURM_CPUS:-8}
 PORT_BASE=${SLURM_PORT_BASE:-16910}
 SCHEDMATE_URL=${SCHEDMATE_URL:-http://127.0.0.1:8787}
+OVERTIME=${SLURM_OVERTIME_LIMIT:-0}
 CTLD_PORT=$((PORT_BASE + 7))
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LUA_SRC=$REPO/src/slurm/job_submit.lua
@@ -102,6 +105,7 @@ ReturnToService=2
 SlurmdTimeout=30
 KillWait=5
 MinJobAge=300
+OverTimeLimit=$OVERTIME
 JobSubmitPlugins=lua
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt

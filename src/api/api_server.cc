@@ -409,6 +409,17 @@ void ApiServer::Routes() {
     SendJson(res, json{{"dry_run", v->dry_run}, {"actions", std::move(out)}});
   });
 
+  s.Get("/v1/scheduling", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = ToJson(v->scheduling);
+    out["dry_run"] = v->dry_run;
+    json changes = json::array();
+    for (const auto& a : v->actions)
+      if (a.kind == "priority" || a.kind == "restore") changes.push_back(ToJson(a));
+    out["recent_changes"] = std::move(changes);
+    SendJson(res, out);
+  });
+
   s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
     json out = json::array();
@@ -542,6 +553,18 @@ void ApiServer::Routes() {
       out += fmt::format("schedmate_actions_total{{kind=\"{}\",outcome=\"{}\"}} {}\n",
                          PromEscape(key.substr(0, colon)), PromEscape(key.substr(colon + 1)), n);
     }
+    metric("schedmate_priority_changes_total", "counter",
+           "job priorities set by the order mode since start");
+    out += fmt::format("schedmate_priority_changes_total {}\n", v->scheduling.changes_total);
+    metric("schedmate_priorities_restored_total", "counter",
+           "original priorities put back since start");
+    out += fmt::format("schedmate_priorities_restored_total {}\n", v->scheduling.restored_total);
+    metric("schedmate_priorities_outstanding", "gauge",
+           "pending jobs holding a priority schedmate set");
+    out += fmt::format("schedmate_priorities_outstanding {}\n", v->scheduling.outstanding);
+    metric("schedmate_longest_wait_seconds", "gauge", "longest current wait of a pending job");
+    out += fmt::format("schedmate_longest_wait_seconds {}\n",
+                       v->scheduling.longest_wait.seconds());
     metric("schedmate_estimates_served_total", "counter", "submit-time estimates answered");
     out += fmt::format("schedmate_estimates_served_total {}\n", v->estimates_served);
     metric("schedmate_tracked_logs", "gauge", "job logs being tailed");

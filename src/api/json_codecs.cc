@@ -134,6 +134,38 @@ json ToJson(const service::ActionRecord& a) {
   return out;
 }
 
+json ToJson(const service::SchedulingView& s) {
+  json ranking = json::array();
+  for (const auto& r : s.ranking) {
+    ranking.push_back(json{{"job_id", r.job_id},
+                           {"partition", r.partition},
+                           {"rank", r.rank},
+                           {"reason", service::RankReasonName(r.reason)},
+                           {"priority", r.current},
+                           {"target_priority", r.target},
+                           {"waited_s", r.waited.seconds()},
+                           {"predicted_s", r.predicted.seconds()}});
+  }
+  json left = json::array();
+  for (const auto& [id, why] : s.left_alone) left.push_back(json{{"job_id", id}, {"why", why}});
+  return json{{"mode", service::SchedulingModeName(s.mode)},
+              {"policy", s.policy},
+              {"max_changes_per_pass", s.max_changes_per_pass},
+              {"max_wait_s", s.max_wait.seconds()},
+              {"priority_type", s.priority_type},
+              {"last_pass", s.last_pass ? json(s.last_pass->seconds()) : json(nullptr)},
+              {"planned", s.planned},
+              {"applied", s.applied},
+              {"deferred", s.deferred},
+              {"changes_total", s.changes_total},
+              {"restored_total", s.restored_total},
+              {"outstanding", s.outstanding},
+              {"longest_wait_s", s.longest_wait.seconds()},
+              {"last_error", s.last_error},
+              {"ranking", std::move(ranking)},
+              {"left_alone", std::move(left)}};
+}
+
 json ToJson(const service::MetricSample& m) {
   return json{{"at", m.at.seconds()},        {"step", Opt(m.step)},
               {"loss", Opt(m.loss)},         {"step_time_s", Opt(m.step_time_s)},

@@ -19,6 +19,8 @@ nlohmann::json ToJson(const service::JobView& v, bool detail);
 nlohmann::json ToJson(const slurm::SlurmNode& n);
 nlohmann::json ToJson(const service::FailureRecord& f);
 nlohmann::json ToJson(const service::ActionRecord& a);
+// GET /v1/scheduling: the order mode's state and its last ranking.
+nlohmann::json ToJson(const service::SchedulingView& s);
 nlohmann::json ToJson(const service::MetricSample& m);
 nlohmann::json ToJson(const service::SubmitAdvice& a);
 nlohmann::json ToJson(const store::StoredJob& j);

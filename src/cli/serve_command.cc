@@ -48,6 +48,9 @@ struct ServeFlags {
   std::string llm_engine;
   std::string llm_config;
   bool allow_remote = false;
+  std::string mode;
+  std::string order_policy;
+  bool restore = false;
 };
 
 template <typename T>
@@ -117,6 +120,11 @@ void RunServe(const ServeFlags& f) {
     config.submit_policy = parsed->submit_policy;
   }
   if (f.allow_remote) config.allow_remote = true;
+  if (!f.mode.empty()) {
+    config.scheduling_mode =
+        f.mode == "order" ? service::SchedulingMode::kOrder : service::SchedulingMode::kAdvise;
+  }
+  if (!f.order_policy.empty()) config.order_policy = f.order_policy;
   std::string token_file = !f.token_file.empty() ? f.token_file : config.token_file;
   std::string token = config.token;
   if (!token_file.empty()) token = ReadTokenFile(token_file);
@@ -165,6 +173,23 @@ void RunServe(const ServeFlags& f) {
                                 *engines.tracker, *engines.diagnoser, clock},
                                config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
+  auto print_restore = [](const service::RestoreSummary& r) {
+    PrintJson({{"restored", r.restored},
+               {"not_needed", r.not_needed},
+               {"skipped", r.skipped},
+               {"failed", r.failed}});
+  };
+  if (f.restore) {  // Load() restored what an earlier process left; this repeats it, reporting
+    auto r = companion.RestorePriorities("schedmate serve --restore");
+    if (!r.ok()) Fail(r.status());
+    const service::RestoreSummary& at_load = companion.RestoredAtLoad();
+    r->restored += at_load.restored;
+    r->not_needed += at_load.not_needed;
+    r->skipped += at_load.skipped;
+    print_restore(*r);
+    if (r->failed > 0) std::exit(1);
+    return;
+  }
   // One line per automated action on stderr (the journal), besides the database and the API.
   companion.SetActionSink([](const service::ActionRecord& a) {
     std::string who = a.node.empty() ? "job " + a.job_id
@@ -202,7 +227,12 @@ void RunServe(const ServeFlags& f) {
   std::cerr << exposure << "schedmate serve: http://" << config.listen << ":" << server.port()
             << " (poll " << FormatDuration(config.poll_interval) << ", submit policy "
             << service::SubmitPolicyName(config.submit_policy)
-            << (config.dry_run ? ", DRY RUN" : "")
+            << (config.dry_run ? ", DRY RUN" : "") << ", scheduling "
+            << service::SchedulingModeName(config.scheduling_mode)
+            << (config.scheduling_mode == service::SchedulingMode::kOrder
+                    ? " by " + config.order_policy + ", at most " +
+                          std::to_string(config.max_changes_per_pass) + " changes per pass"
+                    : std::string())
             << (token.empty() ? ", no API token: state changes disabled" : "") << ", log reads "
             << service::LogAccessName(config.serve_logs) << ")\n"
             << "schedmate serve: engines " << engines.description << "\n"
@@ -213,6 +243,20 @@ void RunServe(const ServeFlags& f) {
   std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
   companion.Stop();
   loop.join();
+  // Order mode's changes are undone before the API goes: Slurm's own priorities come back.
+  if (auto r = companion.RestorePriorities(
+          fmt::format("schedmate serve stopping (signal {}): putting back original priorities", sig));
+      r.ok()) {
+    if (r->restored + r->skipped + r->failed > 0) {
+      std::cerr << fmt::format(
+          "schedmate serve: priorities restored {}, not needed {}, left as changed by others {}, "
+          "failed {}\n",
+          r->restored, r->not_needed, r->skipped, r->failed);
+    }
+  } else {
+    std::cerr << "schedmate serve: restoring priorities: " << r.status().message()
+              << " (they are put back at the next start or by `schedmate serve --restore`)\n";
+  }
   server.Stop();
 }
 
@@ -262,6 +306,16 @@ void RegisterServeCommands(CLI::App& app) {
   cmd->add_option("--llm-config", flags->llm_config,
                   "LLM configuration YAML (overrides llm.config; default $SCHEDMATE_LLM_CONFIG, "
                   "else the SCHEDMATE_LLM_* environment)");
+  cmd->add_option("--mode", flags->mode,
+                  "advise (predictions and limits only) or order (also rank the pending queue "
+                  "through job priorities) (overrides scheduling.mode)")
+      ->check(CLI::IsMember({"advise", "order"}));
+  cmd->add_option("--order-policy", flags->order_policy,
+                  "Policy that ranks the queue in order mode (overrides scheduling.policy)")
+      ->check(CLI::IsMember({"fifo", "sjf", "srtf", "qssf", "tiresias", "lucid", "schedmate"}));
+  cmd->add_flag("--restore", flags->restore,
+                "Put back the original priority of every job schedmate reordered, print a "
+                "summary and exit (no API, no passes)");
   cmd->add_option("--ticks", flags->ticks,
                   "Run this many passes without the API, print a summary and exit")
       ->check(CLI::Range(1, 1000000));

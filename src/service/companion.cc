@@ -114,10 +114,22 @@ Companion::Companion(CompanionDeps deps, ServiceConfig config)
   auto view = std::make_shared<ServiceView>();
   view->dry_run = config_.dry_run;
   view_ = view;
+  scheduling_.mode = config_.scheduling_mode;
+  scheduling_.policy = config_.order_policy;
+  scheduling_.max_changes_per_pass = config_.max_changes_per_pass;
+  scheduling_.max_wait = config_.max_wait;
 }
 
 Status Companion::Load() {
   std::lock_guard lock(engine_mu_);
+  OrderOptions order;
+  order.policy = config_.order_policy;
+  order.max_changes = config_.max_changes_per_pass;
+  order.max_wait = config_.max_wait;
+  order.priority_min = config_.priority_min;
+  order.priority_max = config_.priority_max;
+  SM_ASSIGN_OR_RETURN(QueueOrderer orderer, QueueOrderer::Create(order));
+  orderer_.emplace(std::move(orderer));
   SM_ASSIGN_OR_RETURN(auto cursor, deps_.store.GetValue(kCursorKey));
   if (cursor) {
     auto parts = Split(*cursor, ':');
@@ -152,6 +164,15 @@ Status Companion::Load() {
   }
   // Captured logs are other users' output: only the service's user may read them.
   SM_RETURN_IF_ERROR(EnsurePrivateDir(config_.CapturedLogDir()));
+  // Priorities an earlier process set and never put back (it was killed): back to Slurm's own
+  // now, or at the first tick when Slurm does not answer yet.
+  SM_ASSIGN_OR_RETURN(auto outstanding, deps_.store.OutstandingPriorities());
+  if (!outstanding.empty() && !config_.dry_run) {
+    auto restored = RestoreLocked("restart after an unclean stop: putting back the priorities "
+                                  "an earlier schedmate set");
+    restore_pending_ = !restored.ok() || restored->failed > 0;
+    if (restored.ok()) restored_at_load_ = *restored;
+  }
   // What was recorded before a restart is visible at once, before the first tick.
   Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
   return Status::Ok();
@@ -768,6 +789,265 @@ void Companion::EstimateStarts(SimTime now) {
   }
 }
 
+namespace {
+
+constexpr int64_t kBasicPriorityTop = 4294901760;  // priority/basic numbers jobs down from here
+constexpr int64_t kBasicPriorityBand = 100'000'000;
+
+bool IsHeld(const slurm::SlurmJob& j) {
+  return j.priority == 0 || StartsWith(j.reason, "JobHeld") ||
+         j.reason == "job_requeued_in_held_state";
+}
+
+}  // namespace
+
+Result<std::string> Companion::PriorityTypeLocked() {
+  if (priority_type_.empty()) {
+    SM_ASSIGN_OR_RETURN(priority_type_, deps_.backend.PriorityType());
+    scheduling_.priority_type = priority_type_;
+  }
+  return priority_type_;
+}
+
+PriorityRecord& Companion::PriorityFor(const slurm::SlurmJob& job, SimTime now,
+                                       const std::vector<std::string>* computed) {
+  auto it = priorities_.find(job.id);
+  if (it != priorities_.end() && it->second.submit == job.submit) return it->second;
+  auto stored = deps_.store.FindPriority(job.id);
+  if (stored.ok() && stored->has_value() && (*stored)->submit == job.submit) {
+    return priorities_[job.id] = **stored;
+  }
+  PriorityRecord r;
+  r.job_id = job.id;
+  r.submit = job.submit;
+  r.original = job.priority;
+  r.nice = job.nice;
+  r.first_seen = now;
+  if (computed != nullptr) {  // priority/multifactor: sprio lists the jobs it computes
+    r.explicit_priority = !std::binary_search(computed->begin(), computed->end(), job.id);
+  } else {  // priority/basic numbers jobs downwards from 0xffff0000
+    r.explicit_priority =
+        job.priority > kBasicPriorityTop || job.priority <= kBasicPriorityTop - kBasicPriorityBand;
+  }
+  if (job.nice != 0 && !config_.reorder_nice) {
+    r.left_alone = fmt::format("the user set --nice={} (scheduling.reorder_nice is false)",
+                               job.nice);
+  } else if (r.explicit_priority && !config_.reorder_explicit_priority) {
+    r.left_alone = fmt::format(
+        "its priority {} was set explicitly (scheduling.reorder_explicit_priority is false)",
+        job.priority);
+  }
+  (void)deps_.store.PutPriority(r);
+  return priorities_[job.id] = r;
+}
+
+void Companion::OrderQueue(SimTime now) {
+  scheduling_.last_error.clear();
+  auto type = PriorityTypeLocked();
+  if (!type.ok()) {
+    scheduling_.last_error = "reading PriorityType: " + type.status().message();
+    return;
+  }
+  // Under multifactor, a job sprio does not list had its priority set by someone.
+  std::optional<std::vector<std::string>> computed;
+  bool any_new = false;
+  for (const auto& [id, t] : tracked_) {
+    if (t.missing_ticks == 0 && t.job.state == "PENDING" && !priorities_.count(id)) any_new = true;
+  }
+  if (any_new && *type == "priority/multifactor") {
+    auto ids = deps_.backend.ComputedPriorityJobs();
+    if (!ids.ok()) {
+      scheduling_.last_error = "sprio: " + ids.status().message();
+      return;
+    }
+    computed = std::move(*ids);
+  }
+  std::vector<OrderJob> jobs;
+  scheduling_.left_alone.clear();
+  scheduling_.longest_wait = Duration::Zero();
+  std::set<std::string> pending;
+  for (auto& [id, t] : tracked_) {
+    if (t.missing_ticks > 0 || t.job.state != "PENDING") continue;
+    pending.insert(id);
+    scheduling_.longest_wait = std::max(scheduling_.longest_wait, now - t.job.submit);
+    if (IsHeld(t.job)) {
+      scheduling_.left_alone[id] = "held";
+      continue;
+    }
+    PriorityRecord& rec = PriorityFor(t.job, now, computed ? &*computed : nullptr);
+    if (rec.left_alone.empty() && rec.ours && *rec.ours != t.job.priority &&
+        t.job.priority != rec.original) {
+      rec.left_alone = fmt::format(
+          "its priority was changed outside schedmate ({} set, Slurm shows {}); left alone",
+          *rec.ours, t.job.priority);
+      (void)deps_.store.PutPriority(rec);
+    }
+    if (!rec.left_alone.empty()) {
+      scheduling_.left_alone[id] = rec.left_alone;
+      continue;
+    }
+    OrderJob j;
+    j.id = id;
+    j.user = t.job.user;
+    j.partition = t.job.partition;
+    j.nodes = std::max(1, t.job.nodes);
+    j.gpus_per_node = t.job.gpus_per_node;
+    j.gpus = t.job.gpus;
+    j.submit = t.job.submit;
+    // No prediction yet: the user's limit, else an hour (ranked as a long job).
+    j.predicted = t.prediction ? t.prediction->duration
+                  : t.job.time_limit_min ? Duration::Minutes(*t.job.time_limit_min)
+                                         : Duration::Hours(1);
+    j.priority = t.job.priority;
+    j.ours = rec.ours && *rec.ours == t.job.priority;
+    jobs.push_back(std::move(j));
+  }
+  // Records of jobs that left the queue are dropped from memory (the store keeps them).
+  for (auto it = priorities_.begin(); it != priorities_.end();) {
+    it = pending.count(it->first) ? std::next(it) : priorities_.erase(it);
+  }
+  for (auto it = dry_planned_.begin(); it != dry_planned_.end();) {
+    it = pending.count(it->first) ? std::next(it) : dry_planned_.erase(it);
+  }
+  std::vector<OrderNode> nodes;
+  for (const auto& n : nodes_) {
+    nodes.push_back({n.name, n.partitions, n.gpus_total, n.gpus_used, n.available()});
+  }
+  auto plan = orderer_->Plan({now, nodes, jobs});
+  if (!plan.ok()) {
+    scheduling_.last_error = plan.status().message();
+    return;
+  }
+  scheduling_.last_pass = now;
+  scheduling_.ranking = plan->ranking;
+  scheduling_.planned = static_cast<int64_t>(plan->changes.size()) + plan->deferred;
+  scheduling_.deferred = plan->deferred;
+  scheduling_.applied = 0;
+  for (const PriorityChange& c : plan->changes) {
+    if (config_.dry_run) {
+      auto d = dry_planned_.find(c.job_id);
+      if (d != dry_planned_.end() && d->second == c.to) continue;  // recorded already
+      dry_planned_[c.job_id] = c.to;
+    }
+    ActionRecord a;
+    a.at = now;
+    a.job_id = c.job_id;
+    a.kind = "priority";
+    a.reason = c.reason;
+    a.outcome = "planned";
+    a.detail = fmt::format("would set priority {} -> {}", c.from, c.to);
+    a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
+      // Recorded before Slurm is asked: a crash in between leaves a record a restore resolves
+      // (the job then still has its original, "not_needed"), never a change nobody knows of.
+      PriorityRecord& rec = priorities_[c.job_id];
+      const PriorityRecord before = rec;
+      SM_RETURN_IF_ERROR(deps_.store.SetOurPriority(c.job_id, c.to));
+      rec.ours = c.to;
+      rec.restore.clear();
+      if (Status s = deps_.backend.SetPriority(c.job_id, c.to); !s.ok()) {
+        rec = before;  // Slurm kept the value it had: so does the record
+        (void)deps_.store.PutPriority(rec);
+        return s;
+      }
+      return fmt::format("priority {} -> {}", c.from, c.to);
+    });
+    if (a.outcome == "done") {
+      ++scheduling_.changes_total;
+      auto t = tracked_.find(c.job_id);
+      if (t != tracked_.end()) t->second.job.priority = c.to;  // until the next squeue
+    }
+    if (a.outcome == "done" || a.outcome == "dry-run") ++scheduling_.applied;
+  }
+  int64_t outstanding = 0;
+  for (const auto& [id, r] : priorities_) outstanding += r.ours && r.restore.empty() ? 1 : 0;
+  scheduling_.outstanding = outstanding;
+}
+
+Result<RestoreSummary> Companion::RestorePriorities(const std::string& why) {
+  std::lock_guard lock(engine_mu_);
+  auto out = RestoreLocked(why);
+  Publish(deps_.clock.Now(), slurm_ok_, last_error_, last_tick_);
+  return out;
+}
+
+Result<RestoreSummary> Companion::RestoreLocked(const std::string& why) {
+  RestoreSummary sum;
+  SM_ASSIGN_OR_RETURN(auto outstanding, deps_.store.OutstandingPriorities());
+  if (outstanding.empty()) return sum;
+  SM_ASSIGN_OR_RETURN(auto jobs, deps_.backend.ListJobs());
+  SM_ASSIGN_OR_RETURN(std::string type, PriorityTypeLocked());
+  std::map<std::string, const slurm::SlurmJob*> by_id;
+  for (const auto& j : jobs) by_id[j.id] = &j;
+  const SimTime now = deps_.clock.Now();
+  for (const PriorityRecord& r : outstanding) {
+    auto it = by_id.find(r.job_id);
+    const slurm::SlurmJob* j =
+        it != by_id.end() && it->second->submit == r.submit ? it->second : nullptr;
+    auto settle = [&](const std::string& outcome) {
+      (void)deps_.store.SetPriorityRestore(r.job_id, outcome);
+      if (auto p = priorities_.find(r.job_id); p != priorities_.end()) p->second.restore = outcome;
+    };
+    ActionRecord a;
+    a.at = now;
+    a.job_id = r.job_id;
+    a.kind = "restore";
+    a.reason = why;
+    a.outcome = "planned";
+    if (j == nullptr || j->state != "PENDING") {
+      settle("not_needed");
+      ++sum.not_needed;
+      continue;  // nothing to put back: not worth an action record
+    }
+    const bool interrupted = r.restore == "restoring";  // a hold/release restore was cut short
+    if (interrupted && IsHeld(*j)) {
+      a.detail = "would release the job a restore had held";
+      a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
+        SM_RETURN_IF_ERROR(deps_.backend.Release(r.job_id));
+        return "released: priority/multifactor computes its priority again";
+      });
+    } else if (j->priority == r.original) {
+      settle("not_needed");
+      ++sum.not_needed;
+      continue;
+    } else if (!r.ours || j->priority != *r.ours || IsHeld(*j)) {
+      a.outcome = "skipped";
+      a.detail = fmt::format(
+          "priority is {} (schedmate set {}): changed or held by someone else since, left as is",
+          j->priority, r.ours.value_or(0));
+      settle("skipped");
+      ++sum.skipped;
+      RunAction(a, nullptr);
+      continue;
+    } else if (type == "priority/multifactor" && !r.explicit_priority) {
+      a.detail = fmt::format("would hold and release (priority {}: multifactor recomputes it)",
+                             j->priority);
+      a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
+        SM_RETURN_IF_ERROR(deps_.store.SetPriorityRestore(r.job_id, "restoring"));
+        SM_RETURN_IF_ERROR(deps_.backend.Hold(r.job_id));
+        SM_RETURN_IF_ERROR(deps_.backend.Release(r.job_id));
+        return fmt::format("held and released: priority/multifactor computes it again (was {})",
+                           j->priority);
+      });
+    } else {
+      a.detail = fmt::format("would set priority {} -> {} (the original)", j->priority, r.original);
+      a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
+        SM_RETURN_IF_ERROR(deps_.backend.SetPriority(r.job_id, r.original));
+        return fmt::format("priority {} -> {} (the original)", j->priority, r.original);
+      });
+    }
+    if (a.outcome == "done") {
+      settle("restored");
+      ++sum.restored;
+      ++scheduling_.restored_total;
+    } else if (a.outcome == "failed") {
+      ++sum.failed;
+    }
+  }
+  scheduling_.outstanding = 0;
+  for (const auto& [id, r] : priorities_) scheduling_.outstanding += r.ours && r.restore.empty();
+  return sum;
+}
+
 Status Companion::Tick() {
   Stopwatch watch;
   SimTime now = deps_.clock.Now();
@@ -865,6 +1145,12 @@ Status Companion::Tick() {
     }
   }
   EstimateStarts(now);
+  if (restore_pending_) {
+    auto restored = RestoreLocked("restart after an unclean stop: putting back the priorities "
+                                  "an earlier schedmate set");
+    restore_pending_ = !restored.ok() || restored->failed > 0;
+  }
+  if (config_.scheduling_mode == SchedulingMode::kOrder && !restore_pending_) OrderQueue(now);
   slurm_ok_ = true;
   last_error_ = error;
   Publish(now, true, error, Duration::FromSecondsF(watch.ElapsedSeconds()));
@@ -889,6 +1175,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->estimates_served = estimates_served_.load();
   view->tracked_logs = static_cast<int64_t>(deps_.tracker.Tracked());
   view->dry_run = config_.dry_run;
+  view->scheduling = scheduling_;
   view->jobs.reserve(tracked_.size());
   for (const auto& [id, t] : tracked_) {
     if (t.missing_ticks > 0) continue;

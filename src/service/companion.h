@@ -54,6 +54,7 @@
 #include "core/clock.h"
 #include "service/log_access.h"
 #include "service/ports.h"
+#include "service/queue_orderer.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
 #include "service/start_estimator.h"
@@ -79,6 +80,34 @@ struct PredictionErrorStats {
   double sum_abs_rel_error = 0;  // |pred - actual| / actual
 };
 
+// The order mode's state for the API (GET /v1/scheduling) and the dashboard.
+struct SchedulingView {
+  SchedulingMode mode = SchedulingMode::kAdvise;
+  std::string policy;
+  int max_changes_per_pass = 0;
+  Duration max_wait;
+  std::string priority_type;           // slurm.conf's PriorityType ("" until asked)
+  std::optional<SimTime> last_pass;    // last ordering pass
+  std::vector<RankedJob> ranking;      // of the last pass, by partition then rank
+  int64_t planned = 0;                 // changes the last pass wanted (before the cap)
+  int64_t applied = 0;                 // changes the last pass made (or recorded, dry run)
+  int64_t deferred = 0;                // left for later passes by the cap
+  int64_t changes_total = 0;           // priority changes made since start
+  int64_t restored_total = 0;          // priorities put back since start
+  int64_t outstanding = 0;             // jobs holding a priority schedmate set
+  std::map<std::string, std::string> left_alone;  // pending job -> why it is not reordered
+  Duration longest_wait;               // longest current wait among pending jobs
+  std::string last_error;
+};
+
+// What a restore did (RestorePriorities).
+struct RestoreSummary {
+  int64_t restored = 0;    // put back
+  int64_t not_needed = 0;  // the job started, ended, is gone or already had its original
+  int64_t skipped = 0;     // someone else changed the priority since (theirs stands), or held
+  int64_t failed = 0;      // Slurm refused; still outstanding
+};
+
 // What the API shows: a consistent snapshot taken at the end of a tick.
 struct ServiceView {
   SimTime updated_at;
@@ -99,6 +128,7 @@ struct ServiceView {
   int64_t estimates_served = 0;
   int64_t tracked_logs = 0;
   bool dry_run = false;
+  SchedulingView scheduling;
 };
 
 struct CompanionDeps {
@@ -121,8 +151,20 @@ class Companion {
   // Every reference in `deps` must outlive the Companion.
   Companion(CompanionDeps deps, ServiceConfig config);
 
-  // Restores cursors and recent failures/actions from the store. Call once before Tick().
+  // Restores cursors and recent failures/actions from the store, and puts back the original
+  // priority of every job an earlier process reordered and did not restore (it was killed):
+  // every start begins from Slurm's own priorities. Call once before Tick(). kInvalidArgument
+  // for an unusable scheduling configuration.
   Status Load();
+  // Order mode's undo: every pending job that still holds a priority schedmate set gets its
+  // original back (priority/basic, or a priority someone had set: the recorded value;
+  // priority/multifactor: hold + release, so the plugin computes it again). Jobs whose priority
+  // someone else changed since keep it. Each restore is an action of kind "restore" with
+  // `why` as its reason. Call after Run() returned (serve does on SIGTERM/SIGINT) or instead of
+  // it (`serve --restore`). Thread-safe.
+  Result<RestoreSummary> RestorePriorities(const std::string& why);
+  // What Load() put back (zero when nothing was outstanding).
+  const RestoreSummary& RestoredAtLoad() const { return restored_at_load_; }
   // One pass (see the file comment). Returns the Slurm error when the queue could not be read
   // (the previous view stays, marked slurm_ok=false).
   Status Tick();
@@ -190,6 +232,13 @@ class Companion {
                                             const std::vector<std::string>& wanted,
                                             std::string& note) const;
   void EstimateStarts(SimTime now);
+  // Order mode: one ranking and bounded priority plan per pass (queue_orderer.h), applied.
+  void OrderQueue(SimTime now);
+  // The job's PriorityRecord, created (original, nice, explicit?) at first sight.
+  PriorityRecord& PriorityFor(const slurm::SlurmJob& job, SimTime now,
+                              const std::vector<std::string>* computed);
+  Result<RestoreSummary> RestoreLocked(const std::string& why);
+  Result<std::string> PriorityTypeLocked();
   // The nudge described at awaiting_release_, for one job seen in the queue.
   void NudgeRelease(const slurm::SlurmJob& job, SimTime now);
   void Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took);
@@ -214,6 +263,14 @@ class Companion {
   // starts now rather than at Slurm's next scheduling cycle. Rebuilt from the actions at Load().
   std::map<std::string, SimTime> awaiting_release_;
   std::function<void(const ActionRecord&)> action_sink_;
+  // Order mode.
+  std::optional<QueueOrderer> orderer_;
+  std::map<std::string, PriorityRecord> priorities_;  // tracked pending jobs' records
+  std::map<std::string, int64_t> dry_planned_;        // dry run: last value recorded per job
+  std::string priority_type_;                         // "" until asked
+  bool restore_pending_ = false;  // an earlier process left priorities to put back
+  RestoreSummary restored_at_load_;
+  SchedulingView scheduling_;
   bool quiet_ = false;  // records of stale runs are not announced to the sink
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;

@@ -25,6 +25,10 @@ std::string_view SubmitPolicyName(SubmitPolicy p) {
   return "off";
 }
 
+std::string_view SchedulingModeName(SchedulingMode m) {
+  return m == SchedulingMode::kOrder ? "order" : "advise";
+}
+
 std::string_view LogAccessName(LogAccess a) {
   switch (a) {
     case LogAccess::kToken:
@@ -201,6 +205,37 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["actions"]["hold_after_budget"] = boolean(&ServiceConfig::hold_after_budget);
   s["actions"]["hold_unknown"] = boolean(&ServiceConfig::hold_unknown);
   s["actions"]["annotate_comment"] = boolean(&ServiceConfig::annotate_comment);
+  s["scheduling"]["mode"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                               ServiceConfig& c) -> Status {
+    std::string v;
+    SM_RETURN_IF_ERROR(r.String(n, k, v));
+    for (auto m : {SchedulingMode::kAdvise, SchedulingMode::kOrder}) {
+      if (ToLower(v) == SchedulingModeName(m)) {
+        c.scheduling_mode = m;
+        return Status::Ok();
+      }
+    }
+    return r.Error(n, k, fmt::format("expected advise or order; got '{}'", v));
+  };
+  s["scheduling"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                                 ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.order_policy));
+    static const char* kKnown[] = {"fifo", "sjf", "srtf", "qssf", "tiresias", "lucid", "schedmate"};
+    for (const char* known : kKnown)
+      if (c.order_policy == known) return Status::Ok();
+    return r.Error(n, k,
+                   fmt::format("expected one of fifo, sjf, srtf, qssf, tiresias, lucid, "
+                               "schedmate; got '{}'",
+                               c.order_policy));
+  };
+  s["scheduling"]["max_changes_per_pass"] =
+      int32(&ServiceConfig::max_changes_per_pass, 0, 100000);
+  s["scheduling"]["max_wait_s"] = seconds(&ServiceConfig::max_wait, 1, 365.0 * 86400);
+  s["scheduling"]["reorder_nice"] = boolean(&ServiceConfig::reorder_nice);
+  s["scheduling"]["reorder_explicit_priority"] =
+      boolean(&ServiceConfig::reorder_explicit_priority);
+  s["scheduling"]["priority_min"] = int64(&ServiceConfig::priority_min, 1, 4294967293);
+  s["scheduling"]["priority_max"] = int64(&ServiceConfig::priority_max, 1, 4294967293);
   s["tracker"]["stall_after_s"] = seconds(&ServiceConfig::stall_after, 1, 7 * 86400);
   s["tracker"]["slowdown_ratio"] = real(&ServiceConfig::slowdown_ratio, 1.0, 100.0);
   s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
@@ -241,8 +276,8 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
       if (sit == schema.end()) {
         return reader.Error(
             section.first, name,
-            "unknown section (expected service, slurm, api, submit, actions, tracker, failure or "
-            "llm)");
+            "unknown section (expected service, slurm, api, submit, actions, scheduling, tracker, "
+            "failure or llm)");
       }
       if (section.second.IsNull()) continue;
       if (!section.second.IsMap()) return reader.Error(section.second, name, "expected a mapping");
@@ -264,6 +299,10 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
   if (config.backoff_cap < config.backoff_base) {
     return Status::InvalidArgument(
         source + ": actions.backoff_cap_s must not be below actions.backoff_base_s");
+  }
+  if (config.priority_max - config.priority_min < 2) {
+    return Status::InvalidArgument(
+        source + ": scheduling.priority_max must exceed scheduling.priority_min by at least 2");
   }
   if (config.data_dir.empty())
     return Status::InvalidArgument(source + ": service.data_dir must not be empty");

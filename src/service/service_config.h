@@ -16,6 +16,12 @@ namespace schedmate::service {
 enum class SubmitPolicy { kOff, kNote, kSet, kCap };
 std::string_view SubmitPolicyName(SubmitPolicy p);
 
+// What the companion does with the pending queue: only advise (predictions, start estimates,
+// time limits through job_submit.lua), or also order it through job priorities
+// (queue_orderer.h).
+enum class SchedulingMode { kAdvise, kOrder };
+std::string_view SchedulingModeName(SchedulingMode m);  // "advise" | "order"
+
 // Who may read job logs through the API (GET /v1/jobs/{id}/log, /v1/failures/{id}/log): callers
 // with the bearer token (the default), anyone who can reach the API, or nobody.
 enum class LogAccess { kToken, kAll, kOff };
@@ -62,6 +68,18 @@ struct ServiceConfig {
   bool hold_after_budget = true;     // retry budget used: requeue held (a person releases it)
   bool hold_unknown = false;         // hold unclear failures too (the planner asks; off = notify)
   bool annotate_comment = true;      // say what was done (and the checkpoint) in the job's Comment
+  // scheduling: (order mode: queue_orderer.h; every change is an action of kind "priority")
+  SchedulingMode scheduling_mode = SchedulingMode::kAdvise;
+  std::string order_policy = "schedmate";  // a simulator policy: schedmate, sjf, tiresias, ...
+  int max_changes_per_pass = 20;           // scontrol priority updates per pass
+  Duration max_wait = Duration::Hours(6);  // jobs waiting half of it go first (aging)
+  bool reorder_nice = false;               // also reorder jobs whose user set --nice
+  // Also reorder jobs whose priority an operator set (--priority, scontrol): detected under
+  // priority/multifactor (sprio does not list them) and, under priority/basic, as a value
+  // outside basic's numbering band.
+  bool reorder_explicit_priority = false;
+  int64_t priority_min = 4294901761;  // the band schedmate's priorities live in
+  int64_t priority_max = 4294967293;
   // tracker:
   Duration stall_after = Duration::Minutes(10);
   double slowdown_ratio = 1.5;

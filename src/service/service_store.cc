@@ -35,6 +35,13 @@ ALTER TABLE service_actions ADD COLUMN release_at_us INTEGER;
 ALTER TABLE service_actions ADD COLUMN exclude_nodes TEXT NOT NULL DEFAULT '';
 ALTER TABLE service_actions ADD COLUMN checkpoint TEXT NOT NULL DEFAULT '';
 )sql"},
+    {3, R"sql(
+CREATE TABLE service_priorities(job_id TEXT PRIMARY KEY, submit_us INTEGER NOT NULL,
+  original INTEGER NOT NULL, nice INTEGER NOT NULL, explicit INTEGER NOT NULL,
+  left_alone TEXT NOT NULL, ours INTEGER, first_seen_us INTEGER NOT NULL,
+  restore TEXT NOT NULL DEFAULT '');
+CREATE INDEX service_priorities_outstanding ON service_priorities(restore, ours);
+)sql"},
 };
 
 std::string JoinNodes(const std::vector<std::string>& nodes) {
@@ -113,6 +120,78 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       .BindText(14, f.checkpoint);
   SM_RETURN_IF_ERROR(st.Run());
   return db_.LastInsertRowId();
+}
+
+namespace {
+constexpr const char* kPriorityColumns =
+    "job_id, submit_us, original, nice, explicit, left_alone, ours, first_seen_us, restore";
+
+PriorityRecord ReadPriority(const store::Statement& st) {
+  PriorityRecord r;
+  r.job_id = st.ColumnText(0);
+  r.submit = SimTime::FromMicros(st.ColumnInt(1));
+  r.original = st.ColumnInt(2);
+  r.nice = st.ColumnInt(3);
+  r.explicit_priority = st.ColumnInt(4) != 0;
+  r.left_alone = st.ColumnText(5);
+  if (!st.IsNull(6)) r.ours = st.ColumnInt(6);
+  r.first_seen = SimTime::FromMicros(st.ColumnInt(7));
+  r.restore = st.ColumnText(8);
+  return r;
+}
+}  // namespace
+
+Result<std::optional<PriorityRecord>> ServiceStore::FindPriority(const std::string& job_id) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("SELECT ") + kPriorityColumns +
+                                           " FROM service_priorities WHERE job_id = ?"));
+  st.BindText(1, job_id);
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<PriorityRecord>();
+  return std::optional<PriorityRecord>(ReadPriority(st));
+}
+
+Status ServiceStore::PutPriority(const PriorityRecord& r) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("INSERT OR REPLACE INTO service_priorities(") +
+                                           kPriorityColumns + ") VALUES(?,?,?,?,?,?,?,?,?)"));
+  st.BindText(1, r.job_id)
+      .BindInt(2, r.submit.micros())
+      .BindInt(3, r.original)
+      .BindInt(4, r.nice)
+      .BindInt(5, r.explicit_priority ? 1 : 0)
+      .BindText(6, r.left_alone)
+      .BindOptionalInt(7, r.ours)
+      .BindInt(8, r.first_seen.micros())
+      .BindText(9, r.restore);
+  return st.Run();
+}
+
+Status ServiceStore::SetOurPriority(const std::string& job_id, int64_t value) {
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare("UPDATE service_priorities SET ours = ?, restore = '' WHERE job_id = ?"));
+  st.BindInt(1, value).BindText(2, job_id);
+  return st.Run();
+}
+
+Status ServiceStore::SetPriorityRestore(const std::string& job_id, const std::string& outcome) {
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("UPDATE service_priorities SET restore = ? WHERE job_id = ?"));
+  st.BindText(1, outcome).BindText(2, job_id);
+  return st.Run();
+}
+
+Result<std::vector<PriorityRecord>> ServiceStore::OutstandingPriorities() {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("SELECT ") + kPriorityColumns +
+                                           " FROM service_priorities WHERE ours IS NOT NULL AND "
+                                           "restore IN ('', 'restoring') ORDER BY first_seen_us, "
+                                           "job_id"));
+  std::vector<PriorityRecord> out;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(ReadPriority(st));
+  }
+  return out;
 }
 
 Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {

@@ -75,6 +75,23 @@ struct StartEstimateRecord {
   std::optional<SimTime> actual_start;
 };
 
+// A pending job the order mode has looked at: its priority before schedmate changed anything
+// (what a restore puts back) and what schedmate set since.
+struct PriorityRecord {
+  std::string job_id;
+  SimTime submit;              // a reused job id with another submit time is another job
+  int64_t original = 0;        // Slurm's priority when schedmate first saw the job pending
+  int64_t nice = 0;            // the job's Nice then
+  bool explicit_priority = false;  // an operator/user had set the priority (not Slurm's plugin)
+  std::string left_alone;      // why schedmate never reorders it ("" = it may)
+  std::optional<int64_t> ours;  // the value schedmate last set (nullopt: never changed)
+  SimTime first_seen;
+  // "" while schedmate's value stands; "restoring" while a hold/release restore runs (a crash
+  // there leaves the job held: the next restore releases it); after a restore: "restored",
+  // "not_needed" (started, ended or gone), "skipped" (someone else changed it since), "failed".
+  std::string restore;
+};
+
 class ServiceStore {
  public:
   // Applies the "service" migrations to `db` (not owned; must outlive the store).
@@ -103,6 +120,15 @@ class ServiceStore {
   // Marks actions left "planned" by a process that died between recording and finishing them as
   // "interrupted" (called once at start-up, before any new action). Returns how many.
   Result<int64_t> MarkInterruptedActions();
+
+  // Order mode (queue_orderer.h): originals and schedmate's values, kept across restarts.
+  Result<std::optional<PriorityRecord>> FindPriority(const std::string& job_id);
+  Status PutPriority(const PriorityRecord& r);  // insert or replace
+  // Records a value schedmate set (and clears any restore outcome: it is outstanding again).
+  Status SetOurPriority(const std::string& job_id, int64_t value);
+  Status SetPriorityRestore(const std::string& job_id, const std::string& outcome);
+  // Records with a value of schedmate's not yet restored ("" or "restoring"), oldest first.
+  Result<std::vector<PriorityRecord>> OutstandingPriorities();
 
   Status AddMetrics(const std::vector<MetricSample>& samples);  // one transaction
   // Oldest first, the latest `limit` samples.

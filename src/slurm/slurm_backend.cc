@@ -290,6 +290,38 @@ Status SlurmBackend::StartNow(const std::string& job_id) {
   return RunChecked({"scontrol", "update", "JobId=" + job_id, "StartTime=now"}).status();
 }
 
+Status SlurmBackend::SetPriority(const std::string& job_id, int64_t priority) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
+  if (priority < 1 || priority > 4294967293) {
+    return Status::InvalidArgument(fmt::format("priority {} outside 1..4294967293", priority));
+  }
+  return RunChecked({"scontrol", "update", "JobId=" + job_id, fmt::format("Priority={}", priority)})
+      .status();
+}
+
+Result<std::string> SlurmBackend::PriorityType() {
+  SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"scontrol", "show", "config"}));
+  for (auto line : Split(out.out, '\n')) {
+    std::string_view l = Trim(line);
+    if (!StartsWith(l, "PriorityType")) continue;
+    auto eq = l.find('=');
+    if (eq == std::string_view::npos) continue;
+    return std::string(Trim(l.substr(eq + 1)));
+  }
+  return Status::NotFound("scontrol show config: no PriorityType");
+}
+
+Result<std::vector<std::string>> SlurmBackend::ComputedPriorityJobs() {
+  SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"sprio", "-h", "-o", "%i"}));
+  std::vector<std::string> ids;
+  for (auto line : Split(out.out, '\n')) {
+    std::string id(Trim(line));
+    if (IsValidJobId(id)) ids.push_back(std::move(id));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 Status SlurmBackend::Hold(const std::string& job_id) {
   if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
   return RunChecked({"scontrol", "hold", job_id}).status();

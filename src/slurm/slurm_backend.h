@@ -87,6 +87,16 @@ class SlurmBackend {
   // the job only at its next scheduling cycle once the delay has passed (sched_interval /
   // bf_interval: up to a minute); an update makes slurmctld schedule it at once.
   Status StartNow(const std::string& job_id);
+  // Sets a pending job's priority (higher runs first). Slurm then treats it as fixed (admin
+  // set): priority/multifactor stops recomputing it until the job is held and released.
+  // REQUIRES: 1 <= priority <= 4294967293 (0 would hold the job).
+  Status SetPriority(const std::string& job_id, int64_t priority);
+  // slurm.conf's PriorityType ("priority/basic", "priority/multifactor"), from
+  // `scontrol show config`.
+  Result<std::string> PriorityType();
+  // Ids of the pending jobs whose priority priority/multifactor computes (`sprio`): a pending
+  // job missing from it has a priority someone set. Only meaningful under multifactor.
+  Result<std::vector<std::string>> ComputedPriorityJobs();
   Status Hold(const std::string& job_id);
   Status Release(const std::string& job_id);
 

@@ -281,6 +281,7 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.state = NormalizeState(Str(j, "job_state"));
     job.reason = Str(j, "state_reason");
     job.priority = Int(j, "priority").value_or(0);
+    job.nice = Int(j, "nice").value_or(0);  // null or absent when 0
     job.nodes = static_cast<int32_t>(Int(j, "node_count").value_or(0));
     job.gpus_per_node = ParseGpuCount(Str(j, "tres_per_node"));
     job.gpus = TotalGpus(ParseGpuCount(Str(j, "tres_per_job")), job.gpus_per_node, job.nodes);
@@ -425,6 +426,7 @@ Status ApplyScontrolJob(const std::map<std::string, std::string>& rec, SlurmJob&
   set_text("StdErr", job.std_err);
   if (auto v = ParseInt(Get(rec, "Restarts"))) job.restarts = static_cast<int32_t>(*v);
   if (auto v = ParseInt(Get(rec, "Priority"))) job.priority = *v;
+  if (auto v = ParseInt(Get(rec, "Nice"))) job.nice = *v;
   if (auto v = ParseInt(Get(rec, "NumNodes"))) job.nodes = static_cast<int32_t>(*v);
   if (auto nl = Get(rec, "NodeList"); !IsNullText(nl)) {
     job.node_list = nl;

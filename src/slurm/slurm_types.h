@@ -20,6 +20,7 @@ struct SlurmJob {
   std::string state;   // Slurm's base state: PENDING, RUNNING, COMPLETED, FAILED, ...
   std::string reason;  // state_reason: "None", "Priority", "Resources", "BeginTime", ...
   int64_t priority = 0;
+  int64_t nice = 0;           // the user's --nice (0 when none)
   int32_t nodes = 0;          // node count (requested for pending jobs, allocated for running)
   int32_t gpus_per_node = 0;  // from tres_per_node "gres:gpu:4" (0 when the job asks for none)
   int32_t gpus = 0;           // total GPUs: gpus_per_node * nodes, or tres_per_job's count

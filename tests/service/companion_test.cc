@@ -21,6 +21,9 @@ class CountingAdvisor final : public JobAdvisor {
   Result<Prediction> Predict(const JobContext& job, SimTime now) override {
     ++calls;
     last_script = job.script;
+    if (auto it = by_name.find(job.name); it != by_name.end()) {
+      return Prediction{it->second, it->second / 2, it->second * 2, 0.6, "test", "counting", now};
+    }
     return Prediction{Duration::Minutes(10),
                       Duration::Minutes(5),
                       Duration::Minutes(20),
@@ -33,6 +36,7 @@ class CountingAdvisor final : public JobAdvisor {
     observed.push_back(actual);
   }
   int calls = 0;
+  std::map<std::string, Duration> by_name;  // predictions by job name (else 10 minutes)
   std::string last_script;
   std::vector<Duration> observed;
 };
@@ -859,6 +863,162 @@ TEST_F(CompanionTest, SubmitEstimateFollowsPolicy) {
   ASSERT_TRUE(advice->set_time_limit_min.has_value());
   EXPECT_EQ(*advice->set_time_limit_min, 30);  // ceil(1.5 x 20 min)
   EXPECT_NE(advice->message.find("time limit set to 30 min"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedmate::service
+
+namespace schedmate::service {
+namespace {
+
+// Order mode on a full two-node cluster: "long" (60 min) queued before "short" (1 min).
+class CompanionOrderTest : public CompanionTest {
+ protected:
+  void SetUp() override {
+    CompanionTest::SetUp();
+    fake_.SetOutput({"scontrol", "show", "config"},
+                    "Configuration data as of now\nPriorityType            = priority/basic\n");
+    config_.scheduling_mode = SchedulingMode::kOrder;
+    advisor_.by_name["long"] = Duration::Minutes(60);
+    advisor_.by_name["short"] = Duration::Minutes(1);
+    for (const char* id : {"1", "2"}) {
+      FakeJob& r = Running(id, std::string("gpu") + id, "");
+      r.gpus_per_node = 8;
+    }
+    Pending("10", "long", kBasic - 10);
+    Pending("11", "short", kBasic - 11);
+    cluster_.Render();
+  }
+  static constexpr int64_t kBasic = 4294901760;
+  FakeJob& Pending(const std::string& id, const std::string& name, int64_t priority) {
+    FakeJob& j = cluster_.Job(id);
+    j.id = id;
+    j.name = name;
+    j.gpus_per_node = 8;
+    j.reason = "Priority";
+    j.submit = clock_.Now().seconds() - 30 + std::stoll(id);
+    j.priority = priority;
+    return j;
+  }
+  // Job id -> priority from the "scontrol update JobId=N Priority=P" calls so far.
+  std::map<std::string, int64_t> Updates() {
+    std::map<std::string, int64_t> out;
+    for (const auto& call : fake_.CallsStartingWith("scontrol update JobId=")) {
+      auto at = call.find(" Priority=");
+      if (at == std::string::npos) continue;
+      std::string id = call.substr(22, call.find(' ', 22) - 22);
+      out[id] = std::stoll(call.substr(at + 10));
+    }
+    return out;
+  }
+  // What Slurm would show after the updates.
+  void Apply(const std::map<std::string, int64_t>& updates) {
+    for (const auto& [id, p] : updates) cluster_.Job(id).priority = p;
+    cluster_.Render();
+  }
+};
+
+TEST_F(CompanionOrderTest, ShortJobGetsTheHigherPriorityWithItsReasonRecorded) {
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  auto u = Updates();
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_GT(u["11"], u["10"]);
+  EXPECT_GE(u["10"], config_.priority_min);
+  auto rec = store_->FindPriority("10");
+  ASSERT_OK(rec);
+  ASSERT_TRUE(rec->has_value());
+  EXPECT_EQ((*rec)->original, kBasic - 10);
+  EXPECT_EQ((*rec)->ours, u["10"]);
+  auto actions = ActionsOf("11", "priority");
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].outcome, "done");
+  EXPECT_NE(actions[0].reason.find("rank 1/2"), std::string::npos) << actions[0].reason;
+  auto v = c.View();
+  EXPECT_EQ(v->scheduling.mode, SchedulingMode::kOrder);
+  ASSERT_EQ(v->scheduling.ranking.size(), 2u);
+  EXPECT_EQ(v->scheduling.ranking[0].job_id, "11");
+  EXPECT_EQ(v->scheduling.changes_total, 2);
+  // Slurm took the values: the next pass changes nothing.
+  Apply(u);
+  fake_.ClearCalls();
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(Updates().empty());
+  // Restore puts both originals back.
+  auto r = c.RestorePriorities("test");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->restored, 2);
+  auto back = Updates();
+  EXPECT_EQ(back["10"], kBasic - 10);
+  EXPECT_EQ(back["11"], kBasic - 11);
+  EXPECT_EQ(ActionsOf("10", "restore").size(), 1u);
+}
+
+TEST_F(CompanionOrderTest, DryRunRecordsThePlanOnceAndChangesNothing) {
+  config_.dry_run = true;
+  Companion& c = Make();
+  for (int i = 0; i < 3; ++i) ASSERT_OK(c.Tick());
+  EXPECT_TRUE(Updates().empty());
+  auto actions = ActionsOf("11", "priority");
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].outcome, "dry-run");
+  EXPECT_EQ(c.View()->scheduling.ranking.at(0).job_id, "11");
+  auto r = c.RestorePriorities("test");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->restored, 0);
+  EXPECT_TRUE(Updates().empty());
+}
+
+TEST_F(CompanionOrderTest, NiceAndExplicitPrioritiesAreLeftAlone) {
+  Pending("12", "short", kBasic - 12).nice = 100;
+  Pending("13", "short", 5000);  // far below priority/basic's numbering: set by someone
+  cluster_.Render();
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  auto u = Updates();
+  EXPECT_EQ(u.count("12"), 0u);
+  EXPECT_EQ(u.count("13"), 0u);
+  EXPECT_EQ(u.size(), 2u);
+  auto left = c.View()->scheduling.left_alone;
+  EXPECT_EQ(left.count("12"), 1u);
+  EXPECT_EQ(left.count("13"), 1u);
+}
+
+TEST_F(CompanionOrderTest, RestartAfterAKillPutsOriginalsBackAtLoad) {
+  {
+    Companion& c = Make();
+    ASSERT_OK(c.Tick());
+    Apply(Updates());
+  }
+  companion_.reset();  // killed: no restore ran
+  fake_.ClearCalls();
+  config_.scheduling_mode = SchedulingMode::kAdvise;
+  Companion& again = Make();  // Load() restores
+  auto back = Updates();
+  EXPECT_EQ(back["10"], kBasic - 10);
+  EXPECT_EQ(back["11"], kBasic - 11);
+  EXPECT_EQ(again.RestoredAtLoad().restored, 2);
+  Apply(back);
+  fake_.ClearCalls();
+  ASSERT_OK(again.Tick());
+  EXPECT_TRUE(Updates().empty());  // advise mode: nothing more
+}
+
+TEST_F(CompanionOrderTest, PriorityChangedBySomeoneElseIsNotRestoredOrReordered) {
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());
+  auto u = Updates();
+  u["10"] = 4294967000;  // an operator's scontrol top-like value
+  Apply(u);
+  fake_.ClearCalls();
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(Updates().count("10"), 0u);
+  EXPECT_EQ(c.View()->scheduling.left_alone.count("10"), 1u);
+  auto r = c.RestorePriorities("test");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->skipped, 1);
+  EXPECT_EQ(r->restored, 1);
+  EXPECT_EQ(Updates().count("10"), 0u);
 }
 
 }  // namespace

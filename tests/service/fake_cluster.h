@@ -39,6 +39,7 @@ struct FakeJob {
   int exit_code = 0;     // plain exit code (rendered as a raw wait status)
   int restarts = 0;
   int64_t priority = 1000;
+  int64_t nice = 0;
   std::string std_out;  // absolute path
   std::string script = "#!/bin/bash\necho hi\n";
   std::optional<int64_t> time_limit_min;
@@ -71,6 +72,7 @@ class FakeCluster {
                       {"job_state", j.state},
                       {"state_reason", j.reason},
                       {"priority", j.priority},
+                      {"nice", j.nice == 0 ? nlohmann::json(nullptr) : nlohmann::json(j.nice)},
                       {"node_count", j.nodes},
                       {"tres_per_node",
                        j.gpus_per_node > 0 ? fmt::format("gres:gpu:{}", j.gpus_per_node) : ""},

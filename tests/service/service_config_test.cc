@@ -38,6 +38,14 @@ TEST(ServiceConfig, ShippedExampleStatesTheBuiltInDefaults) {
   EXPECT_EQ(e.min_limit_min, d.min_limit_min);
   EXPECT_EQ(e.max_limit_min, d.max_limit_min);
   EXPECT_EQ(e.min_confidence, d.min_confidence);
+  EXPECT_EQ(SchedulingModeName(e.scheduling_mode), SchedulingModeName(d.scheduling_mode));
+  EXPECT_EQ(e.order_policy, d.order_policy);
+  EXPECT_EQ(e.max_changes_per_pass, d.max_changes_per_pass);
+  EXPECT_EQ(e.max_wait, d.max_wait);
+  EXPECT_EQ(e.reorder_nice, d.reorder_nice);
+  EXPECT_EQ(e.reorder_explicit_priority, d.reorder_explicit_priority);
+  EXPECT_EQ(e.priority_min, d.priority_min);
+  EXPECT_EQ(e.priority_max, d.priority_max);
   EXPECT_EQ(e.max_drained_nodes, d.max_drained_nodes);
   EXPECT_EQ(e.retries_per_job, d.retries_per_job);
   EXPECT_EQ(e.drain_on_infra, d.drain_on_infra);
@@ -150,6 +158,12 @@ TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
        "actions.backoff_cap_s must not be below actions.backoff_base_s"},
       {"negative backoff", "actions:\n  backoff_base_s: -1\n",
        "t.yaml:2: actions.backoff_base_s: expected a number in 0..86400"},
+      {"bad scheduling mode", "scheduling:\n  mode: reorder\n",
+       "t.yaml:2: scheduling.mode: expected advise or order; got 'reorder'"},
+      {"bad ordering policy", "scheduling:\n  policy: magic\n",
+       "t.yaml:2: scheduling.policy: expected one of fifo, sjf"},
+      {"empty band", "scheduling:\n  priority_min: 100\n  priority_max: 101\n",
+       "scheduling.priority_max must exceed scheduling.priority_min"},
       {"bad llm engine", "llm:\n  engine: gpt\n",
        "t.yaml:2: llm.engine: expected builtin, llm or auto; got 'gpt'"},
   };

@@ -280,6 +280,28 @@
     replaceRows('actions', rows, 'No actions taken.', 6);
   }
 
+  // The order mode's last ranking (GET /v1/scheduling); in advise mode the panel says so.
+  function renderOrder(sched) {
+    const secs = (s) => (s >= 3600 ? (s / 3600).toFixed(1) + 'h' : s >= 60 ? Math.round(s / 60) + 'm' : s + 's');
+    const rows = sched.ranking.map((r) => el('tr', { data: { jobId: r.job_id, reason: r.reason } }, [
+      td(String(r.rank + 1), 'num'),
+      td(r.job_id, 'mono'),
+      td(r.reason.replace('_', ' ')),
+      td(secs(r.predicted_s), 'num'),
+      td(secs(r.waited_s), 'num'),
+      td(String(r.priority), 'num mono'),
+      td(r.target === r.priority ? '=' : String(r.target), 'num mono'),
+    ]));
+    const summary = sched.mode === 'order'
+      ? sched.policy + ' · ' + sched.changes_total + ' changes, ' + sched.restored_total +
+        ' restored, longest wait ' + secs(sched.longest_wait_s) + ' (bound ' + secs(sched.max_wait_s) + ')' +
+        (sched.dry_run ? ' · dry run' : '')
+      : 'advise mode: Slurm orders the queue';
+    setText('order-summary', summary);
+    replaceRows('order', rows, sched.mode === 'order' ? 'No pending jobs to order.'
+      : 'Advise mode: schedmate does not reorder the queue.', 7);
+  }
+
   function renderNodes(nodes) {
     const rows = nodes.map((n) => {
       const st = el('td', {}, [badge(n.state, n.drained ? 'bad' : n.available ? 'ok' : 'muted'),
@@ -397,9 +419,9 @@
 
   async function refresh() {
     try {
-      const [health, jobs, failures, actions, nodes] = await Promise.all([
+      const [health, jobs, failures, actions, nodes, sched] = await Promise.all([
         getJson('/healthz'), getJson('/v1/jobs'), getJson('/v1/failures'),
-        getJson('/v1/actions'), getJson('/v1/nodes')]);
+        getJson('/v1/actions'), getJson('/v1/nodes'), getJson('/v1/scheduling')]);
       const now = jobs.updated_at || health.updated_at;
       state.jobs = jobs.jobs;
       const running = jobs.jobs.filter((j) => j.state === 'RUNNING').sort(jobOrder);
@@ -411,6 +433,7 @@
       renderFailures(failures.failures, now);
       renderActions(actions.actions, now);
       renderNodes(nodes.nodes);
+      renderOrder(sched);
       await renderChart();
       state.lastOk = now;
       document.getElementById('error').classList.add('hidden');
