@@ -32,6 +32,8 @@ struct JobRecord {
   std::string user;   // "" when unknown
   std::string vc;     // virtual cluster / partition; "" = the single default cluster
   std::string name;   // job name or command, "" when unknown
+  std::string account;  // accounting account (Slurm), "" when unknown
+  std::string qos;      // quality of service (Slurm), "" when unknown
   GpuAmount gpus;     // total GPUs requested (fractional for shared-GPU traces)
   int32_t cpus = 0;   // total CPUs requested, 0 when unknown
   int32_t nodes = 0;  // nodes requested, 0 when unknown (derive from gpus)
@@ -53,7 +55,17 @@ struct JobRecord {
   double gmem_mib = 0;
 };
 
-enum class TraceFormat : uint8_t { kAuto, kLucid, kGpw, kChronus, kGavel, kPollux, kOpenb, kSwf };
+enum class TraceFormat : uint8_t {
+  kAuto,
+  kLucid,
+  kGpw,
+  kChronus,
+  kGavel,
+  kPollux,
+  kOpenb,
+  kSwf,
+  kSacct,
+};
 std::string_view TraceFormatName(TraceFormat f);  // "lucid", ...
 std::optional<TraceFormat> ParseTraceFormat(std::string_view name);
 
