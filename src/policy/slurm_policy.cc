@@ -23,10 +23,11 @@ size_t Split(std::vector<Point>& line, int64_t t) {
   return static_cast<size_t>(it - line.begin());
 }
 
-// Earliest breakpoint time >= line[0].time at which `gpus` stay free for `length`; INT64_MAX if
-// none.
-int64_t EarliestFit(const std::vector<Point>& line, int64_t gpus, int64_t length) {
-  for (size_t i = 0; i < line.size(); ++i) {
+// Earliest breakpoint time in [line[0].time, latest] at which `gpus` stay free for `length`;
+// INT64_MAX if none.
+int64_t EarliestFit(const std::vector<Point>& line, int64_t gpus, int64_t length,
+                    int64_t latest) {
+  for (size_t i = 0; i < line.size() && line[i].time <= latest; ++i) {
     if (line[i].free < gpus) continue;
     const int64_t end = line[i].time > INT64_MAX - length ? INT64_MAX : line[i].time + length;
     size_t j = i + 1;
@@ -79,7 +80,7 @@ void SlurmPolicy::DecayUsage(SimTime now) {
     const double f = std::exp2(-static_cast<double>((now - usage_time_).micros()) /
                                static_cast<double>(config_.decay_half_life.micros()));
     total_usage_ = 0;
-    for (auto& [user, u] : usage_) {
+    for (double& u : usage_) {
       u *= f;
       total_usage_ += u;
     }
@@ -90,23 +91,33 @@ void SlurmPolicy::DecayUsage(SimTime now) {
 void SlurmPolicy::OnJobFinished(const JobRecord& job, SimTime finish) {
   DecayUsage(finish);
   const double used = std::ceil(job.gpus.as_double()) * job.duration.seconds_f();
-  usage_[UserOf(job)] += used;
+  usage_[static_cast<size_t>(UserId(job))] += used;
   total_usage_ += used;
 }
 
-double SlurmPolicy::FairShare(const std::string& user) const {
-  double total = total_usage_;
-  for (const auto& [u, r] : running_usage_) total += r;
+int32_t SlurmPolicy::UserId(const JobRecord& job) {
+  // The user, else the account (exports without user names), as the fair-share entity.
+  const std::string& name = job.user.empty() ? job.account : job.user;
+  auto [it, added] = user_ids_.try_emplace(name, static_cast<int32_t>(usage_.size()));
+  if (added) {
+    usage_.push_back(0);
+    running_usage_.push_back(0);
+  }
+  return it->second;
+}
+
+double SlurmPolicy::FairShare(int32_t user) const {
+  const double total = total_usage_ + running_total_;
   if (total <= 0 || usage_.empty()) return 1.0;
-  double mine = 0;
-  if (auto it = usage_.find(user); it != usage_.end()) mine += it->second;
-  if (auto it = running_usage_.find(user); it != running_usage_.end()) mine += it->second;
+  const auto u = static_cast<size_t>(user);
+  const double mine = usage_[u] + running_usage_[u];
   const double users = static_cast<double>(usage_.size());
   return std::exp2(-(mine / total) * users);
 }
 
-double SlurmPolicy::Priority(const JobRecord& job, int32_t gpus, SimTime now,
-                             int64_t partition_gpus) const {
+double SlurmPolicy::Priority(const Entry& e, SimTime now, int64_t partition_gpus) const {
+  const JobRecord& job = *e.record;
+  const int32_t gpus = e.gpus;
   if (!config_.multifactor) return 0;  // priority/basic: eligible order only
   double p = 0;
   if (config_.weight_age > 0) {
@@ -116,7 +127,7 @@ double SlurmPolicy::Priority(const JobRecord& job, int32_t gpus, SimTime now,
     p += static_cast<double>(config_.weight_age) * age;
   }
   if (config_.weight_fairshare > 0) {
-    p += static_cast<double>(config_.weight_fairshare) * FairShare(UserOf(job));
+    p += static_cast<double>(config_.weight_fairshare) * FairShare(e.user);
   }
   if (config_.weight_job_size > 0 && partition_gpus > 0) {
     double size = std::clamp(static_cast<double>(gpus) / static_cast<double>(partition_gpus),
@@ -143,14 +154,16 @@ double SlurmPolicy::Priority(const JobRecord& job, int32_t gpus, SimTime now,
 
 void SlurmPolicy::Recalculate(const SchedulingInput& input) {
   DecayUsage(input.now);
-  running_usage_.clear();
+  std::fill(running_usage_.begin(), running_usage_.end(), 0.0);
+  running_total_ = 0;
   for (const auto& r : input.running) {
-    running_usage_[UserOf(*r.record)] += static_cast<double>(r.AttainedGpuSecondsAt(input.now));
+    const double attained = static_cast<double>(r.AttainedGpuSecondsAt(input.now));
+    running_usage_[static_cast<size_t>(UserId(*r.record))] += attained;
+    running_total_ += attained;
   }
-  for (auto& e : queue_) {
-    e.priority = Priority(*e.record, e.gpus, input.now, input.partition.total_gpus);
-  }
-  std::sort(queue_.begin(), queue_.end(), Before);
+  for (auto& e : queue_) e.priority = Priority(e, input.now, input.partition.total_gpus);
+  std::sort(queue_.begin(), queue_.end(),
+            [](const Entry& a, const Entry& b) { return Before(a, b); });
   const int64_t period = std::max<int64_t>(config_.calc_period.micros(), 1);
   next_calc_ = SimTime::FromMicros((input.now.micros() / period + 1) * period);
 }
@@ -160,9 +173,9 @@ void SlurmPolicy::Insert(const JobView& view, const SchedulingInput& input) {
   if (index >= queued_.size()) queued_.resize(std::max(index + 1, queued_.size() * 2), 0);
   if (queued_[index]) return;
   queued_[index] = 1;
-  usage_.try_emplace(UserOf(*view.record), 0.0);
-  Entry e{0, view.record->submit.micros(), view.index, view.record, view.gpus()};
-  e.priority = Priority(*view.record, e.gpus, input.now, input.partition.total_gpus);
+  Entry e{0, view.record->submit.micros(), view.index, view.record, view.gpus(),
+          UserId(*view.record)};
+  e.priority = Priority(e, input.now, input.partition.total_gpus);
   queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), e, Before), e);
 }
 
@@ -266,10 +279,12 @@ void SlurmPolicy::Backfill(const SchedulingInput& input, FreeMap& free,
   for (size_t i = 0; i < queue_.size(); ++i) {
     Entry e = queue_[i];
     bool started = false;
-    if (tested < config_.bf_max_job_test) {
+    // Reservations only take GPUs away: once none is free now, no later job can start in this
+    // pass, and its reservation would only matter to jobs after it. Stop testing (exact).
+    if (tested < config_.bf_max_job_test && line.front().free > 0) {
       ++tested;
       const int64_t len = PlanLength(*e.record);
-      int64_t at = EarliestFit(line, e.gpus, len);
+      int64_t at = EarliestFit(line, e.gpus, len, window_end);
       if (at == now) {
         if (auto placement = Place(base_.placement, e.gpus, free)) {
           starts.push_back({e.index, std::move(*placement)});
@@ -279,7 +294,7 @@ void SlurmPolicy::Backfill(const SchedulingInput& input, FreeMap& free,
         } else {
           // Free in total but fragmented across nodes: plan it from the next change on.
           std::vector<Point> later(line.begin() + 1, line.end());
-          at = later.empty() ? INT64_MAX : EarliestFit(later, e.gpus, len);
+          at = later.empty() ? INT64_MAX : EarliestFit(later, e.gpus, len, window_end);
         }
       }
       if (!started && at != INT64_MAX && at <= window_end) Reserve(line, at, len, e.gpus);

@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -74,16 +75,15 @@ class SlurmPolicy : public SchedulingPolicy {
     JobIndex index = kNoJob;
     const JobRecord* record = nullptr;
     int32_t gpus = 0;
+    int32_t user = 0;  // UserId()
   };
   static bool Before(const Entry& a, const Entry& b);
-  double Priority(const JobRecord& job, int32_t gpus, SimTime now, int64_t partition_gpus) const;
-  double FairShare(const std::string& user) const;
+  double Priority(const Entry& e, SimTime now, int64_t partition_gpus) const;
+  double FairShare(int32_t user) const;
+  int32_t UserId(const JobRecord& job);
   void Recalculate(const SchedulingInput& input);
   void Insert(const JobView& view, const SchedulingInput& input);
   void DecayUsage(SimTime now);
-  const std::string& UserOf(const JobRecord& job) const {
-    return job.user.empty() ? job.account : job.user;
-  }
   // Backfill over `order` (jobs not started by the main pass), starting what fits now.
   void Backfill(const SchedulingInput& input, FreeMap& free, std::vector<StartDecision>& starts);
 
@@ -92,10 +92,13 @@ class SlurmPolicy : public SchedulingPolicy {
   std::vector<Entry> queue_;        // pending jobs, priority order
   std::vector<uint8_t> queued_;     // by JobIndex: in queue_
   SimTime next_calc_ = SimTime::Zero();
-  // Fair share: decayed usage (GPU-seconds) by user, as of usage_time_.
-  std::map<std::string, double> usage_;
-  std::map<std::string, double> running_usage_;  // attained by running jobs, at the last calc
+  // Fair share, by UserId(): decayed usage (GPU-seconds) of finished jobs as of usage_time_, and
+  // the attained service of running jobs at the last recalculation.
+  std::unordered_map<std::string, int32_t> user_ids_;
+  std::vector<double> usage_;
+  std::vector<double> running_usage_;
   double total_usage_ = 0;
+  double running_total_ = 0;
   SimTime usage_time_ = SimTime::Zero();
   int64_t max_partition_factor_ = 1;
   int64_t max_qos_priority_ = 0;
