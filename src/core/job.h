@@ -41,6 +41,8 @@ struct JobRecord {
   Duration duration;  // actual run time when running alone (the trace's runtime)
   std::optional<Duration> time_limit;  // requested wall-clock limit, if the trace has one
   std::optional<Duration> estimate;    // a per-job duration estimate supplied with the trace
+  // Queue wait the source recorded (Slurm: Start - Eligible), for validating a replay.
+  std::optional<Duration> observed_wait;
   JobState state = JobState::kUnknown;
   // Workload description, where the trace has one (Venus: Lucid's labels; Gavel/Pollux: job type).
   std::string model;       // e.g. "ResNet18"

@@ -24,6 +24,7 @@ struct RawJob {
   JobRecord job;
   int64_t submit_us = -1;
   int64_t eligible_us = -1;
+  int64_t start_us = -1;
 };
 
 std::string Excerpt(std::string_view s) {
@@ -173,6 +174,7 @@ void Finish(std::vector<RawJob>& raw, JobTable& table) {
     int64_t at = r.submit_us;
     if (r.eligible_us >= r.submit_us) at = r.eligible_us;
     r.job.submit = SimTime::FromMicros(at - origin);
+    if (r.start_us >= at) r.job.observed_wait = Duration::Micros(r.start_us - at);
     table.jobs.push_back(std::move(r.job));
   }
 }
@@ -294,6 +296,7 @@ Status ReadSacctPipe(std::string_view contents, ReadContext& ctx) {
     r.eligible_us = date(c_eligible, "eligible", false);
     const bool never_started = c_start >= 0 && IsUnsetText(p.Text(c_start));
     const int64_t start_us = never_started ? -1 : date(c_start, "start", false);
+    r.start_us = start_us;
     const int64_t end_us = date(c_end, "end", false);
     if (why.empty() && never_started) {
       ctx.Unusable(line_no, fmt::format("job never started ({})", state));
@@ -535,6 +538,7 @@ std::string ReadJsonJob(const nlohmann::json& j, RawJob& r, std::string& unusabl
   }
   r.submit_us = static_cast<int64_t>(*submit * kMicrosPerSecond);
   r.eligible_us = eligible ? static_cast<int64_t>(*eligible * kMicrosPerSecond) : -1;
+  r.start_us = static_cast<int64_t>(*start * kMicrosPerSecond);
   job.duration = Duration::Micros(static_cast<int64_t>(*elapsed * kMicrosPerSecond));
   std::optional<int64_t> gpus;
   if (auto tr = j.find("tres"); tr != j.end() && tr->is_object()) {

@@ -53,7 +53,7 @@
 //             node=); duration = Elapsed (else End - Start); time_limit = Timelimit ("[D-]HH:MM:SS",
 //             minutes, UNLIMITED = none; JSON: minutes). submit = Eligible when known and not
 //             before Submit (holds, dependencies, --begin), else Submit, as seconds since the
-//             earliest Submit in the file. Jobs that never started, jobs still pending or running
+//             earliest Submit in the file; observed_wait = Start - that. Jobs that never started, jobs still pending or running
 //             and pending array ranges ("123_[1-9]") are skipped and counted. JSON errors name the
 //             line of the job's "job_id".
 //

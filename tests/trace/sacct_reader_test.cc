@@ -49,6 +49,8 @@ TEST(SacctReaderTest, PipeExportKeepsAllocationsSkipsStepsAndCountsUnusable) {
   const JobRecord& b = r->jobs[1];
   EXPECT_EQ(b.id, "101_3");
   EXPECT_EQ(b.submit, SimTime::FromSeconds(35 * 60));  // Eligible, 30 min after Submit
+  ASSERT_TRUE(b.observed_wait.has_value());
+  EXPECT_EQ(*b.observed_wait, Duration::Minutes(5));   // Start - Eligible
   EXPECT_EQ(b.gpus, GpuAmount::Whole(2));              // typed gres/gpu:a100
   EXPECT_EQ(*b.time_limit, Duration::Hours(24));
   EXPECT_EQ(b.state, JobState::kTimeout);
