@@ -274,38 +274,40 @@ void SlurmPolicy::Backfill(const SchedulingInput& input, FreeMap& free,
     }
   }
   const int64_t window_end = now + config_.bf_window.micros();
-  int64_t tested = 0;
-  size_t keep = 0;  // queue_ compaction: jobs not started stay, in order
-  for (size_t i = 0; i < queue_.size(); ++i) {
-    Entry e = queue_[i];
-    bool started = false;
-    // Reservations only take GPUs away: once none is free now, no later job can start in this
-    // pass, and its reservation would only matter to jobs after it. Stop testing (exact).
-    if (tested < config_.bf_max_job_test && line.front().free > 0) {
-      ++tested;
-      const int64_t len = PlanLength(*e.record);
-      int64_t at = EarliestFit(line, e.gpus, len, window_end);
-      if (at == now) {
-        if (auto placement = Place(base_.placement, e.gpus, free)) {
-          starts.push_back({e.index, std::move(*placement)});
-          Reserve(line, now, len, e.gpus);
-          started = true;
-          ++backfill_starts_;
-        } else {
-          // Free in total but fragmented across nodes: plan it from the next change on.
-          std::vector<Point> later(line.begin() + 1, line.end());
-          at = later.empty() ? INT64_MAX : EarliestFit(later, e.gpus, len, window_end);
-        }
+  std::vector<std::pair<int64_t, int64_t>> no_slot;  // (GPUs, plan length) without a slot
+  std::vector<size_t> started;                       // positions in queue_
+  const size_t depth =
+      std::min(queue_.size(), static_cast<size_t>(std::max<int64_t>(config_.bf_max_job_test, 0)));
+  // Reservations only take GPUs away: once none is free now, no later job can start in this
+  // pass, and its reservation would only matter to jobs after it. Stop testing (exact).
+  for (size_t i = 0; i < depth && line.front().free > 0; ++i) {
+    const Entry& e = queue_[i];
+    const int64_t len = PlanLength(*e.record);
+    // The timeline only loses GPUs during a pass: a job at least as wide and as long as one
+    // that found no slot within the window finds none either (exact pruning).
+    const bool dominated = std::any_of(no_slot.begin(), no_slot.end(), [&](const auto& f) {
+      return f.first <= e.gpus && f.second <= len;
+    });
+    int64_t at = dominated ? INT64_MAX : EarliestFit(line, e.gpus, len, window_end);
+    if (at == INT64_MAX && !dominated) no_slot.emplace_back(e.gpus, len);
+    if (at == now) {
+      if (auto placement = Place(base_.placement, e.gpus, free)) {
+        starts.push_back({e.index, std::move(*placement)});
+        Reserve(line, now, len, e.gpus);
+        started.push_back(i);
+        queued_[static_cast<size_t>(e.index)] = 0;
+        ++backfill_starts_;
+        continue;
       }
-      if (!started && at != INT64_MAX && at <= window_end) Reserve(line, at, len, e.gpus);
+      // Free in total but fragmented across nodes: plan it from the next change on.
+      std::vector<Point> later(line.begin() + 1, line.end());
+      at = later.empty() ? INT64_MAX : EarliestFit(later, e.gpus, len, window_end);
     }
-    if (started) {
-      queued_[static_cast<size_t>(e.index)] = 0;
-    } else {
-      queue_[keep++] = e;
-    }
+    if (at != INT64_MAX && at <= window_end) Reserve(line, at, len, e.gpus);
   }
-  queue_.resize(keep);
+  for (auto it = started.rbegin(); it != started.rend(); ++it) {
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*it));
+  }
 }
 
 }  // namespace schedmate::policy
