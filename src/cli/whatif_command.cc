@@ -248,25 +248,27 @@ void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
   }
 }
 
-void RunWhatIf(const WhatIfArgs& a) {
+// The site: its Slurm configuration, its cluster and its history (durations capped at limits).
+struct Site {
+  policy::SlurmConfig config;
+  ClusterSpec cluster;
+  JobTable history;
+  std::vector<std::string> notes;
+};
+
+// Reads the site; a bad file ends the command with exit 1, bad flags with exit 2.
+Site LoadSite(const WhatIfArgs& a) {
   auto format = ParseTraceFormat(ToLower(a.format));
   if (!format) FailUsage("unknown --format '" + a.format + "'");
-  policy::PolicyRegistry registry;
-  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
-  const std::string scenario_policy = a.policy.empty() ? a.baseline_policy : a.policy;
-  for (const auto& p : {a.baseline_policy, scenario_policy}) {
-    if (!registry.Contains(p)) {
-      FailUsage(fmt::format("unknown policy '{}' (known: {})", p, fmt::join(registry.Names(), ", ")));
-    }
-  }
+  Site out;
+  policy::SlurmConfig& site = out.config;
+  ClusterSpec& cluster = out.cluster;
+  std::vector<std::string>& notes = out.notes;
   if (a.vc_config.empty() && a.slurm_conf.empty() && a.nodes == 0) {
     FailUsage("give the cluster: --slurm-conf FILE, --vc-config FILE or --nodes N");
   }
 
   // --- the site: slurm.conf (its errors are the file's: exit 1), cluster -----------------------
-  policy::SlurmConfig site;
-  ClusterSpec cluster;
-  std::vector<std::string> notes;
   if (!a.slurm_conf.empty()) {
     auto conf = policy::ReadSlurmConf(a.slurm_conf);
     if (!conf.ok()) Fail(conf.status());
@@ -307,7 +309,8 @@ void RunWhatIf(const WhatIfArgs& a) {
   ro.skip_malformed = a.skip_malformed;
   auto table_or = trace::ReadTrace(a.trace, ro);
   if (!table_or.ok()) Fail(table_or.status());
-  JobTable history = std::move(table_or).value();
+  JobTable& history = out.history;
+  history = std::move(table_or).value();
   if (!trace::FormatHasDurations(history.format)) {
     Fail(Status::InvalidArgument(fmt::format("{}: {} traces carry no run times", a.trace,
                                              TraceFormatName(history.format))));
@@ -323,10 +326,23 @@ void RunWhatIf(const WhatIfArgs& a) {
   if (int64_t capped = sim::CapDurationsAtLimits(history); capped > 0) {
     notes.push_back(fmt::format("{} jobs ran past their limit in the export; capped at it", capped));
   }
-  // With a single pool every partition shares the nodes: one VC, so jobs keep their partition
-  // name for the per-partition metrics.
-  const bool single_pool = cluster.vcs.size() == 1 && cluster.vcs[0].name.empty();
+  return out;
+}
 
+void RunWhatIf(const WhatIfArgs& a) {
+  policy::PolicyRegistry registry;
+  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
+  const std::string scenario_policy = a.policy.empty() ? a.baseline_policy : a.policy;
+  for (const auto& p : {a.baseline_policy, scenario_policy}) {
+    if (!registry.Contains(p)) {
+      FailUsage(fmt::format("unknown policy '{}' (known: {})", p, fmt::join(registry.Names(), ", ")));
+    }
+  }
+  Site loaded = LoadSite(a);
+  const policy::SlurmConfig& site = loaded.config;
+  const ClusterSpec& cluster = loaded.cluster;
+  const JobTable& history = loaded.history;
+  std::vector<std::string>& notes = loaded.notes;
   // --- the scenario ----------------------------------------------------------------------------
   policy::SlurmConfig changed = site;
   ClusterSpec scenario_cluster = cluster;
@@ -360,7 +376,6 @@ void RunWhatIf(const WhatIfArgs& a) {
   if (a.load != 1.0) changes.push_back(fmt::format("load x{}", a.load));
 
   // --- runs ------------------------------------------------------------------------------------
-  (void)single_pool;
   const Run baseline = Simulate(history, cluster, a.baseline_policy, site, a.seed, "baseline");
   std::vector<uint64_t> seeds;
   std::vector<sim::WhatIfMetrics> runs;
@@ -446,14 +461,144 @@ void RunWhatIf(const WhatIfArgs& a) {
   if (!a.plot.empty()) std::cout << "\nplot written to " << a.plot << "\n";
 }
 
-}  // namespace
 
-void RegisterWhatIfCommand(CLI::App& app) {
-  auto args = std::make_shared<WhatIfArgs>();
-  auto* cmd = app.add_subcommand(
-      "whatif",
-      "replay the site's history (sacct export or trace) on its own Slurm configuration and on a "
-      "changed scenario: nodes, load, policy, priority weights, backfill settings");
+// --- tune --------------------------------------------------------------------------------------
+
+struct TuneArgs {
+  WhatIfArgs site;  // the history and the site: trace, format, slurm.conf / vc-config / nodes
+  std::vector<std::string> grid;
+  double train_fraction = 0.7;
+  std::string objective = "avg_queue_s";
+  bool json = false;
+};
+
+// Slurm's weights and backfill window around typical values; the site's own setting is always
+// candidate 0, so "change nothing" can win.
+const std::vector<std::string> kDefaultGrid = {
+    "PriorityWeightAge=0,1000,10000", "PriorityWeightFairshare=0,1000,10000",
+    "PriorityWeightJobSize=0,1000", "bf_window=1440,2880"};
+constexpr size_t kMaxCandidates = 1000;
+
+double Objective(const sim::WhatIfMetrics& m, const std::string& name) {
+  if (name == "p95_queue_s") return m.p95_queue_s;
+  if (name == "avg_jct_s") return m.avg_jct_s;
+  return m.avg_queue_s;
+}
+
+// Jobs submitted before `cut` (train) and from it on (validation), file order kept.
+std::pair<JobTable, JobTable> SplitAt(const JobTable& t, SimTime cut) {
+  JobTable train, validation;
+  train.format = validation.format = t.format;
+  for (const auto& j : t.jobs) (j.submit < cut ? train : validation).jobs.push_back(j);
+  return {std::move(train), std::move(validation)};
+}
+
+void RunTune(const TuneArgs& a) {
+  // The grid first: a bad --grid is the flags' fault whatever the files hold.
+  struct Axis {
+    std::string key;
+    std::vector<std::string> values;
+  };
+  std::vector<Axis> axes;
+  size_t candidates = 1;
+  for (const auto& g : a.grid.empty() ? kDefaultGrid : a.grid) {
+    const size_t eq = g.find('=');
+    Axis axis{std::string(Trim(g.substr(0, eq))), {}};
+    const std::string list = g.substr(eq + 1);  // Split's views point into it
+    for (auto v : Split(list, ',')) {
+      std::string value(Trim(v));
+      if (value.empty()) continue;
+      policy::SlurmConfig probe;
+      if (Status st = policy::ApplySlurmSetting(probe, axis.key, value); !st.ok()) {
+        FailUsage("--grid " + g + ": " + st.message());
+      }
+      axis.values.push_back(value);
+    }
+    if (axis.values.empty()) FailUsage("--grid " + g + ": no values");
+    candidates *= axis.values.size();
+    if (candidates > kMaxCandidates) {
+      FailUsage(fmt::format("--grid: more than {} candidates", kMaxCandidates));
+    }
+    axes.push_back(std::move(axis));
+  }
+  Site site = LoadSite(a.site);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& j : site.history.jobs) {
+    lo = std::min(lo, j.submit.micros());
+    hi = std::max(hi, j.submit.micros());
+  }
+  const SimTime cut = SimTime::FromMicros(
+      lo + static_cast<int64_t>(static_cast<double>(hi - lo) * a.train_fraction));
+  auto [train, validation] = SplitAt(site.history, cut);
+  if (train.jobs.size() < 2 || validation.jobs.size() < 2) {
+    Fail(Status::InvalidArgument(fmt::format(
+        "{}: splitting at {:.0f} s leaves {} training and {} validation jobs; need 2 each",
+        a.site.trace, cut.seconds_f(), train.jobs.size(), validation.jobs.size())));
+  }
+  // Grid search on the training period.
+  const Run train_base = Simulate(train, site.cluster, "slurm", site.config, 1, "train baseline");
+  double best = Objective(train_base.metrics, a.objective);
+  policy::SlurmConfig best_config = site.config;
+  nlohmann::json best_values = nlohmann::json::object();
+  for (size_t c = 0; c < candidates; ++c) {
+    size_t rest = c;
+    policy::SlurmConfig config = site.config;
+    nlohmann::json values = nlohmann::json::object();
+    for (size_t i = axes.size(); i-- > 0;) {
+      const std::string& v = axes[i].values[rest % axes[i].values.size()];
+      rest /= axes[i].values.size();
+      (void)policy::ApplySlurmSetting(config, axes[i].key, v);  // checked above
+      values[axes[i].key] = v;
+    }
+    const Run r = Simulate(train, site.cluster, "slurm", config, 1, "candidate");
+    const double obj = Objective(r.metrics, a.objective);
+    if (obj < best) {  // strictly better: ties keep the site's setting or the earlier candidate
+      best = obj;
+      best_config = config;
+      best_values = values;
+    }
+  }
+  // Validation on the later period: the site's setting vs the recommendation.
+  const Run val_base = Simulate(validation, site.cluster, "slurm", site.config, 1, "validation");
+  const Run val_best = Simulate(validation, site.cluster, "slurm", best_config, 1, "validation");
+  const double vb = Objective(val_base.metrics, a.objective);
+  const double vp = Objective(val_best.metrics, a.objective);
+  const double improvement = vb > 0 ? 100.0 * (vb - vp) / vb : 0.0;
+  nlohmann::json out = {
+      {"recommended", best_values},
+      {"baseline", MetricsJson(val_base.metrics)},
+      {"predicted", MetricsJson(val_best.metrics)},
+      {"validation",
+       {{"objective", a.objective},
+        {"split_at_s", cut.seconds_f()},
+        {"train_jobs", train.jobs.size()},
+        {"validation_jobs", validation.jobs.size()},
+        {"candidates", candidates},
+        {"train_baseline", Objective(train_base.metrics, a.objective)},
+        {"train_best", best},
+        {"validation_baseline", vb},
+        {"validation_predicted", vp},
+        {"improvement_pct", improvement},
+        {"holds", vp <= vb}}},
+      {"slurm_conf_lines", policy::SlurmConfLines(best_config)},
+      {"notes", site.notes}};
+  if (a.json) {
+    PrintJson(out);
+    return;
+  }
+  for (const auto& n : site.notes) std::cerr << "schedmate: note: " << n << "\n";
+  std::cout << fmt::format("{} candidates on {} training jobs; validated on {} later jobs\n",
+                           candidates, train.jobs.size(), validation.jobs.size());
+  std::cout << fmt::format("{}: site {:.1f} -> recommended {:.1f} on validation ({:+.1f}%)\n",
+                           a.objective, vb, vp, -improvement);
+  std::cout << (best_values.empty() ? "recommended: keep the site's settings\n"
+                                    : "recommended slurm.conf lines:\n");
+  if (!best_values.empty()) {
+    for (const auto& l : policy::SlurmConfLines(best_config)) std::cout << "  " << l << "\n";
+  }
+}
+
+void AddSiteOptions(CLI::App* cmd, WhatIfArgs* args) {
   cmd->add_option("--trace", args->trace, "job history: sacct -P / sacct --json export or a trace")
       ->required();
   cmd->add_option("--format", args->format,
@@ -470,6 +615,17 @@ void RegisterWhatIfCommand(CLI::App& app) {
   cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node with --nodes/--vc-config")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{sim::kMaxGpusPerNode}));
+}
+
+}  // namespace
+
+void RegisterWhatIfCommand(CLI::App& app) {
+  auto args = std::make_shared<WhatIfArgs>();
+  auto* cmd = app.add_subcommand(
+      "whatif",
+      "replay the site's history (sacct export or trace) on its own Slurm configuration and on a "
+      "changed scenario: nodes, load, policy, priority weights, backfill settings");
+  AddSiteOptions(cmd, args.get());
   cmd->add_option("--baseline-policy", args->baseline_policy, "the site's policy")
       ->capture_default_str();
   cmd->add_option("--policy", args->policy, "scenario: run this policy instead (default: the site's)");
@@ -492,6 +648,26 @@ void RegisterWhatIfCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--plot", args->plot, "write the queue-wait CDFs (.svg|.png)");
   cmd->callback([args]() { RunWhatIf(*args); });
+
+  auto targs = std::make_shared<TuneArgs>();
+  auto* tune = app.add_subcommand(
+      "tune",
+      "search Slurm priority weights and backfill settings on the first part of the history, "
+      "validate on the rest, print slurm.conf lines");
+  AddSiteOptions(tune, &targs->site);
+  tune->add_option("--grid", targs->grid,
+                   fmt::format("KEY=v1,v2,... to search (repeatable; default: {})",
+                               fmt::join(kDefaultGrid, " ")))
+      ->check(KeyValueValidator());
+  tune->add_option("--train-fraction", targs->train_fraction,
+                   "share of the history's time span used to choose; the rest validates")
+      ->capture_default_str()
+      ->check(FiniteRange(0.1, 0.9));
+  tune->add_option("--objective", targs->objective, "metric to minimise")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"avg_queue_s", "p95_queue_s", "avg_jct_s"}));
+  tune->add_flag("--json", targs->json, "print one JSON object");
+  tune->callback([targs]() { RunTune(*targs); });
 }
 
 }  // namespace schedmate::cli

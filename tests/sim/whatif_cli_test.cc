@@ -141,6 +141,61 @@ TEST(WhatIfCliTest, TraceStatsReadsSacct) {
   EXPECT_EQ(nlohmann::json::parse(a.out)["format"], "sacct");
 }
 
+TEST(TuneCliTest, GridSearchValidatesOnTheLaterPeriod) {
+  auto r = RunSchedmate("tune" + Site() +
+                        " --grid PriorityWeightAge=0,1000 --grid PriorityWeightJobSize=0,1000 "
+                        "--grid bf_window=1,1440 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ExpectMetrics(j["baseline"]);
+  ExpectMetrics(j["predicted"]);
+  const auto& v = j["validation"];
+  EXPECT_EQ(v["candidates"], 8);
+  EXPECT_EQ(v["train_jobs"].get<int>() + v["validation_jobs"].get<int>(), 30);
+  EXPECT_GT(v["validation_jobs"].get<int>(), 1);
+  EXPECT_LE(v["train_best"].get<double>(), v["train_baseline"].get<double>());
+  EXPECT_EQ(v["holds"].get<bool>(),
+            v["validation_predicted"].get<double>() <= v["validation_baseline"].get<double>());
+  for (const auto& [key, value] : j["recommended"].items()) {
+    EXPECT_TRUE(key == "PriorityWeightAge" || key == "PriorityWeightJobSize" || key == "bf_window")
+        << key;
+  }
+  ASSERT_FALSE(j["slurm_conf_lines"].empty());
+  for (const auto& line : j["slurm_conf_lines"]) {
+    EXPECT_NE(line.get<std::string>().find('='), std::string::npos);
+  }
+}
+
+TEST(TuneCliTest, BadInputGetsExitCodes) {
+  TempDir dir;
+  const std::string tiny = dir.File("tiny.txt");
+  ASSERT_OK(WriteStringToFile(
+      tiny,
+      "JobID|User|Submit|Start|Elapsed|Timelimit|AllocTRES\n"
+      "1|u|2026-01-01T00:00:00|2026-01-01T00:00:01|00:01:00|00:10:00|gres/gpu=1\n"
+      "2|u|2026-01-01T00:00:00|2026-01-01T00:00:01|00:01:00|00:10:00|gres/gpu=1\n"));
+  const std::string conf = " --slurm-conf " + ShellQuote(TestDataPath("sim/whatif/slurm.conf"));
+  struct Case {
+    const char* name;
+    std::string args;
+    int code;
+    std::string in_err;
+  };
+  const Case cases[] = {
+      {"unknown grid key", Site() + " --grid PriorityWeightMoon=1,2", 2, "--grid"},
+      {"bad grid value", Site() + " --grid bf_window=0", 2, "--grid"},
+      {"unknown objective", Site() + " --objective fastest", 2, "--objective"},
+      {"fraction out of range", Site() + " --train-fraction 1", 2, "--train-fraction"},
+      {"history too short to split", " --trace " + ShellQuote(tiny) + conf, 1, tiny},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = RunSchedmate("tune" + c.args + " --json");
+    EXPECT_EQ(r.exit_code, c.code) << r.err;
+    EXPECT_NE(r.err.find(c.in_err), std::string::npos) << r.err;
+  }
+}
+
 TEST(WhatIfCliTest, SharedSiteHistory) {
   SM_SKIP_WITHOUT_SHARED(pipe, "traces/slurm_local_sacct/sacct-P.txt");
   SM_SKIP_WITHOUT_SHARED(json, "traces/slurm_local_sacct/sacct.json");
