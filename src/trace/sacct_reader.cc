@@ -441,9 +441,10 @@ std::optional<int64_t> JsonGpus(const nlohmann::json& list) {
     const std::string name = JsonText(t, "name");
     auto n = JsonNumber(t.value("count", nlohmann::json()));
     if (!n) continue;
-    if (name == "gpu") plain = static_cast<int64_t>(std::min(*n, 9e15));
+    const auto count = static_cast<int64_t>(std::clamp(*n, -1.0, 9e15));  // range-checked later
+    if (name == "gpu") plain = count;
     if (StartsWith(name, "gpu:")) {
-      typed += static_cast<int64_t>(std::min(*n, 9e15));
+      typed += count;
       typed = std::min<int64_t>(typed, kMaxTraceJobGpus + 1);
       has_typed = true;
     }
@@ -458,7 +459,7 @@ std::optional<int64_t> JsonTresCount(const nlohmann::json& list, std::string_vie
   for (const auto& t : list) {
     if (t.is_object() && JsonText(t, "type") == type) {
       if (auto n = JsonNumber(t.value("count", nlohmann::json()))) {
-        return static_cast<int64_t>(std::min(*n, 9e15));
+        return static_cast<int64_t>(std::clamp(*n, -1.0, 9e15));
       }
     }
   }
