@@ -33,7 +33,9 @@
 //  licences, node features/constraints, memory, job dependencies beyond the Eligible time, the
 //  main scheduler's queue depth and time budget, bf_continue (a pass is instantaneous here, so
 //  it has nothing to continue), bf_max_job_user/part, heterogeneous nodes (the planner counts
-//  GPUs; placement on nodes is checked only for jobs starting now).
+//  GPUs; placement on nodes is checked only for jobs starting now), partitions with node
+//  subsets (one pool of nodes is shared by all partitions; with several VCs each VC gets its own
+//  instance, so fair share is then per VC).
 // Ties: equal priority -> earlier eligible time -> lower job index (trace order), as Slurm
 //  breaks them by submit time and then job id.
 // Never preempts. Deterministic: no randomness.

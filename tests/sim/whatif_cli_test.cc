@@ -141,6 +141,17 @@ TEST(WhatIfCliTest, TraceStatsReadsSacct) {
   EXPECT_EQ(nlohmann::json::parse(a.out)["format"], "sacct");
 }
 
+TEST(WhatIfCliTest, SimulateRunsTheSameSlurmPolicy) {
+  auto s = RunSchedmate("simulate --nodes 2 --policy slurm --json --trace " +
+                        ShellQuote(TestDataPath("sim/whatif/sacct.txt")) + " --slurm-conf " +
+                        ShellQuote(TestDataPath("sim/whatif/slurm.conf")));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto w = RunSchedmate("whatif" + Site() + " --json");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(s.out)["policies"][0]["avg_queue_s"].get<double>(),
+                   nlohmann::json::parse(w.out)["baseline"]["avg_queue_s"].get<double>());
+}
+
 TEST(TuneCliTest, GridSearchValidatesOnTheLaterPeriod) {
   auto r = RunSchedmate("tune" + Site() +
                         " --grid PriorityWeightAge=0,1000 --grid PriorityWeightJobSize=0,1000 "
