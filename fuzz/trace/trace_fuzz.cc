@@ -12,7 +12,7 @@
 //   a auto-detect (source "fuzz.csv")   b lucid   c gpw   d chronus   e gavel   f pollux
 //   g openb   h swf   i auto-detect as "fuzz.swf"   j auto-detect as "fuzz.trace"
 //   k vc_config.csv   l estimates CSV (applied to a small table)   m Gavel throughputs JSON
-//   n a trace read with max_jobs = 3 (auto-detect)
+//   n a trace read with max_jobs = 3 (auto-detect)   o sacct (-P text or --json)
 
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +31,7 @@ namespace {
 using namespace schedmate;
 using namespace schedmate::trace;
 
-constexpr int kModes = 14;
+constexpr int kModes = 15;
 
 JobTable SmallTable() {
   JobTable t;
@@ -136,6 +136,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 13:
       FuzzTrace(text, TraceFormat::kAuto, "fuzz.csv", skip, 3);
+      break;
+    case 14:
+      FuzzTrace(text, TraceFormat::kSacct, "fuzz.txt", skip, 0);
       break;
   }
   return 0;

@@ -7,6 +7,7 @@
 namespace schedmate::cli {
 
 void RegisterSimulateCommand(CLI::App& app);  // simulate            (sim/, policy/)
+void RegisterWhatIfCommand(CLI::App& app);    // whatif, tune         (trace/, sim/, policy/)
 void RegisterTraceCommands(CLI::App& app);    // trace stats|generate (trace/)
 void RegisterLogsCommands(CLI::App& app);     // logs metrics         (tracker/)
 void RegisterDiagnoseCommand(CLI::App& app);  // diagnose             (failure/)

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
 
   using namespace schedmate::cli;
   RegisterSimulateCommand(app);
+  RegisterWhatIfCommand(app);
   RegisterTraceCommands(app);
   RegisterLogsCommands(app);
   RegisterDiagnoseCommand(app);

@@ -21,6 +21,7 @@
 #include "core/progress.h"
 #include "core/strings.h"
 #include "plot/svg_plot.h"
+#include "policy/slurm_config.h"
 #include "policy/colocation_model.h"
 #include "policy/estimator_registry.h"
 #include "policy/placer.h"
@@ -60,6 +61,7 @@ struct SimulateArgs {
   double checkpoint_interval_s = 0;
   bool skip_malformed = false;
   int64_t max_events = 0;  // 0: sim::DefaultMaxEvents
+  std::string slurm_conf;  // weights and backfill settings for the slurm policy
 };
 
 // Bounds of the numeric options (the cluster's are the simulator's, sim/simulator.h).
@@ -343,6 +345,15 @@ void Run(const SimulateArgs& a) {
   };
   const std::string& estimator_name = base_estimator;
 
+  // The slurm policy's configuration: the site's slurm.conf (its errors are the file's), else
+  // Slurm's defaults.
+  policy::SlurmConfig slurm;
+  if (!a.slurm_conf.empty()) {
+    auto conf = policy::ReadSlurmConf(a.slurm_conf);
+    if (!conf.ok()) Fail(conf.status());
+    slurm = conf->config;
+  }
+
   // --- runs -----------------------------------------------------------------------------------
   std::vector<PolicyRun> runs;
   for (const auto& name : names) {
@@ -352,6 +363,7 @@ void Run(const SimulateArgs& a) {
     policy::PolicyConfig pc;
     pc.placement = a.lucid_compat ? policy::PlacementKind::kConsolidate : *placement;
     pc.lucid_compat = a.lucid_compat;
+    pc.slurm = &slurm;
     pc.estimator = estimator.get();
     pc.colocation = model ? &*model : nullptr;
     pc.preemption_cost = cost->first;
@@ -526,6 +538,10 @@ void RegisterSimulateCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--skip-malformed", args->skip_malformed, "skip and count malformed trace rows");
+  cmd->add_option("--slurm-conf", args->slurm_conf,
+                  "slurm.conf whose priority weights and backfill settings the slurm policy uses "
+                  "(default: Slurm's defaults)")
+      ->check(CLI::ExistingFile);
   vc_config->excludes(gpus)->excludes(nodes);
   cmd->callback([args]() { Run(*args); });
 }

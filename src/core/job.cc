@@ -68,6 +68,8 @@ std::string_view TraceFormatName(TraceFormat f) {
       return "openb";
     case TraceFormat::kSwf:
       return "swf";
+    case TraceFormat::kSacct:
+      return "sacct";
   }
   return "auto";
 }
@@ -75,7 +77,8 @@ std::string_view TraceFormatName(TraceFormat f) {
 std::optional<TraceFormat> ParseTraceFormat(std::string_view name) {
   for (auto f :
        {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
-        TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf}) {
+        TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf,
+        TraceFormat::kSacct}) {
     if (Lower(name) == TraceFormatName(f)) return f;
   }
   return std::nullopt;

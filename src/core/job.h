@@ -32,6 +32,8 @@ struct JobRecord {
   std::string user;   // "" when unknown
   std::string vc;     // virtual cluster / partition; "" = the single default cluster
   std::string name;   // job name or command, "" when unknown
+  std::string account;  // accounting account (Slurm), "" when unknown
+  std::string qos;      // quality of service (Slurm), "" when unknown
   GpuAmount gpus;     // total GPUs requested (fractional for shared-GPU traces)
   int32_t cpus = 0;   // total CPUs requested, 0 when unknown
   int32_t nodes = 0;  // nodes requested, 0 when unknown (derive from gpus)
@@ -39,6 +41,8 @@ struct JobRecord {
   Duration duration;  // actual run time when running alone (the trace's runtime)
   std::optional<Duration> time_limit;  // requested wall-clock limit, if the trace has one
   std::optional<Duration> estimate;    // a per-job duration estimate supplied with the trace
+  // Queue wait the source recorded (Slurm: Start - Eligible), for validating a replay.
+  std::optional<Duration> observed_wait;
   JobState state = JobState::kUnknown;
   // Workload description, where the trace has one (Venus: Lucid's labels; Gavel/Pollux: job type).
   std::string model;       // e.g. "ResNet18"
@@ -53,7 +57,17 @@ struct JobRecord {
   double gmem_mib = 0;
 };
 
-enum class TraceFormat : uint8_t { kAuto, kLucid, kGpw, kChronus, kGavel, kPollux, kOpenb, kSwf };
+enum class TraceFormat : uint8_t {
+  kAuto,
+  kLucid,
+  kGpw,
+  kChronus,
+  kGavel,
+  kPollux,
+  kOpenb,
+  kSwf,
+  kSacct,
+};
 std::string_view TraceFormatName(TraceFormat f);  // "lucid", ...
 std::optional<TraceFormat> ParseTraceFormat(std::string_view name);
 

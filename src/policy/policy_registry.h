@@ -20,6 +20,8 @@
 
 namespace schedmate::policy {
 
+struct SlurmConfig;  // policy/slurm_config.h
+
 // Everything a built-in policy may need. Pointers are not owned and must outlive the policies.
 struct PolicyConfig {
   PlacementKind placement = PlacementKind::kConsolidate;
@@ -36,6 +38,8 @@ struct PolicyConfig {
   Duration preemption_cost = Duration::Seconds(40);
   Duration preemption_cost_large = Duration::Seconds(60);
   int32_t preemption_large_above_gpus = 8;
+  // The site's Slurm configuration for "slurm"; may be null (Slurm's defaults). Not owned.
+  const SlurmConfig* slurm = nullptr;
   // kill-after-N test policy: preempt-and-reject a job after it ran this long.
   Duration kill_after = Duration::Hours(1);
 };

@@ -109,5 +109,10 @@ Status ReadPolluxCsv(std::string_view contents, ReadContext& ctx);
 Status ReadOpenbCsv(std::string_view contents, ReadContext& ctx);
 Status ReadGavelTrace(std::string_view contents, ReadContext& ctx);
 Status ReadSwf(std::string_view contents, ReadContext& ctx);
+// Slurm accounting exports, `sacct -P` text or `sacct --json` (sacct_reader.cc).
+Status ReadSacct(std::string_view contents, ReadContext& ctx);
+// Detection helpers: a '|'-separated header naming JobID; a JSON document with "jobs".
+bool LooksLikeSacct(std::string_view first_line);
+bool LooksLikeSacctJson(std::string_view head);
 
 }  // namespace schedmate::trace::internal

@@ -91,6 +91,8 @@ Result<GeneratedTrace> GenerateTrace(const JobTable& source, const GenerateOptio
     JobRecord& j = t.jobs.emplace_back();
     j.id = std::to_string(i + 1);
     j.user = src.user;
+    j.account = src.account;
+    j.qos = src.qos;
     j.vc = options.single_vc ? *options.single_vc : src.vc;
     j.gpus = src.gpus;
     j.cpus = src.cpus;

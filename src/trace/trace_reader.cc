@@ -35,6 +35,9 @@ constexpr FormatInfo kFormats[] = {
     {TraceFormat::kSwf,
      "Standard Workload Format (.swf): 18 whitespace-separated fields, ';' "
      "comments"},
+    {TraceFormat::kSacct,
+     "Slurm accounting: sacct -P -o JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,"
+     "Elapsed,Timelimit,AllocTRES,ReqTRES,NNodes,State (or sacct --json)"},
 };
 
 std::string Printable(std::string_view s) {
@@ -106,6 +109,8 @@ Result<TraceFormat> DetectTraceFormat(std::string_view contents, std::string_vie
     return Status::InvalidArgument(fmt::format("{}:1: empty file: no header row", path));
   }
   if (first.front() == ';') return TraceFormat::kSwf;
+  if (internal::LooksLikeSacctJson(head)) return TraceFormat::kSacct;
+  if (internal::LooksLikeSacct(first)) return TraceFormat::kSacct;
   if (first.find('\t') != std::string_view::npos && Split(first, '\t').size() == 7) {
     return TraceFormat::kGavel;
   }
@@ -172,6 +177,9 @@ Result<JobTable> ParseTrace(std::string_view contents, std::string_view source,
       break;
     case TraceFormat::kSwf:
       s = internal::ReadSwf(contents, ctx);
+      break;
+    case TraceFormat::kSacct:
+      s = internal::ReadSacct(contents, ctx);
       break;
     case TraceFormat::kAuto:
       s = Status::Internal("unresolved trace format");

@@ -42,6 +42,20 @@
 //             field 2, duration = field 4, processors = field 5 (field 8 when 5 is -1),
 //             time_limit = field 9, state from field 11, user = field 12. Rows with run time -1
 //             are skipped and counted.
+//   kSacct    Slurm accounting exports, either `sacct -P -o ...` (pipe-separated, header row;
+//             JobID, Submit, Start, Elapsed or End, AllocTRES or ReqTRES required; User, Account,
+//             Partition, QOS, JobName, Eligible, End, Timelimit, NNodes, State optional; other
+//             columns such as Priority ignored) or `sacct --json` (a "jobs" array; numbers plain
+//             or {set, infinite, number}). id = JobID ("123", array task "123_4", het "123+1");
+//             steps ("123.batch", "123.0", "123_4.extern") are not jobs: skipped, not counted;
+//             vc = Partition; gpus = gres/gpu of AllocTRES (else ReqTRES; typed gres/gpu:a100
+//             entries summed when there is no plain one); cpus = cpu=, nodes = NNodes (else
+//             node=); duration = Elapsed (else End - Start); time_limit = Timelimit ("[D-]HH:MM:SS",
+//             minutes, UNLIMITED = none; JSON: minutes). submit = Eligible when known and not
+//             before Submit (holds, dependencies, --begin), else Submit, as seconds since the
+//             earliest Submit in the file; observed_wait = Start - that. Jobs that never started, jobs still pending or running
+//             and pending array ranges ("123_[1-9]") are skipped and counted. JSON errors name the
+//             line of the job's "job_id".
 //
 // Fields: text fields are trimmed of outer blanks (also inside quotes); empty optional fields take
 // the JobRecord defaults.

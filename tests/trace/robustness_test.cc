@@ -49,10 +49,11 @@ TEST(RobustnessTest, MutatedFixturesNeverCrashAndCountsAddUp) {
   const std::vector<std::string> fixtures = {
       "lucid_jobs.csv", "lucid_full_log.csv", "lucid_crlf.csv", "gpw.csv",
       "sdsc95.csv",     "chronus.csv",        "tiresias.csv",   "gavel_small.trace",
-      "pollux.csv",     "openb.csv",          "small.swf"};
+      "pollux.csv",     "openb.csv",          "small.swf",      "sacct_small.txt",
+      "sacct_small.json"};
   const TraceFormat formats[] = {TraceFormat::kAuto,    TraceFormat::kLucid, TraceFormat::kGpw,
                                  TraceFormat::kChronus, TraceFormat::kGavel, TraceFormat::kPollux,
-                                 TraceFormat::kOpenb,   TraceFormat::kSwf};
+                                 TraceFormat::kOpenb,   TraceFormat::kSwf,   TraceFormat::kSacct};
   Rng rng(20261122);
   int ok = 0, errors = 0;
   for (const auto& name : fixtures) {

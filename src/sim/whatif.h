@@ -1,0 +1,56 @@
+#pragma once
+// What-if building blocks shared by `schedmate whatif`, `tune` and the benchmark: capacity
+// changes on a ClusterSpec, durations capped at their limits, and the metrics an operator
+// compares (queue wait, JCT, utilisation, per Slurm partition).
+//
+// Metrics (WhatIfMetrics) are over finished jobs, as sim::Summarize: queue wait = time pending
+// (the simulator's JobOutcome::queued), JCT = finish - submit; p95 interpolates linearly;
+// utilisation = busy GPU-time / (cluster GPUs x makespan). per_partition groups jobs by their
+// record's partition (JobRecord::vc), whatever VC they ran in, sorted by name, so a history whose
+// partitions share one node pool still reports per partition.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/status.h"
+#include "sim/simulator.h"
+
+namespace schedmate::sim {
+
+struct PartitionMetrics {
+  std::string name;
+  int64_t jobs = 0;
+  double avg_queue_s = 0;
+  double p95_queue_s = 0;
+  double avg_jct_s = 0;
+};
+
+struct WhatIfMetrics {
+  int64_t jobs = 0;  // finished
+  int64_t rejected = 0;
+  int64_t unfinished = 0;
+  int64_t skipped = 0;  // no GPUs or unknown VC
+  double avg_queue_s = 0;
+  double p95_queue_s = 0;
+  double avg_jct_s = 0;
+  double utilisation = 0;
+  std::vector<PartitionMetrics> per_partition;
+};
+
+WhatIfMetrics MeasureWhatIf(const JobTable& jobs, const SimResult& result);
+
+// Adds `nodes` nodes of `gpus_per_node` GPUs to the VC named `vc` ("" = the only VC).
+// kInvalidArgument when the VC is unknown or ambiguous (several VCs and no name), when the
+// node size differs from the VC's (VCs are uniform), or when the count is not positive.
+Status AddNodes(ClusterSpec& cluster, int32_t nodes, int32_t gpus_per_node, const std::string& vc);
+// Removes `nodes` nodes from the VC named `vc` ("" = the only VC). kInvalidArgument when that
+// leaves no node in the whole cluster, when the VC has fewer nodes, or the VC is unknown/ambiguous.
+Status RemoveNodes(ClusterSpec& cluster, int32_t nodes, const std::string& vc);
+
+// Caps each job's duration at its time limit (Slurm ends a job at its limit). Returns how many
+// jobs were capped.
+int64_t CapDurationsAtLimits(JobTable& jobs);
+
+}  // namespace schedmate::sim
