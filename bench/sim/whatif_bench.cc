@@ -11,11 +11,10 @@
 // about 80 % of the 256 GPUs.
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "core/rng.h"
 #include "policy/policy_registry.h"
@@ -39,9 +38,9 @@ std::string Clock(int64_t epoch) {
 }
 
 std::string Hms(int64_t s) {
-  return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s / 3600 % 24, s / 60 % 60,
-                                  s % 60)
-                    : fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+  return s >= 86400
+             ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s / 3600 % 24, s / 60 % 60, s % 60)
+             : fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
 const std::string& History() {
@@ -58,9 +57,10 @@ const std::string& History() {
       const double u = rng.Uniform();
       const int gpus = u < 0.5 ? 1 : u < 0.65 ? 2 : u < 0.8 ? 4 : u < 0.95 ? 8 : 16;
       // Box-Muller normal for the log-normal run time.
-      const double z = std::sqrt(-2 * std::log1p(-rng.Uniform())) *
-                       std::cos(2 * M_PI * rng.Uniform());
-      int64_t run = std::min<int64_t>(259200, std::max<int64_t>(10, std::llround(3000 * std::exp(1.2 * z))));
+      const double z =
+          std::sqrt(-2 * std::log1p(-rng.Uniform())) * std::cos(2 * M_PI * rng.Uniform());
+      int64_t run =
+          std::min<int64_t>(259200, std::max<int64_t>(10, std::llround(3000 * std::exp(1.2 * z))));
       int64_t limit = std::min<int64_t>(
           259200, 60 * static_cast<int64_t>(std::ceil(run * (1.2 + 3.8 * rng.Uniform()) / 60)));
       const bool timeout = rng.Uniform() < 0.05;
@@ -75,8 +75,8 @@ const std::string& History() {
           "{}|u{}|acct{}|{}|normal|{}|{}|{}|{}|{}|{}|billing={},cpu={},gres/gpu={},node={}|"
           "billing={},cpu={},gres/gpu={},node={}|{}|{}|{}\n",
           1000 + i, user, user % 10, debug ? "debug" : "gpu", Clock(submit), Clock(submit),
-          Clock(start), Clock(start + run), Hms(run), Hms(limit), gpus, gpus * 4, gpus, nodes,
-          gpus, gpus * 4, gpus, nodes, nodes, timeout ? "TIMEOUT" : "COMPLETED", 1000);
+          Clock(start), Clock(start + run), Hms(run), Hms(limit), gpus, gpus * 4, gpus, nodes, gpus,
+          gpus * 4, gpus, nodes, nodes, timeout ? "TIMEOUT" : "COMPLETED", 1000);
     }
     return out;
   }();

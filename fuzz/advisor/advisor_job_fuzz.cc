@@ -64,8 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     at = end == std::string_view::npos ? in.size() : end + 6;
   }
   advisor::BuiltinMetadataExtractor x;
-  Result<advisor::JobMetadata> m = x.Extract({.path = (dir / "run.sh").string(),
-                                              .root = dir.string()});
+  Result<advisor::JobMetadata> m =
+      x.Extract({.path = (dir / "run.sh").string(), .root = dir.string()});
   if (!m.ok()) return 0;
   for (const auto& [field, c] : m->confidence) {
     SM_CHECK(c >= 0.0 && c <= 1.0) << field << " confidence " << c;

@@ -215,8 +215,8 @@ void Extraction::LoadConfig(const std::string& rel, int level, int depth,
   if (deepspeed) Vote("deepspeed", 2);
 }
 
-void Extraction::AddHydraChoiceName(const std::string& group, const std::string& option,
-                                    int level, const std::string& source) {
+void Extraction::AddHydraChoiceName(const std::string& group, const std::string& option, int level,
+                                    const std::string& source) {
   // Only groups whose name is a key of a naming field (model, dataset, data, optimizer).
   auto k = knowledge_.keys.find(NormKey(group));
   if (k == knowledge_.keys.end()) return;

@@ -348,9 +348,10 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
       // Each process drives every GPU of its node: the replicas are the node's GPUs.
       const int64_t nodes = d.sb_nodes ? *d.sb_nodes : (d.nodes ? *d.nodes : 1);
       d.gpus = nodes * *d.sb_gpus_per_node;
-      d.gpus_src = fmt::format("{} ({} node(s) x {} GPUs; one process drives every GPU of its "
-                               "node: {})",
-                               d.sb_src, nodes, *d.sb_gpus_per_node, device_per_node_src_);
+      d.gpus_src = fmt::format(
+          "{} ({} node(s) x {} GPUs; one process drives every GPU of its "
+          "node: {})",
+          d.sb_src, nodes, *d.sb_gpus_per_node, device_per_node_src_);
       d.processes = d.gpus;  // data-parallel replicas
       d.processes_src = d.gpus_src;
     } else if (d.processes && gpu_launcher) {
@@ -375,18 +376,18 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
   // One python process that neither spreads itself over devices (DataParallel, mirrored
   // strategies, Lightning/HF Trainer) nor is launched per device uses one GPU of what Slurm
   // allocated.
-  const bool spreads = !device_per_node_src_.empty() || spawned_devices_.value > 1 ||
-                       hf_trainer_ || votes_.count("lightning") || votes_.count("tensorflow");
+  const bool spreads = !device_per_node_src_.empty() || spawned_devices_.value > 1 || hf_trainer_ ||
+                       votes_.count("lightning") || votes_.count("tensorflow");
   if (!d.gpus && d.main != nullptr && d.main->launcher == "python" && program_found_ &&
       uses_cuda_ && !spreads && d.processes && *d.processes == 1 && d.main->wrapper.empty() &&
       (d.sb_gpus_per_node || d.sb_gpus_total) && !cpu_flag_given_ &&
       !(cuda_flag_defined_ && !cuda_flag_given_)) {
     d.gpus = 1;
-    d.gpus_src = fmt::format("derived: one python process that uses CUDA on one device ({} GPUs "
-                             "requested: {})",
-                             d.sb_gpus_total ? *d.sb_gpus_total
-                                             : *d.sb_gpus_per_node * (d.sb_nodes ? *d.sb_nodes : 1),
-                             d.sb_src);
+    d.gpus_src = fmt::format(
+        "derived: one python process that uses CUDA on one device ({} GPUs "
+        "requested: {})",
+        d.sb_gpus_total ? *d.sb_gpus_total : *d.sb_gpus_per_node * (d.sb_nodes ? *d.sb_nodes : 1),
+        d.sb_src);
   }
   if (!d.gpus && (d.sb_gpus_per_node || d.sb_gpus_total)) {
     d.gpus =
@@ -435,8 +436,9 @@ void Extraction::DeriveGpusAndNodes(Derived& d) {
   }
   if (!d.gpus && d.main == nullptr && config_only_) {
     d.gpus = 1;
-    d.gpus_src = "default: no launcher in the sources; the framework's own command runs one "
-                 "process (assumed one GPU)";
+    d.gpus_src =
+        "default: no launcher in the sources; the framework's own command runs one "
+        "process (assumed one GPU)";
     if (!d.processes) {
       d.processes = 1;
       d.processes_src = d.gpus_src;
@@ -608,9 +610,9 @@ void Extraction::DeriveFramework(Derived& d) {
   for (const std::string& p : program_names_) {
     std::string l = ToLower(p);
     const std::string stem = EndsWith(l, ".py") ? l.substr(0, l.size() - 3) : l;
-    const bool hf_example = std::any_of(
-        knowledge_.hf_example_programs.begin(), knowledge_.hf_example_programs.end(),
-        [&](const std::string& e) { return stem == e || StartsWith(stem, e + "_"); });
+    const bool hf_example =
+        std::any_of(knowledge_.hf_example_programs.begin(), knowledge_.hf_example_programs.end(),
+                    [&](const std::string& e) { return stem == e || StartsWith(stem, e + "_"); });
     if (hf_example) {  // run_glue.py, run_clm_no_trainer.py, run_qa_beam_search.py
       Vote("hf-transformers", 3);
       hf_trainer_ = true;  // the transformers examples (run_clm.py, run_glue.py...) use Trainer

@@ -16,8 +16,8 @@ double Log2Seconds(double s) { return std::log2(std::max(s, 1.0)); }
 
 }  // namespace
 
-DurationDistribution::DurationDistribution(
-    const std::vector<std::pair<double, double>>& samples, double bandwidth)
+DurationDistribution::DurationDistribution(const std::vector<std::pair<double, double>>& samples,
+                                           double bandwidth)
     : scale_(std::max(bandwidth, 1e-3) * kLogisticPerSd) {
   SM_CHECK(!samples.empty()) << "a distribution needs at least one sample";
   std::vector<size_t> order(samples.size());

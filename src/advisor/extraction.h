@@ -311,7 +311,7 @@ class Extraction {
   bool cuda_flag_defined_ = false;  // argparse --cuda store_true exists
   bool cuda_flag_given_ = false;
   bool cpu_flag_given_ = false;
-  std::map<std::string, std::string> world_divides_;  // field -> source of `x //= world_size`
+  std::map<std::string, std::string> world_divides_;     // field -> source of `x //= world_size`
   std::map<std::string, std::string> world_multiplies_;  // field -> source of `x = y * world`
   std::string device_per_node_src_;  // a call that makes one process drive all local GPUs
   std::string layer_family_;         // the family of the layers the program builds a net from
@@ -325,7 +325,7 @@ class Extraction {
     std::string source, key;
   };
   std::vector<FrameworkCandidate> framework_cands_;
-  std::vector<std::string> program_names_;            // basenames of programs launched
+  std::vector<std::string> program_names_;  // basenames of programs launched
   bool hf_trainer_ = false;
   bool config_only_ = false;
   std::optional<int64_t> tp_, pp_;

@@ -136,14 +136,34 @@ class KnowledgeParser {
 
 Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
                                                      std::string_view source) {
-  static const char* kSections[] = {
-      "version",      "keys",         "mmdet_schedules", "dataset_image_sizes", "family_patterns",
-      "known_params", "import_votes", "argument_votes",  "library_defaults",
-      "config_key_votes", "framework_keys", "rl_policies", "world_size_names",
-      "device_per_node_calls", "layer_families", "image_size_multiples", "short_options",
-      "config_options", "train_calls", "hf_trainer_calls", "argument_objects",
-      "hf_example_programs", "generic_dataset_classes", "dataset_abbreviations", "frameworks",
-      "option_calls", "entry_function_calls", "command_decorators"};
+  static const char* kSections[] = {"version",
+                                    "keys",
+                                    "mmdet_schedules",
+                                    "dataset_image_sizes",
+                                    "family_patterns",
+                                    "known_params",
+                                    "import_votes",
+                                    "argument_votes",
+                                    "library_defaults",
+                                    "config_key_votes",
+                                    "framework_keys",
+                                    "rl_policies",
+                                    "world_size_names",
+                                    "device_per_node_calls",
+                                    "layer_families",
+                                    "image_size_multiples",
+                                    "short_options",
+                                    "config_options",
+                                    "train_calls",
+                                    "hf_trainer_calls",
+                                    "argument_objects",
+                                    "hf_example_programs",
+                                    "generic_dataset_classes",
+                                    "dataset_abbreviations",
+                                    "frameworks",
+                                    "option_calls",
+                                    "entry_function_calls",
+                                    "command_decorators"};
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
@@ -180,9 +200,8 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
         for (const auto& kv : n)
           k.image_size_multiples[p.Text(kv.first, "a framework")] = p.Int(kv.second, "a stride");
-      } else if (name == "config_options" || name == "train_calls" ||
-                 name == "hf_trainer_calls" || name == "argument_objects" ||
-                 name == "generic_dataset_classes") {
+      } else if (name == "config_options" || name == "train_calls" || name == "hf_trainer_calls" ||
+                 name == "argument_objects" || name == "generic_dataset_classes") {
         std::vector<std::string> names = p.Names(n, name);
         std::set<std::string>& to = name == "config_options"     ? k.config_options
                                     : name == "train_calls"      ? k.train_calls
@@ -203,7 +222,8 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
       } else if (name == "dataset_abbreviations") {
         if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
         for (const auto& kv : n)
-          k.dataset_abbreviations[p.Text(kv.first, "an abbreviation")] = p.Text(kv.second, "a name");
+          k.dataset_abbreviations[p.Text(kv.first, "an abbreviation")] =
+              p.Text(kv.second, "a name");
       } else if (name == "short_options") {
         if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
         for (const auto& kv : n)

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,20 +59,20 @@ struct ExtractorKnowledge {
   std::map<std::string, std::pair<std::string, int>> config_key_votes;
   // Framework -> key -> (field, rank), applied once the framework is known.
   std::map<std::string, std::map<std::string, std::pair<std::string, int>>> framework_keys;
-  std::vector<RlPolicy> rl_policies;                                    // ordered
-  std::vector<std::string> world_size_names;                            // replica-count names
-  std::vector<std::string> device_per_node_calls;                       // one process, all GPUs
-  std::vector<std::pair<std::string, std::string>> layer_families;      // ordered
-  std::map<std::string, int> image_size_multiples;                      // framework -> stride
+  std::vector<RlPolicy> rl_policies;                                // ordered
+  std::vector<std::string> world_size_names;                        // replica-count names
+  std::vector<std::string> device_per_node_calls;                   // one process, all GPUs
+  std::vector<std::pair<std::string, std::string>> layer_families;  // ordered
+  std::map<std::string, int> image_size_multiples;                  // framework -> stride
   std::map<std::string, std::string> short_options;  // "b" -> "batch_size" (program unseen)
-  std::set<std::string> config_options;          // options whose value is a config file
-  std::set<std::string> train_calls;             // calls whose kwargs are training settings
-  std::set<std::string> hf_trainer_calls;        // calls that mean transformers' Trainer
-  std::set<std::string> argument_objects;        // `args.x = v` after parsing
-  std::vector<std::string> hf_example_programs;  // transformers' run_*.py examples
+  std::set<std::string> config_options;              // options whose value is a config file
+  std::set<std::string> train_calls;                 // calls whose kwargs are training settings
+  std::set<std::string> hf_trainer_calls;            // calls that mean transformers' Trainer
+  std::set<std::string> argument_objects;            // `args.x = v` after parsing
+  std::vector<std::string> hf_example_programs;      // transformers' run_*.py examples
   std::set<std::string> generic_dataset_classes;
   std::map<std::string, std::string> dataset_abbreviations;
-  std::vector<std::string> frameworks;  // reported by name; ordered (ties: the earlier)
+  std::vector<std::string> frameworks;            // reported by name; ordered (ties: the earlier)
   std::vector<std::string> option_calls;          // add_argument-like option definitions
   std::vector<std::string> entry_function_calls;  // fire.Fire(fn), typer.run(fn)
   std::vector<std::string> command_decorators;    // @app.command()

@@ -291,9 +291,8 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   };
   auto point_of = [&](const std::vector<std::pair<double, double>>& s) {
     DurationDistribution dist(s, bandwidth_for(s.size()));
-    return options_.point == PointEstimate::kWindowMode
-               ? dist.WindowMode(options_.over_penalty)
-               : dist.Quantile(calibrator_.Level(0.5));
+    return options_.point == PointEstimate::kWindowMode ? dist.WindowMode(options_.over_penalty)
+                                                        : dist.Quantile(calibrator_.Level(0.5));
   };
 
   // Tier 1 against tier 2: both points are kept to learn which one to trust.
@@ -377,13 +376,14 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     bandwidth = bandwidth_for(samples.size());
     for (size_t k = ev.size(); k-- > 0;) {
       const Entry& en = entries_[ev[k].first];
-      out.neighbours.push_back({en.job_id, en.user, en.duration_s,
-                                samples[ev.size() - 1 - k].first, ev[k].second, en.finish_s});
+      out.neighbours.push_back({en.job_id, en.user, en.duration_s, samples[ev.size() - 1 - k].first,
+                                ev[k].second, en.finish_s});
     }
-    evidence_text = fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per "
-                                "older job)",
-                                tier->name, Why(*tier), samples.size(),
-                                samples.size() == 1 ? "" : "s", options_.recency_decay);
+    evidence_text = fmt::format(
+        "{} ({}): {} finished job{}, newest weighted most (x{:.2f} per "
+        "older job)",
+        tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
+        options_.recency_decay);
   }
 
   DurationDistribution dist(samples, bandwidth);
@@ -415,14 +415,15 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   }
   const std::string calib =
       calibrator_.samples() >= options_.calibrate_after
-          ? fmt::format("calibrated on {} finished predictions: p10/p50/p90 at levels "
-                        "{:.2f}/{:.2f}/{:.2f}",
-                        calibrator_.samples(), l10, l50, l90)
+          ? fmt::format(
+                "calibrated on {} finished predictions: p10/p50/p90 at levels "
+                "{:.2f}/{:.2f}/{:.2f}",
+                calibrator_.samples(), l10, l50, l90)
           : std::string("not yet calibrated");
-  est.explanation = fmt::format("{}; estimate {} ({}); median {}, p10..p90 {} .. {} ({}){}",
-                                evidence_text, FormatDuration(est.duration), point_text,
-                                FormatDuration(est.median), FormatDuration(est.low),
-                                FormatDuration(est.high), calib, split_note);
+  est.explanation =
+      fmt::format("{}; estimate {} ({}); median {}, p10..p90 {} .. {} ({}){}", evidence_text,
+                  FormatDuration(est.duration), point_text, FormatDuration(est.median),
+                  FormatDuration(est.low), FormatDuration(est.high), calib, split_note);
   est.explanation += embed_note;
 
   if (!job.id.empty()) {

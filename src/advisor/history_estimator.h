@@ -68,13 +68,13 @@ namespace schedmate::advisor {
 enum class PointEstimate : uint8_t { kWindowMode, kMedian };
 
 struct HistoryEstimatorOptions {
-  size_t recent = 16;           // evidence per tier: the last `recent` jobs of the group
-  double recency_decay = 0.7;   // weight of the k-th newest evidence job: decay^k
+  size_t recent = 16;          // evidence per tier: the last `recent` jobs of the group
+  double recency_decay = 0.7;  // weight of the k-th newest evidence job: decay^k
   PointEstimate point = PointEstimate::kWindowMode;
-  double over_penalty = 0.6;    // kWindowMode: cost of evidence > 2x below the point
-  double bandwidth = 0.6;       // kernel scale in log2 units (widened for few samples)
+  double over_penalty = 0.6;     // kWindowMode: cost of evidence > 2x below the point
+  double bandwidth = 0.6;        // kernel scale in log2 units (widened for few samples)
   int64_t calibrate_after = 50;  // finished predictions before quantiles are recalibrated
-  double min_similarity = 0.8;  // tier "similar"/"peers": cosine threshold (hashing vectors)
+  double min_similarity = 0.8;   // tier "similar"/"peers": cosine threshold (hashing vectors)
   // The same threshold for the external embedder's vectors (a semantic model's cosines sit on
   // another scale); below 0: min_similarity. A fallback to hashing uses min_similarity.
   double external_min_similarity = -1;
@@ -94,9 +94,9 @@ struct Evidence {
 };
 
 struct DetailedEstimate {
-  DurationEstimate estimate;         // duration = the point, low/high = p10/p90
-  std::string tier;                  // "exact", "resources", ..., "global", "cold-start"
-  std::vector<Evidence> neighbours;  // the evidence, most recent first
+  DurationEstimate estimate;               // duration = the point, low/high = p10/p90
+  std::string tier;                        // "exact", "resources", ..., "global", "cold-start"
+  std::vector<Evidence> neighbours;        // the evidence, most recent first
   double p10_s = 0, p50_s = 0, p90_s = 0;  // calibrated quantiles
 };
 
@@ -153,7 +153,7 @@ class HistoryEstimator final : public DurationEstimator {
   std::unordered_map<std::string, Pending> pending_;
   QuantileCalibrator calibrator_;
   int64_t exact_hits_ = 0, resources_hits_ = 0;  // tier 1 vs tier 2, within x2
-  std::deque<double> limit_ratios_;               // recent actual / time limit, at most 256
+  std::deque<double> limit_ratios_;              // recent actual / time limit, at most 256
   text::HashingEmbedder embedder_;
   text::VectorIndex index_;
   // workload -> (fingerprints known when computed, similar fingerprints); recomputed when new

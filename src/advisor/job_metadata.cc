@@ -1,7 +1,6 @@
 #include "advisor/job_metadata.h"
 
 #include <algorithm>
-
 #include <cmath>
 
 #include "core/strings.h"
@@ -73,8 +72,9 @@ nlohmann::json JobMetadata::EnginesJson() const {
 }
 
 double JobMetadata::AnswerConfidence() const {
-  static const char* kKey[] = {"model",  "dataset",   "per_device_batch_size", "global_batch_size",
-                               "epochs", "max_steps", "num_gpus"};
+  static const char* kKey[] = {
+      "model",     "dataset", "per_device_batch_size", "global_batch_size", "epochs",
+      "max_steps", "num_gpus"};
   double c = 1.0;
   for (const char* f : kKey) {
     if (!values.count(f)) continue;

@@ -47,10 +47,10 @@ struct JobMetadata {
   // field -> how sure the engine that answered is (0..1); see BuiltinMetadataExtractor for the
   // built-in engine's scale. Fields the LLM supplied have none.
   std::map<std::string, double> confidence;
-  std::string entry;                             // the entry file, relative to root
-  std::vector<std::string> files_read;           // relative paths, in reading order
-  int files_skipped = 0;                         // non-UTF-8 / binary / unreadable files
-  std::vector<std::string> notes;                // human-readable remarks (e.g. guesses)
+  std::string entry;                    // the entry file, relative to root
+  std::vector<std::string> files_read;  // relative paths, in reading order
+  int files_skipped = 0;                // non-UTF-8 / binary / unreadable files
+  std::vector<std::string> notes;       // human-readable remarks (e.g. guesses)
 
   bool Has(std::string_view field) const { return values.count(std::string(field)) != 0; }
   // The field's value when it is a number / a string (a derived text like "derived: 8 x

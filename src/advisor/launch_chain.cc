@@ -96,8 +96,8 @@ void Extraction::ProcessShell(const std::string& rel, const std::string& text,
   sc.script_path = rel;
   sc.script_dir = cwd.empty() ? "." : cwd;
   // `. FILE` / `source FILE`: a file of the job, read like any other (inside the job directory).
-  sc.source = [this, cwd](const std::string& f)
-      -> std::optional<std::pair<std::string, std::string>> {
+  sc.source = [this,
+               cwd](const std::string& f) -> std::optional<std::pair<std::string, std::string>> {
     std::optional<std::string> path = Resolve(cwd, f, cwd);
     if (!path) return std::nullopt;
     std::optional<std::string> body = Read(*path);
@@ -350,9 +350,10 @@ void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
       if (up.empty()) break;
     }
     if (script && !visited_scripts_.count(*script)) {
-      meta_.notes.push_back(fmt::format("{}:{}: {} is not in the sources; read {} (same name, "
-                                        "nearest to the calling script)",
-                                        rel, cmd.line, w[k], *script));
+      meta_.notes.push_back(
+          fmt::format("{}:{}: {} is not in the sources; read {} (same name, "
+                      "nearest to the calling script)",
+                      rel, cmd.line, w[k], *script));
     }
   }
   if (!script && unknown) {
@@ -703,10 +704,10 @@ void Extraction::ProcessLaunch(const Launch& l) {
     // A model's architecture config (transformers --config_name, --model_config_path): it names
     // the model and its shape, never the training settings (its torch_dtype is how the weights
     // were saved).
-    const bool model_config = it.value.is_string() && IsConfigPath(it.value.get<std::string>()) &&
-                              (it.key == "config_name" ||
-                               (it.key.find("model") != std::string::npos &&
-                                it.key.find("config") != std::string::npos));
+    const bool model_config =
+        it.value.is_string() && IsConfigPath(it.value.get<std::string>()) &&
+        (it.key == "config_name" ||
+         (it.key.find("model") != std::string::npos && it.key.find("config") != std::string::npos));
     if (model_config) {
       if (auto c = Resolve(l.cwd, it.value.get<std::string>(), rel_dir)) LoadModelConfig(*c);
       continue;

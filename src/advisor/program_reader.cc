@@ -123,9 +123,10 @@ void Extraction::ReadAssignments(const std::string& rel, const PyFacts& f) {
     }
     // `lr = args.lr * strategy.num_replicas_in_sync`: the program trains with the argument
     // scaled by the replica count (a linear-scaling rule), read from the same key.
-    if (world && kt != knowledge_.keys.end() && a.op == "=" && a.value.text.find('*') != std::string::npos &&
-        rhs.find("//") == std::string::npos) {
-      static const std::regex kArgRef(R"((?:^|[^\w.])(?:args|opt|opts|cfg|config|flags|hparams)\.(\w+))");
+    if (world && kt != knowledge_.keys.end() && a.op == "=" &&
+        a.value.text.find('*') != std::string::npos && rhs.find("//") == std::string::npos) {
+      static const std::regex kArgRef(
+          R"((?:^|[^\w.])(?:args|opt|opts|cfg|config|flags|hparams)\.(\w+))");
       std::smatch m;
       if (std::regex_search(a.value.text, m, kArgRef)) {
         auto src_key = knowledge_.keys.find(NormKey(m[1].str()));

@@ -694,8 +694,8 @@ const PyValue* PyCall::Kwarg(std::string_view name) const {
 // `def NAME(p1, p2: T = default, *args, p3=..., **kw):` from token `at` (the name).
 void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
                   std::string_view source, PyFacts& facts, std::set<size_t>& seen_calls) {
-  if (at + 1 >= t.size() || t[at].kind != Tk::kName || !(t[at + 1].kind == Tk::kOp &&
-                                                         t[at + 1].text == "("))
+  if (at + 1 >= t.size() || t[at].kind != Tk::kName ||
+      !(t[at + 1].kind == Tk::kOp && t[at + 1].text == "("))
     return;
   PyFunction fn;
   fn.name = t[at].text;
@@ -705,8 +705,8 @@ void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
   while (i < t.size() && !(t[i].kind == Tk::kOp && t[i].text == ")")) {
     // One parameter: [*|**] NAME [: annotation] [= default]
     bool star = false;
-    while (i < t.size() && t[i].kind == Tk::kOp && (t[i].text == "*" || t[i].text == "**" ||
-                                                    t[i].text == "/")) {
+    while (i < t.size() && t[i].kind == Tk::kOp &&
+           (t[i].text == "*" || t[i].text == "**" || t[i].text == "/")) {
       star = true;
       ++i;
     }
@@ -801,8 +801,8 @@ PyFacts ScanPython(std::string_view source) {
       class_stack.emplace_back(ll.indent, t[1].text);
       continue;
     }
-    if (t[0].kind == Tk::kName && (first == "def" || (first == "async" && t.size() > 1 &&
-                                                      t[1].text == "def"))) {
+    if (t[0].kind == Tk::kName &&
+        (first == "def" || (first == "async" && t.size() > 1 && t[1].text == "def"))) {
       ReadFunction(t, first == "def" ? 1 : 2, ll, source, facts, seen_calls);
       continue;
     }

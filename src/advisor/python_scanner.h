@@ -73,7 +73,7 @@ struct PyFacts {
   std::vector<PyAssignment> assignments;  // in file order
   std::vector<PyCall> calls;              // in file order (outer call before inner calls)
   std::vector<PyField> fields;
-  std::vector<PyFunction> functions;  // in file order
+  std::vector<PyFunction> functions;                  // in file order
   std::vector<std::pair<std::string, int>> imports;   // module, line
   std::vector<std::pair<std::string, int>> comments;  // comment text (without '#'), line
   // Final values of module-level `name = literal` assignments, after evaluation in order.

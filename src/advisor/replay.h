@@ -20,7 +20,7 @@ namespace schedmate::advisor {
 struct ReplayPrediction {
   std::string job_id;
   double predicted_s = 0;
-  double low_s = 0, high_s = 0;       // the estimate's interval (the advisor: p10, p90)
+  double low_s = 0, high_s = 0;            // the estimate's interval (the advisor: p10, p90)
   double p10_s = 0, p50_s = 0, p90_s = 0;  // calibrated quantiles
   double confidence = 0;
   std::string tier;

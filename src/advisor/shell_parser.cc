@@ -113,13 +113,18 @@ size_t SubstitutionEnd(std::string_view s, size_t open) {
   for (size_t i = open; i < s.size(); ++i) {
     char c = s[i];
     if (quote != 0) {
-      if (c == '\\' && quote == '"') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(') ++depth;
-    else if (c == ')' && --depth == 0) return i + 1;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '(')
+      ++depth;
+    else if (c == ')' && --depth == 0)
+      return i + 1;
   }
   return s.size();
 }
@@ -146,7 +151,8 @@ bool IsScriptDirIdiom(std::string_view inner) {
   if (!StartsWith(v, "dirname ")) return false;
   v = Trim(v.substr(8));
   for (std::string_view wrap : {"$(realpath ", "$(readlink -f "}) {
-    if (StartsWith(v, wrap) && v.back() == ')') v = Trim(v.substr(wrap.size(), v.size() - wrap.size() - 1));
+    if (StartsWith(v, wrap) && v.back() == ')')
+      v = Trim(v.substr(wrap.size(), v.size() - wrap.size() - 1));
   }
   return v == "$0" || v == "${0}" || v == "${BASH_SOURCE[0]}" || v == "${BASH_SOURCE}" ||
          v == "$BASH_SOURCE";
@@ -236,8 +242,10 @@ class Lexer {
         size_t e = i_ + 2;
         char quote = 0;
         while (e < s_.size() && (quote != 0 || s_[e] != '}')) {
-          if (quote == 0 && (s_[e] == '"' || s_[e] == '\'')) quote = s_[e];
-          else if (s_[e] == quote) quote = 0;
+          if (quote == 0 && (s_[e] == '"' || s_[e] == '\''))
+            quote = s_[e];
+          else if (s_[e] == quote)
+            quote = 0;
           if (s_[e] == '\n') break;
           ++e;
         }
@@ -821,8 +829,8 @@ void ShellReader::Run(std::string_view text, std::vector<std::string> positional
       if (append) {  // NAME+=value
         auto cur = cmd.env.find(name);
         value = (cur != cmd.env.end() ? cur->second
-                 : vars.count(name)  ? vars.at(name)
-                                     : std::string()) +
+                 : vars.count(name)   ? vars.at(name)
+                                      : std::string()) +
                 value;
       }
       cmd.env[name] = value;
@@ -865,8 +873,9 @@ void ShellReader::Run(std::string_view text, std::vector<std::string> positional
         auto v = ParseInt(cmd.words[1].text);
         n = v && *v >= 0 ? static_cast<size_t>(*v) : 1;
       }
-      positional.erase(positional.begin(),
-                       positional.begin() + static_cast<std::ptrdiff_t>(std::min(n, positional.size())));
+      positional.erase(
+          positional.begin(),
+          positional.begin() + static_cast<std::ptrdiff_t>(std::min(n, positional.size())));
       continue;
     }
     if (cmd.words.empty() || Expand(cmd, depth, positional)) continue;

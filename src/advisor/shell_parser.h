@@ -54,18 +54,17 @@ struct ShellScript {
   std::vector<SbatchDirective> sbatch;
   std::map<std::string, std::string> variables;  // final values of assigned variables
   std::map<std::string, int> variable_lines;     // where each was last assigned
-  std::vector<std::string> sourced;               // files read through ShellContext::source
+  std::vector<std::string> sourced;              // files read through ShellContext::source
 };
 
 struct ShellContext {
   std::vector<std::string> positional;           // $1, $2, ...
   std::map<std::string, std::string> variables;  // inherited (exported) variables
-  std::string script_path;  // $0 ("" = unknown)
-  std::string script_dir;   // what the script-directory idioms expand to ("" = unknown)
+  std::string script_path;                       // $0 ("" = unknown)
+  std::string script_dir;  // what the script-directory idioms expand to ("" = unknown)
   // Reads a file named by `. FILE` / `source FILE` (FILE as expanded): its text and the name its
   // commands are reported under, or nullopt when it cannot be read. Unset: sourcing is skipped.
-  std::function<std::optional<std::pair<std::string, std::string>>(const std::string& file)>
-      source;
+  std::function<std::optional<std::pair<std::string, std::string>>(const std::string& file)> source;
 };
 
 ShellScript ParseShell(std::string_view text, const ShellContext& context = {});

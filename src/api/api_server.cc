@@ -563,8 +563,7 @@ void ApiServer::Routes() {
            "pending jobs holding a priority schedmate set");
     out += fmt::format("schedmate_priorities_outstanding {}\n", v->scheduling.outstanding);
     metric("schedmate_longest_wait_seconds", "gauge", "longest current wait of a pending job");
-    out += fmt::format("schedmate_longest_wait_seconds {}\n",
-                       v->scheduling.longest_wait.seconds());
+    out += fmt::format("schedmate_longest_wait_seconds {}\n", v->scheduling.longest_wait.seconds());
     metric("schedmate_estimates_served_total", "counter", "submit-time estimates answered");
     out += fmt::format("schedmate_estimates_served_total {}\n", v->estimates_served);
     metric("schedmate_tracked_logs", "gauge", "job logs being tailed");

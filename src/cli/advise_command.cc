@@ -82,8 +82,8 @@ struct ReplayArgs {
 void RunReplay(const ReplayArgs& a) {
   const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
   advisor::HistoryEstimatorOptions opts;
-  opts.point = a.point == "median" ? advisor::PointEstimate::kMedian
-                                   : advisor::PointEstimate::kWindowMode;
+  opts.point =
+      a.point == "median" ? advisor::PointEstimate::kMedian : advisor::PointEstimate::kWindowMode;
   opts.over_penalty = a.over_penalty;
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
@@ -94,8 +94,7 @@ void RunReplay(const ReplayArgs& a) {
   std::map<std::string, int64_t> tiers;
   for (const auto& p : preds) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%.3f,%.3f,%.3f,%.3f", p.predicted_s, p.p10_s, p.p50_s,
-                  p.p90_s);
+    std::snprintf(buf, sizeof buf, "%.3f,%.3f,%.3f,%.3f", p.predicted_s, p.p10_s, p.p50_s, p.p90_s);
     csv += p.job_id + "," + buf + "\n";
     ++tiers[p.tier];
   }

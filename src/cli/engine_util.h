@@ -7,7 +7,8 @@
 //                               the built-in engine is unsure of (confidence below --llm-below),
 //                               after a quick probe made the first time an answer needs it. Both
 //                               fall back to the built-in engine on any failure.
-//   --llm-below CONF            (default 0.8) the confidence under which --engine auto asks the LLM.
+//   --llm-below CONF            (default 0.8) the confidence under which --engine auto asks the
+//   LLM.
 //   --llm-config FILE           the LLM configuration (else $SCHEDMATE_LLM_CONFIG, else the
 //                               SCHEDMATE_LLM_* environment variables; config/llm.example.yaml).
 //

@@ -244,8 +244,8 @@ void RunServe(const ServeFlags& f) {
   companion.Stop();
   loop.join();
   // Order mode's changes are undone before the API goes: Slurm's own priorities come back.
-  if (auto r = companion.RestorePriorities(
-          fmt::format("schedmate serve stopping (signal {}): putting back original priorities", sig));
+  if (auto r = companion.RestorePriorities(fmt::format(
+          "schedmate serve stopping (signal {}): putting back original priorities", sig));
       r.ok()) {
     if (r->restored + r->skipped + r->failed > 0) {
       std::cerr << fmt::format(

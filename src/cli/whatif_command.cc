@@ -111,15 +111,10 @@ nlohmann::json MetricsJson(const sim::WhatIfMetrics& m) {
                                                  {"p95_queue_s", p.p95_queue_s},
                                                  {"avg_jct_s", p.avg_jct_s}};
   }
-  return {{"jobs", m.jobs},
-          {"rejected", m.rejected},
-          {"unfinished", m.unfinished},
-          {"skipped", m.skipped},
-          {"avg_queue_s", m.avg_queue_s},
-          {"p95_queue_s", m.p95_queue_s},
-          {"avg_jct_s", m.avg_jct_s},
-          {"utilisation", m.utilisation},
-          {"per_partition", parts}};
+  return {
+      {"jobs", m.jobs},           {"rejected", m.rejected},       {"unfinished", m.unfinished},
+      {"skipped", m.skipped},     {"avg_queue_s", m.avg_queue_s}, {"p95_queue_s", m.p95_queue_s},
+      {"avg_jct_s", m.avg_jct_s}, {"utilisation", m.utilisation}, {"per_partition", parts}};
 }
 
 // The mean of several runs' metrics (per partition by name).
@@ -210,8 +205,7 @@ Run Simulate(const JobTable& table, const ClusterSpec& cluster, const std::strin
     Fail(Status(result.status().code(), label + ": " + result.status().message()));
   }
   Run run;
-  run.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   run.metrics = sim::MeasureWhatIf(table, *result);
   for (const auto& o : result->jobs) {
     if (o.partition >= 0 && o.finished()) run.queue_s.push_back(o.queued.seconds_f());
@@ -221,7 +215,8 @@ Run Simulate(const JobTable& table, const ClusterSpec& cluster, const std::strin
 
 void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
                const nlohmann::json& spread, const std::vector<std::string>& changes) {
-  std::cout << "scenario: " << (changes.empty() ? "(no change)" : fmt::format("{}", fmt::join(changes, ", ")))
+  std::cout << "scenario: "
+            << (changes.empty() ? "(no change)" : fmt::format("{}", fmt::join(changes, ", ")))
             << "\n\n";
   std::cout << fmt::format("{:<14}{:>12}{:>12}{:>12}{:>12}{:>8}\n", "", "avg queue s",
                            "p95 queue s", "avg JCT s", "util", "jobs");
@@ -276,15 +271,16 @@ Site LoadSite(const WhatIfArgs& a) {
     for (const auto& k : site.unmodelled) notes.push_back("not modelled: " + k);
     if (conf->nodes.nodes > 0 && a.vc_config.empty() && a.nodes == 0) {
       if (conf->nodes.gpus_per_node <= 0) {
-        Fail(Status::InvalidArgument(a.slurm_conf + ": no node has GPUs (Gres=gpu:N or gres.conf)"));
+        Fail(
+            Status::InvalidArgument(a.slurm_conf + ": no node has GPUs (Gres=gpu:N or gres.conf)"));
       }
       VcSpec v;
       v.gpus_per_node = conf->nodes.gpus_per_node;
       v.nodes = conf->nodes.nodes;
       if (conf->nodes.heterogeneous) {
         // One node size per partition: keep the GPU total with nodes of the largest size.
-        v.nodes = static_cast<int32_t>((conf->nodes.total_gpus + v.gpus_per_node - 1) /
-                                       v.gpus_per_node);
+        v.nodes =
+            static_cast<int32_t>((conf->nodes.total_gpus + v.gpus_per_node - 1) / v.gpus_per_node);
         notes.push_back(fmt::format("nodes differ in GPUs: modelled as {} nodes of {} GPUs",
                                     v.nodes, v.gpus_per_node));
       }
@@ -296,10 +292,12 @@ Site LoadSite(const WhatIfArgs& a) {
     if (!c.ok()) Fail(c.status());
     cluster = std::move(c).value();
   } else if (a.nodes > 0) {
-    cluster.vcs = {VcSpec{"", static_cast<int32_t>(a.nodes), static_cast<int32_t>(a.gpus_per_node), 0}};
+    cluster.vcs = {
+        VcSpec{"", static_cast<int32_t>(a.nodes), static_cast<int32_t>(a.gpus_per_node), 0}};
   }
   if (cluster.vcs.empty()) {
-    Fail(Status::InvalidArgument(a.slurm_conf + ": no NodeName lines: give --nodes or --vc-config"));
+    Fail(
+        Status::InvalidArgument(a.slurm_conf + ": no NodeName lines: give --nodes or --vc-config"));
   }
   if (Status st = sim::CheckSimConfig(cluster, sim::SimOptions{}); !st.ok()) Fail(st);
 
@@ -312,8 +310,8 @@ Site LoadSite(const WhatIfArgs& a) {
   JobTable& history = out.history;
   history = std::move(table_or).value();
   if (!trace::FormatHasDurations(history.format)) {
-    Fail(Status::InvalidArgument(fmt::format("{}: {} traces carry no run times", a.trace,
-                                             TraceFormatName(history.format))));
+    Fail(Status::InvalidArgument(
+        fmt::format("{}: {} traces carry no run times", a.trace, TraceFormatName(history.format))));
   }
   if (history.jobs.size() < 2) {
     Fail(Status::InvalidArgument(fmt::format("{}: {} usable jobs; a what-if needs at least 2",
@@ -324,7 +322,8 @@ Site LoadSite(const WhatIfArgs& a) {
                                 history.rows_skipped, a.trace));
   }
   if (int64_t capped = sim::CapDurationsAtLimits(history); capped > 0) {
-    notes.push_back(fmt::format("{} jobs ran past their limit in the export; capped at it", capped));
+    notes.push_back(
+        fmt::format("{} jobs ran past their limit in the export; capped at it", capped));
   }
   return out;
 }
@@ -335,7 +334,8 @@ void RunWhatIf(const WhatIfArgs& a) {
   const std::string scenario_policy = a.policy.empty() ? a.baseline_policy : a.policy;
   for (const auto& p : {a.baseline_policy, scenario_policy}) {
     if (!registry.Contains(p)) {
-      FailUsage(fmt::format("unknown policy '{}' (known: {})", p, fmt::join(registry.Names(), ", ")));
+      FailUsage(
+          fmt::format("unknown policy '{}' (known: {})", p, fmt::join(registry.Names(), ", ")));
     }
   }
   Site loaded = LoadSite(a);
@@ -392,8 +392,8 @@ void RunWhatIf(const WhatIfArgs& a) {
       g.seed = seed;
       g.load_factor = a.load;
       // L times the jobs with gaps divided by L: the same span at L times the offered load.
-      g.jobs = std::max<int64_t>(
-          2, std::llround(static_cast<double>(history.jobs.size()) * a.load));
+      g.jobs =
+          std::max<int64_t>(2, std::llround(static_cast<double>(history.jobs.size()) * a.load));
       auto gen = trace::GenerateTrace(history, g);
       if (!gen.ok()) Fail(gen.status());
       table = std::move(gen->table);
@@ -408,8 +408,10 @@ void RunWhatIf(const WhatIfArgs& a) {
 
   if (!a.plot.empty()) {
     plot::Figure fig;
-    fig.title = "what if: " + (changes.empty() ? std::string("no change") : fmt::format("{}", fmt::join(changes, ", ")));
-    plot::Chart cdf{"Queue wait CDF", "queue wait (s)", "fraction of jobs", /*log_x=*/true, false, {}};
+    fig.title = "what if: " + (changes.empty() ? std::string("no change")
+                                               : fmt::format("{}", fmt::join(changes, ", ")));
+    plot::Chart cdf{
+        "Queue wait CDF", "queue wait (s)", "fraction of jobs", /*log_x=*/true, false, {}};
     cdf.series.push_back(plot::CdfSeries("baseline", baseline.queue_s));
     cdf.series.push_back(plot::CdfSeries(
         random ? fmt::format("scenario (seed {})", seeds[0]) : "scenario", first_queue));
@@ -443,7 +445,8 @@ void RunWhatIf(const WhatIfArgs& a) {
         {"changes", changes},
         {"policy", {{"baseline", a.baseline_policy}, {"scenario", scenario_policy}}},
         {"cluster",
-         {{"baseline_gpus", cluster.total_gpus()}, {"scenario_gpus", scenario_cluster.total_gpus()}}},
+         {{"baseline_gpus", cluster.total_gpus()},
+          {"scenario_gpus", scenario_cluster.total_gpus()}}},
         {"notes", notes},
         {"timing_s",
          {{"baseline", seconds[0]},
@@ -454,13 +457,13 @@ void RunWhatIf(const WhatIfArgs& a) {
   for (const auto& n : notes) std::cerr << "schedmate: note: " << n << "\n";
   PrintText(baseline.metrics, scenario, spread, changes);
   if (!observed.is_null()) {
-    std::cout << fmt::format("\nobserved in the history: avg queue {:.1f} s, p95 {:.1f} s ({} jobs)\n",
-                             observed["avg_queue_s"].get<double>(),
-                             observed["p95_queue_s"].get<double>(), observed["jobs"].get<size_t>());
+    std::cout << fmt::format(
+        "\nobserved in the history: avg queue {:.1f} s, p95 {:.1f} s ({} jobs)\n",
+        observed["avg_queue_s"].get<double>(), observed["p95_queue_s"].get<double>(),
+        observed["jobs"].get<size_t>());
   }
   if (!a.plot.empty()) std::cout << "\nplot written to " << a.plot << "\n";
 }
-
 
 // --- tune --------------------------------------------------------------------------------------
 
@@ -564,24 +567,23 @@ void RunTune(const TuneArgs& a) {
   const double vb = Objective(val_base.metrics, a.objective);
   const double vp = Objective(val_best.metrics, a.objective);
   const double improvement = vb > 0 ? 100.0 * (vb - vp) / vb : 0.0;
-  nlohmann::json out = {
-      {"recommended", best_values},
-      {"baseline", MetricsJson(val_base.metrics)},
-      {"predicted", MetricsJson(val_best.metrics)},
-      {"validation",
-       {{"objective", a.objective},
-        {"split_at_s", cut.seconds_f()},
-        {"train_jobs", train.jobs.size()},
-        {"validation_jobs", validation.jobs.size()},
-        {"candidates", candidates},
-        {"train_baseline", Objective(train_base.metrics, a.objective)},
-        {"train_best", best},
-        {"validation_baseline", vb},
-        {"validation_predicted", vp},
-        {"improvement_pct", improvement},
-        {"holds", vp <= vb}}},
-      {"slurm_conf_lines", policy::SlurmConfLines(best_config)},
-      {"notes", site.notes}};
+  nlohmann::json out = {{"recommended", best_values},
+                        {"baseline", MetricsJson(val_base.metrics)},
+                        {"predicted", MetricsJson(val_best.metrics)},
+                        {"validation",
+                         {{"objective", a.objective},
+                          {"split_at_s", cut.seconds_f()},
+                          {"train_jobs", train.jobs.size()},
+                          {"validation_jobs", validation.jobs.size()},
+                          {"candidates", candidates},
+                          {"train_baseline", Objective(train_base.metrics, a.objective)},
+                          {"train_best", best},
+                          {"validation_baseline", vb},
+                          {"validation_predicted", vp},
+                          {"improvement_pct", improvement},
+                          {"holds", vp <= vb}}},
+                        {"slurm_conf_lines", policy::SlurmConfLines(best_config)},
+                        {"notes", site.notes}};
   if (a.json) {
     PrintJson(out);
     return;
@@ -628,7 +630,8 @@ void RegisterWhatIfCommand(CLI::App& app) {
   AddSiteOptions(cmd, args.get());
   cmd->add_option("--baseline-policy", args->baseline_policy, "the site's policy")
       ->capture_default_str();
-  cmd->add_option("--policy", args->policy, "scenario: run this policy instead (default: the site's)");
+  cmd->add_option("--policy", args->policy,
+                  "scenario: run this policy instead (default: the site's)");
   cmd->add_option("--add-nodes", args->add_nodes, "scenario: add NODESxGPUS[:PARTITION], e.g. 4x8")
       ->check(NodeSpecValidator(/*with_size=*/true));
   cmd->add_option("--remove-nodes", args->remove_nodes, "scenario: remove NODES[:PARTITION]")

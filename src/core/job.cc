@@ -75,10 +75,9 @@ std::string_view TraceFormatName(TraceFormat f) {
 }
 
 std::optional<TraceFormat> ParseTraceFormat(std::string_view name) {
-  for (auto f :
-       {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
-        TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf,
-        TraceFormat::kSacct}) {
+  for (auto f : {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
+                 TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf,
+                 TraceFormat::kSacct}) {
     if (Lower(name) == TraceFormatName(f)) return f;
   }
   return std::nullopt;

@@ -28,17 +28,17 @@ JobState ParseJobState(std::string_view text);  // case-insensitive; "Pass" -> k
 
 // One job as read from a trace or a scheduler. Times are relative to the trace's own origin.
 struct JobRecord {
-  std::string id;     // the source's job id, verbatim
-  std::string user;   // "" when unknown
-  std::string vc;     // virtual cluster / partition; "" = the single default cluster
-  std::string name;   // job name or command, "" when unknown
+  std::string id;       // the source's job id, verbatim
+  std::string user;     // "" when unknown
+  std::string vc;       // virtual cluster / partition; "" = the single default cluster
+  std::string name;     // job name or command, "" when unknown
   std::string account;  // accounting account (Slurm), "" when unknown
   std::string qos;      // quality of service (Slurm), "" when unknown
-  GpuAmount gpus;     // total GPUs requested (fractional for shared-GPU traces)
-  int32_t cpus = 0;   // total CPUs requested, 0 when unknown
-  int32_t nodes = 0;  // nodes requested, 0 when unknown (derive from gpus)
-  SimTime submit;     // submission time
-  Duration duration;  // actual run time when running alone (the trace's runtime)
+  GpuAmount gpus;       // total GPUs requested (fractional for shared-GPU traces)
+  int32_t cpus = 0;     // total CPUs requested, 0 when unknown
+  int32_t nodes = 0;    // nodes requested, 0 when unknown (derive from gpus)
+  SimTime submit;       // submission time
+  Duration duration;    // actual run time when running alone (the trace's runtime)
   std::optional<Duration> time_limit;  // requested wall-clock limit, if the trace has one
   std::optional<Duration> estimate;    // a per-job duration estimate supplied with the trace
   // Queue wait the source recorded (Slurm: Start - Eligible), for validating a replay.

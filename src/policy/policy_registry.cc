@@ -67,11 +67,11 @@ Status RegisterBuiltinPolicies(PolicyRegistry& r) {
                                   o.large_above_gpus = c.preemption_large_above_gpus;
                                   return std::make_unique<SchedmatePolicy>(c, o);
                                 }));
-  SM_RETURN_IF_ERROR(r.Register(
-      "slurm", "Slurm multifactor priority + backfill on time limits (from slurm.conf)",
-      [](const PolicyConfig& c) {
-        return std::make_unique<SlurmPolicy>(c, c.slurm ? *c.slurm : SlurmConfig{});
-      }));
+  SM_RETURN_IF_ERROR(
+      r.Register("slurm", "Slurm multifactor priority + backfill on time limits (from slurm.conf)",
+                 [](const PolicyConfig& c) {
+                   return std::make_unique<SlurmPolicy>(c, c.slurm ? *c.slurm : SlurmConfig{});
+                 }));
   SM_RETURN_IF_ERROR(
       r.Register("reject-all", "test policy: rejects every job",
                  [](const PolicyConfig&) { return std::make_unique<RejectAllPolicy>(); }));

@@ -15,14 +15,23 @@ namespace {
 
 // SchedulerParameters options that exist in Slurm but change nothing the model simulates
 // (they tune slurmctld's load, RPC handling or logging, or limits this model has no notion of).
-constexpr std::string_view kNoEffectSchedulerParameters[] = {
-    "batch_sched_delay", "sched_interval",   "sched_min_interval", "default_queue_depth",
-    "bf_resolution",     "bf_yield_interval", "bf_yield_sleep",    "max_rpc_cnt",
-    "bf_max_time",       "max_sched_time",   "defer",              "defer_batch",
-    "bf_busy_nodes",     "bf_one_resv_per_job"};
+constexpr std::string_view kNoEffectSchedulerParameters[] = {"batch_sched_delay",
+                                                             "sched_interval",
+                                                             "sched_min_interval",
+                                                             "default_queue_depth",
+                                                             "bf_resolution",
+                                                             "bf_yield_interval",
+                                                             "bf_yield_sleep",
+                                                             "max_rpc_cnt",
+                                                             "bf_max_time",
+                                                             "max_sched_time",
+                                                             "defer",
+                                                             "defer_batch",
+                                                             "bf_busy_nodes",
+                                                             "bf_one_resv_per_job"};
 // Priority* keys that exist but are not modelled (accepted and reported).
 constexpr std::string_view kUnmodelledPriorityKeys[] = {
-    "priorityweightassoc",      "priorityweighttres",      "priorityflags",
+    "priorityweightassoc",      "priorityweighttres",       "priorityflags",
     "priorityusageresetperiod", "prioritysitefactorplugin", "prioritysitefactorparameters",
     "priorityparameters"};
 
@@ -71,8 +80,7 @@ constexpr int64_t kMaxWeight = 4'294'967'295;  // uint32, as Slurm stores them
 
 // Applies one key that configures the model; "" on success, else the reason. `known` false when
 // the key is not one of ours.
-std::string ApplyKey(SlurmConfig& c, std::string_view key_in, std::string_view value,
-                     bool& known) {
+std::string ApplyKey(SlurmConfig& c, std::string_view key_in, std::string_view value, bool& known) {
   known = true;
   const std::string key = Lower(Trim(key_in));
   auto weight = [&](int64_t& out) -> std::string {
@@ -97,8 +105,8 @@ std::string ApplyKey(SlurmConfig& c, std::string_view key_in, std::string_view v
     } else if (v == "priority/basic") {
       c.multifactor = false;
     } else {
-      return fmt::format("PriorityType: '{}' is not modelled (priority/multifactor, priority/basic)",
-                         value);
+      return fmt::format(
+          "PriorityType: '{}' is not modelled (priority/multifactor, priority/basic)", value);
     }
     return "";
   }
@@ -191,7 +199,8 @@ std::optional<int64_t> GresGpus(std::string_view gres) {
   bool any = false;
   for (auto item : Split(gres, ',')) {
     item = Trim(item);
-    if (size_t paren = item.find('('); paren != std::string_view::npos) item = item.substr(0, paren);
+    if (size_t paren = item.find('('); paren != std::string_view::npos)
+      item = item.substr(0, paren);
     auto parts = Split(item, ':');
     if (parts.empty() || Lower(parts[0]) != "gpu") continue;
     any = true;
@@ -421,8 +430,8 @@ Result<SlurmConfFile> ParseSlurmConf(std::string_view contents, std::string_view
       continue;  // unrelated to scheduling order
     }
     if (!known) {
-      if (std::find(std::begin(kUnmodelledPriorityKeys), std::end(kUnmodelledPriorityKeys),
-                    lkey) != std::end(kUnmodelledPriorityKeys)) {
+      if (std::find(std::begin(kUnmodelledPriorityKeys), std::end(kUnmodelledPriorityKeys), lkey) !=
+          std::end(kUnmodelledPriorityKeys)) {
         c.unmodelled.push_back(std::string(key));
         continue;
       }

@@ -62,9 +62,9 @@ struct SlurmConfig {
 // The cluster a slurm.conf describes.
 struct SlurmNodes {
   int32_t nodes = 0;
-  int32_t gpus_per_node = 0;        // the largest node's GPUs (see `heterogeneous`)
+  int32_t gpus_per_node = 0;  // the largest node's GPUs (see `heterogeneous`)
   int64_t total_gpus = 0;
-  bool heterogeneous = false;       // nodes differ in GPUs
+  bool heterogeneous = false;           // nodes differ in GPUs
   std::vector<std::string> partitions;  // PartitionName order
 };
 

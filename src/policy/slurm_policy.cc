@@ -25,8 +25,7 @@ size_t Split(std::vector<Point>& line, int64_t t) {
 
 // Earliest breakpoint time in [line[0].time, latest] at which `gpus` stay free for `length`;
 // INT64_MAX if none.
-int64_t EarliestFit(const std::vector<Point>& line, int64_t gpus, int64_t length,
-                    int64_t latest) {
+int64_t EarliestFit(const std::vector<Point>& line, int64_t gpus, int64_t length, int64_t latest) {
   for (size_t i = 0; i < line.size() && line[i].time <= latest; ++i) {
     if (line[i].free < gpus) continue;
     const int64_t end = line[i].time > INT64_MAX - length ? INT64_MAX : line[i].time + length;
@@ -51,8 +50,8 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 }
 
 int64_t PlanLength(const JobRecord& job) {
-  const Duration d = job.time_limit && *job.time_limit > Duration::Zero() ? *job.time_limit
-                                                                           : kNoLimitPlan;
+  const Duration d =
+      job.time_limit && *job.time_limit > Duration::Zero() ? *job.time_limit : kNoLimitPlan;
   return std::max<int64_t>(d.micros(), 1);
 }
 
@@ -130,8 +129,8 @@ double SlurmPolicy::Priority(const Entry& e, SimTime now, int64_t partition_gpus
     p += static_cast<double>(config_.weight_fairshare) * FairShare(e.user);
   }
   if (config_.weight_job_size > 0 && partition_gpus > 0) {
-    double size = std::clamp(static_cast<double>(gpus) / static_cast<double>(partition_gpus),
-                             0.0, 1.0);
+    double size =
+        std::clamp(static_cast<double>(gpus) / static_cast<double>(partition_gpus), 0.0, 1.0);
     if (config_.favor_small) size = 1.0 - size;
     p += static_cast<double>(config_.weight_job_size) * size;
   }
@@ -173,8 +172,8 @@ void SlurmPolicy::Insert(const JobView& view, const SchedulingInput& input) {
   if (index >= queued_.size()) queued_.resize(std::max(index + 1, queued_.size() * 2), 0);
   if (queued_[index]) return;
   queued_[index] = 1;
-  Entry e{0, view.record->submit.micros(), view.index, view.record, view.gpus(),
-          UserId(*view.record)};
+  Entry e{0,           view.record->submit.micros(), view.index, view.record,
+          view.gpus(), UserId(*view.record)};
   e.priority = Priority(e, input.now, input.partition.total_gpus);
   queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), e, Before), e);
 }
@@ -198,7 +197,8 @@ Decisions SlurmPolicy::Schedule(const SchedulingInput& input) {
   }
   if (input.now >= next_calc_) Recalculate(input);
   uint64_t signature_in = Mix(0, input.pending.size());
-  for (const auto& r : input.running) signature_in = Mix(signature_in, static_cast<uint64_t>(r.index));
+  for (const auto& r : input.running)
+    signature_in = Mix(signature_in, static_cast<uint64_t>(r.index));
 
   FreeMap free = *input.partition.free;
   main_started_.clear();

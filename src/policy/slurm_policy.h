@@ -91,8 +91,8 @@ class SlurmPolicy : public SchedulingPolicy {
 
   PolicyConfig base_;
   SlurmConfig config_;
-  std::vector<Entry> queue_;        // pending jobs, priority order
-  std::vector<uint8_t> queued_;     // by JobIndex: in queue_
+  std::vector<Entry> queue_;     // pending jobs, priority order
+  std::vector<uint8_t> queued_;  // by JobIndex: in queue_
   SimTime next_calc_ = SimTime::Zero();
   // Fair share, by UserId(): decayed usage (GPU-seconds) of finished jobs as of usage_time_, and
   // the attained service of running jobs at the last recalculation.

@@ -168,8 +168,9 @@ Status Companion::Load() {
   // now, or at the first tick when Slurm does not answer yet.
   SM_ASSIGN_OR_RETURN(auto outstanding, deps_.store.OutstandingPriorities());
   if (!outstanding.empty() && !config_.dry_run) {
-    auto restored = RestoreLocked("restart after an unclean stop: putting back the priorities "
-                                  "an earlier schedmate set");
+    auto restored = RestoreLocked(
+        "restart after an unclean stop: putting back the priorities "
+        "an earlier schedmate set");
     restore_pending_ = !restored.ok() || restored->failed > 0;
     if (restored.ok()) restored_at_load_ = *restored;
   }
@@ -830,8 +831,8 @@ PriorityRecord& Companion::PriorityFor(const slurm::SlurmJob& job, SimTime now,
         job.priority > kBasicPriorityTop || job.priority <= kBasicPriorityTop - kBasicPriorityBand;
   }
   if (job.nice != 0 && !config_.reorder_nice) {
-    r.left_alone = fmt::format("the user set --nice={} (scheduling.reorder_nice is false)",
-                               job.nice);
+    r.left_alone =
+        fmt::format("the user set --nice={} (scheduling.reorder_nice is false)", job.nice);
   } else if (r.explicit_priority && !config_.reorder_explicit_priority) {
     r.left_alone = fmt::format(
         "its priority {} was set explicitly (scheduling.reorder_explicit_priority is false)",
@@ -895,7 +896,7 @@ void Companion::OrderQueue(SimTime now) {
     j.gpus = t.job.gpus;
     j.submit = t.job.submit;
     // No prediction yet: the user's limit, else an hour (ranked as a long job).
-    j.predicted = t.prediction ? t.prediction->duration
+    j.predicted = t.prediction           ? t.prediction->duration
                   : t.job.time_limit_min ? Duration::Minutes(*t.job.time_limit_min)
                                          : Duration::Hours(1);
     j.priority = t.job.priority;
@@ -1146,8 +1147,9 @@ Status Companion::Tick() {
   }
   EstimateStarts(now);
   if (restore_pending_) {
-    auto restored = RestoreLocked("restart after an unclean stop: putting back the priorities "
-                                  "an earlier schedmate set");
+    auto restored = RestoreLocked(
+        "restart after an unclean stop: putting back the priorities "
+        "an earlier schedmate set");
     restore_pending_ = !restored.ok() || restored->failed > 0;
   }
   if (config_.scheduling_mode == SchedulingMode::kOrder && !restore_pending_) OrderQueue(now);

@@ -86,17 +86,17 @@ struct SchedulingView {
   std::string policy;
   int max_changes_per_pass = 0;
   Duration max_wait;
-  std::string priority_type;           // slurm.conf's PriorityType ("" until asked)
-  std::optional<SimTime> last_pass;    // last ordering pass
-  std::vector<RankedJob> ranking;      // of the last pass, by partition then rank
-  int64_t planned = 0;                 // changes the last pass wanted (before the cap)
-  int64_t applied = 0;                 // changes the last pass made (or recorded, dry run)
-  int64_t deferred = 0;                // left for later passes by the cap
-  int64_t changes_total = 0;           // priority changes made since start
-  int64_t restored_total = 0;          // priorities put back since start
-  int64_t outstanding = 0;             // jobs holding a priority schedmate set
+  std::string priority_type;         // slurm.conf's PriorityType ("" until asked)
+  std::optional<SimTime> last_pass;  // last ordering pass
+  std::vector<RankedJob> ranking;    // of the last pass, by partition then rank
+  int64_t planned = 0;               // changes the last pass wanted (before the cap)
+  int64_t applied = 0;               // changes the last pass made (or recorded, dry run)
+  int64_t deferred = 0;              // left for later passes by the cap
+  int64_t changes_total = 0;         // priority changes made since start
+  int64_t restored_total = 0;        // priorities put back since start
+  int64_t outstanding = 0;           // jobs holding a priority schedmate set
   std::map<std::string, std::string> left_alone;  // pending job -> why it is not reordered
-  Duration longest_wait;               // longest current wait among pending jobs
+  Duration longest_wait;                          // longest current wait among pending jobs
   std::string last_error;
 };
 

@@ -75,9 +75,8 @@ std::vector<int64_t> Renumber(size_t n, const OrderOptions& o) {
 
 }  // namespace
 
-std::vector<int64_t> AssignPriorities(std::span<const int64_t> current,
-                                      std::span<const bool> ours, const OrderOptions& o,
-                                      bool* renumbered) {
+std::vector<int64_t> AssignPriorities(std::span<const int64_t> current, std::span<const bool> ours,
+                                      const OrderOptions& o, bool* renumbered) {
   const size_t n = current.size();
   if (renumbered != nullptr) *renumbered = false;
   std::vector<bool> eligible(n);
@@ -87,7 +86,8 @@ std::vector<int64_t> AssignPriorities(std::span<const int64_t> current,
   // std::vector<bool> has no contiguous storage: copy into a span-able buffer.
   std::unique_ptr<bool[]> flags(new bool[n == 0 ? 1 : n]);
   for (size_t i = 0; i < n; ++i) flags[i] = eligible[i];
-  const std::vector<size_t> kept = LongestDecreasing(current, std::span<const bool>(flags.get(), n));
+  const std::vector<size_t> kept =
+      LongestDecreasing(current, std::span<const bool>(flags.get(), n));
   auto renumber = [&] {
     if (renumbered != nullptr) *renumbered = true;
     return Renumber(n, o);
@@ -136,9 +136,9 @@ Result<QueueOrderer> QueueOrderer::Create(OrderOptions options) {
   }
   if (options.priority_min < 1 || options.priority_max > 4294967293 ||
       options.priority_max - options.priority_min < 2) {
-    return Status::InvalidArgument(fmt::format(
-        "priority band {}..{} must lie within 1..4294967293 and hold at least 3 values",
-        options.priority_min, options.priority_max));
+    return Status::InvalidArgument(
+        fmt::format("priority band {}..{} must lie within 1..4294967293 and hold at least 3 values",
+                    options.priority_min, options.priority_max));
   }
   if (options.gap < 1) return Status::InvalidArgument("priority gap must be at least 1");
   if (options.max_changes < 0) return Status::InvalidArgument("max_changes must be >= 0");
@@ -206,9 +206,9 @@ Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
   for (const OrderJob& j : input.pending) parts[j.partition].jobs.push_back(&j);
   for (auto& [name, part] : parts) {
     for (const OrderNode& n : input.nodes) {
-      bool in_part = n.partitions.empty() || name.empty() ||
-                     std::find(n.partitions.begin(), n.partitions.end(), name) !=
-                         n.partitions.end();
+      bool in_part =
+          n.partitions.empty() || name.empty() ||
+          std::find(n.partitions.begin(), n.partitions.end(), name) != n.partitions.end();
       if (!in_part) continue;
       part.nodes.push_back(&n);
       part.gpus_per_node = std::max(part.gpus_per_node, n.gpus_total);
@@ -354,8 +354,9 @@ Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
     }
   }
   // Top ranks first across partitions; ties by partition order (stable).
-  std::stable_sort(all_changes.begin(), all_changes.end(),
-                   [](const PriorityChange& a, const PriorityChange& b) { return a.rank < b.rank; });
+  std::stable_sort(
+      all_changes.begin(), all_changes.end(),
+      [](const PriorityChange& a, const PriorityChange& b) { return a.rank < b.rank; });
   const auto cap = static_cast<size_t>(o.max_changes);
   if (all_changes.size() > cap) {
     plan.deferred = static_cast<int64_t>(all_changes.size() - cap);

@@ -42,12 +42,12 @@
 namespace schedmate::service {
 
 struct OrderOptions {
-  std::string policy = "schedmate";    // a name from policy::DefaultPolicyNames()
-  int max_changes = 20;                // priority changes per pass (all partitions)
+  std::string policy = "schedmate";  // a name from policy::DefaultPolicyNames()
+  int max_changes = 20;              // priority changes per pass (all partitions)
   Duration max_wait = Duration::Hours(6);
-  int64_t priority_min = 4294901761;   // above priority/basic's numbering (0xffff0000 down)
-  int64_t priority_max = 4294967293;   // below Slurm's NO_VAL/INFINITE
-  int64_t gap = 16;                    // spacing between neighbours when there is room
+  int64_t priority_min = 4294901761;  // above priority/basic's numbering (0xffff0000 down)
+  int64_t priority_max = 4294967293;  // below Slurm's NO_VAL/INFINITE
+  int64_t gap = 16;                   // spacing between neighbours when there is room
 };
 
 // A node as the orderer needs it.
@@ -69,9 +69,9 @@ struct OrderJob {
   int32_t gpus_per_node = 0;
   int32_t gpus = 0;  // total
   SimTime submit;
-  Duration predicted;      // the advisor's point estimate (the caller's fallback when none)
-  int64_t priority = 0;    // what Slurm shows now
-  bool ours = false;       // `priority` is a value schedmate set (and nobody changed since)
+  Duration predicted;    // the advisor's point estimate (the caller's fallback when none)
+  int64_t priority = 0;  // what Slurm shows now
+  bool ours = false;     // `priority` is a value schedmate set (and nobody changed since)
 };
 
 struct OrderInput {
@@ -113,9 +113,8 @@ struct OrderPlan {
 
 // One partition's targets: the band rules described above, given the current priorities along
 // the ranking and which of them schedmate set. Exposed for tests.
-std::vector<int64_t> AssignPriorities(std::span<const int64_t> current,
-                                      std::span<const bool> ours, const OrderOptions& options,
-                                      bool* renumbered = nullptr);
+std::vector<int64_t> AssignPriorities(std::span<const int64_t> current, std::span<const bool> ours,
+                                      const OrderOptions& options, bool* renumbered = nullptr);
 
 class QueueOrderer {
  public:

@@ -228,12 +228,10 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
                                "schedmate; got '{}'",
                                c.order_policy));
   };
-  s["scheduling"]["max_changes_per_pass"] =
-      int32(&ServiceConfig::max_changes_per_pass, 0, 100000);
+  s["scheduling"]["max_changes_per_pass"] = int32(&ServiceConfig::max_changes_per_pass, 0, 100000);
   s["scheduling"]["max_wait_s"] = seconds(&ServiceConfig::max_wait, 1, 365.0 * 86400);
   s["scheduling"]["reorder_nice"] = boolean(&ServiceConfig::reorder_nice);
-  s["scheduling"]["reorder_explicit_priority"] =
-      boolean(&ServiceConfig::reorder_explicit_priority);
+  s["scheduling"]["reorder_explicit_priority"] = boolean(&ServiceConfig::reorder_explicit_priority);
   s["scheduling"]["priority_min"] = int64(&ServiceConfig::priority_min, 1, 4294967293);
   s["scheduling"]["priority_max"] = int64(&ServiceConfig::priority_max, 1, 4294967293);
   s["tracker"]["stall_after_s"] = seconds(&ServiceConfig::stall_after, 1, 7 * 86400);

@@ -151,8 +151,9 @@ Result<std::optional<PriorityRecord>> ServiceStore::FindPriority(const std::stri
 }
 
 Status ServiceStore::PutPriority(const PriorityRecord& r) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("INSERT OR REPLACE INTO service_priorities(") +
-                                           kPriorityColumns + ") VALUES(?,?,?,?,?,?,?,?,?)"));
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare(std::string("INSERT OR REPLACE INTO service_priorities(") +
+                                  kPriorityColumns + ") VALUES(?,?,?,?,?,?,?,?,?)"));
   st.BindText(1, r.job_id)
       .BindInt(2, r.submit.micros())
       .BindInt(3, r.original)

@@ -79,12 +79,12 @@ struct StartEstimateRecord {
 // (what a restore puts back) and what schedmate set since.
 struct PriorityRecord {
   std::string job_id;
-  SimTime submit;              // a reused job id with another submit time is another job
-  int64_t original = 0;        // Slurm's priority when schedmate first saw the job pending
-  int64_t nice = 0;            // the job's Nice then
+  SimTime submit;                  // a reused job id with another submit time is another job
+  int64_t original = 0;            // Slurm's priority when schedmate first saw the job pending
+  int64_t nice = 0;                // the job's Nice then
   bool explicit_priority = false;  // an operator/user had set the priority (not Slurm's plugin)
-  std::string left_alone;      // why schedmate never reorders it ("" = it may)
-  std::optional<int64_t> ours;  // the value schedmate last set (nullopt: never changed)
+  std::string left_alone;          // why schedmate never reorders it ("" = it may)
+  std::optional<int64_t> ours;     // the value schedmate last set (nullopt: never changed)
   SimTime first_seen;
   // "" while schedmate's value stands; "restoring" while a hold/release restore runs (a crash
   // there leaves the job held: the next restore releases it); after a restore: "restored",

@@ -13,8 +13,8 @@ namespace {
 Result<VcSpec*> FindVc(ClusterSpec& cluster, const std::string& vc) {
   if (vc.empty()) {
     if (cluster.vcs.size() != 1) {
-      return Status::InvalidArgument(fmt::format(
-          "the cluster has {} partitions: name one (N:VC)", cluster.vcs.size()));
+      return Status::InvalidArgument(
+          fmt::format("the cluster has {} partitions: name one (N:VC)", cluster.vcs.size()));
     }
     return &cluster.vcs[0];
   }
@@ -94,8 +94,8 @@ Status RemoveNodes(ClusterSpec& cluster, int32_t nodes, const std::string& vc) {
   if (nodes <= 0) return Status::InvalidArgument("remove-nodes: the count must be positive");
   SM_ASSIGN_OR_RETURN(VcSpec * v, FindVc(cluster, vc));
   if (nodes > v->nodes) {
-    return Status::InvalidArgument(
-        fmt::format("remove-nodes: cannot remove {} nodes from a partition of {}", nodes, v->nodes));
+    return Status::InvalidArgument(fmt::format(
+        "remove-nodes: cannot remove {} nodes from a partition of {}", nodes, v->nodes));
   }
   v->nodes -= nodes;
   int64_t left = 0;

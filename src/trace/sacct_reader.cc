@@ -99,7 +99,7 @@ enum class IdKind { kJob, kStep, kPendingArray, kBad };
 IdKind ClassifyJobId(std::string_view id) {
   id = Trim(id);
   if (id.empty()) return IdKind::kBad;
-  if (id.find('.') != std::string_view::npos) return IdKind::kStep;  // 123.batch, 123_4.0
+  if (id.find('.') != std::string_view::npos) return IdKind::kStep;          // 123.batch, 123_4.0
   if (id.find('[') != std::string_view::npos) return IdKind::kPendingArray;  // 123_[1-9%2]
   // 123, 123_4, 123+1 (heterogeneous component).
   size_t i = 0;
@@ -619,8 +619,8 @@ bool LooksLikeSacct(std::string_view first_line) {
 
 bool LooksLikeSacctJson(std::string_view head) {
   size_t i = head.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-  while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' ||
-                             head[i] == '\t')) {
+  while (i < head.size() &&
+         (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) {
     ++i;
   }
   if (i >= head.size() || head[i] != '{') return false;

@@ -3,8 +3,9 @@
 //
 // Model (a bootstrap, no fitted distributions):
 //  - Jobs: each generated job copies a uniformly drawn source job's gpus, duration, time limit,
-//    cpus, user, account, qos, vc, state and workload columns (model, dataset, batch size, amp, speed, utilisation), so the
-//    JOINT distribution of (gpus, duration, user, vc, ...) is the source's.
+//    cpus, user, account, qos, vc, state and workload columns (model, dataset, batch size, amp,
+//    speed, utilisation), so the JOINT distribution of (gpus, duration, user, vc, ...) is the
+//    source's.
 //  - Arrivals: gaps are drawn uniformly from the source's inter-arrival gaps (consecutive submit
 //    times after a stable sort), divided by the load factor L. L > 1 packs arrivals closer
 //    (higher offered load), L < 1 spreads them. The first job arrives at 0.

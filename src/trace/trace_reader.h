@@ -50,12 +50,12 @@
 //             steps ("123.batch", "123.0", "123_4.extern") are not jobs: skipped, not counted;
 //             vc = Partition; gpus = gres/gpu of AllocTRES (else ReqTRES; typed gres/gpu:a100
 //             entries summed when there is no plain one); cpus = cpu=, nodes = NNodes (else
-//             node=); duration = Elapsed (else End - Start); time_limit = Timelimit ("[D-]HH:MM:SS",
-//             minutes, UNLIMITED = none; JSON: minutes). submit = Eligible when known and not
-//             before Submit (holds, dependencies, --begin), else Submit, as seconds since the
-//             earliest Submit in the file; observed_wait = Start - that. Jobs that never started, jobs still pending or running
-//             and pending array ranges ("123_[1-9]") are skipped and counted. JSON errors name the
-//             line of the job's "job_id".
+//             node=); duration = Elapsed (else End - Start); time_limit = Timelimit
+//             ("[D-]HH:MM:SS", minutes, UNLIMITED = none; JSON: minutes). submit = Eligible when
+//             known and not before Submit (holds, dependencies, --begin), else Submit, as seconds
+//             since the earliest Submit in the file; observed_wait = Start - that. Jobs that never
+//             started, jobs still pending or running and pending array ranges ("123_[1-9]") are
+//             skipped and counted. JSON errors name the line of the job's "job_id".
 //
 // Fields: text fields are trimmed of outer blanks (also inside quotes); empty optional fields take
 // the JobRecord defaults.

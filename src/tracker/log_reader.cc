@@ -30,9 +30,7 @@ inline bool MaybeSpecial(uint64_t w) {
   return ((w & kHighs) | HasByteBelow(w, 0x20) | HasByte(w, 0x7F)) != 0;
 }
 // Printable ASCII, tab or '\r': copied as they are.
-inline bool PlainByte(unsigned char c) {
-  return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\r';
-}
+inline bool PlainByte(unsigned char c) { return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\r'; }
 
 // Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
 size_t Utf8SeqLen(std::string_view s, size_t i) {

@@ -68,8 +68,8 @@ TEST(ShellParserTest, FunctionsRunWhereTheyAreCalledWithTheirArguments) {
   const ShellCommand& c = s.commands[0];
   EXPECT_EQ(c.line, 4);  // the body's own line
   EXPECT_EQ(c.function, "launch");
-  std::vector<std::string> want = {"python", "fit.py", "--steps", "20", "--fast",
-                                   "--fast", "--seed", "3"};
+  std::vector<std::string> want = {"python", "fit.py", "--steps", "20",
+                                   "--fast", "--fast", "--seed",  "3"};
   EXPECT_EQ(Words(c), want);
 }
 

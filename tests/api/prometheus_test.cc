@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -67,11 +67,9 @@ class PrometheusProcess {
   ~PrometheusProcess() { Stop(); }
   Status Start(const std::string& bin, const std::string& config, const std::string& dir,
                int port) {
-    std::vector<std::string> args = {bin,
-                                     "--config.file=" + config,
-                                     "--storage.tsdb.path=" + dir + "/tsdb",
-                                     "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                     "--log.level=warn"};
+    std::vector<std::string> args = {
+        bin, "--config.file=" + config, "--storage.tsdb.path=" + dir + "/tsdb",
+        "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -176,13 +174,14 @@ TEST_F(PrometheusScrapeTest, RealPrometheusScrapesMetricsAndEvaluatesTheRules) {
   const int port = FreePort();
   ASSERT_GT(port, 0);
   const std::string config = dir_.File("prometheus.yml");
-  ASSERT_OK(WriteStringToFile(
-      config, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-              "rule_files:\n  - " +
-                  RepoPath("config/prometheus/alerts.yml") +
-                  "\nscrape_configs:\n  - job_name: schedmate\n    static_configs:\n"
-                  "      - targets: ['127.0.0.1:" +
-                  std::to_string(server_->port()) + "']\n"));
+  ASSERT_OK(
+      WriteStringToFile(config,
+                        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                        "rule_files:\n  - " +
+                            RepoPath("config/prometheus/alerts.yml") +
+                            "\nscrape_configs:\n  - job_name: schedmate\n    static_configs:\n"
+                            "      - targets: ['127.0.0.1:" +
+                            std::to_string(server_->port()) + "']\n"));
   PrometheusProcess p;
   ASSERT_OK(p.Start(prometheus, config, dir_.path(), port));
 
@@ -219,8 +218,8 @@ TEST_F(PrometheusScrapeTest, RealPrometheusScrapesMetricsAndEvaluatesTheRules) {
   for (std::sregex_iterator it(dash->begin(), dash->end(), kName), end; it != end; ++it) {
     std::string name = it->str();
     for (const char* suffix : {"_sum", "_count"}) {
-      if (name.size() > 4 && name.compare(name.size() - std::strlen(suffix), std::string::npos,
-                                          suffix) == 0)
+      if (name.size() > 4 &&
+          name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
         name.resize(name.size() - std::strlen(suffix));
     }
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;

@@ -1,12 +1,13 @@
 // The slurm policy (multifactor priority + backfill planned on time limits) and its slurm.conf
 // reader, on hand-made clusters.
 
+#include "policy/slurm_policy.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "policy/slurm_config.h"
-#include "policy/slurm_policy.h"
 #include "sim/job_builder.h"
 
 namespace schedmate::policy {
@@ -219,8 +220,7 @@ TEST(SlurmConfigTest, UnknownKeysThatMatterAreErrorsNamingTheLine) {
   };
   const Case cases[] = {
       {"unknown priority key", "ClusterName=x\nPriorityWeightMoon=5\n", "slurm.conf:2"},
-      {"unknown scheduler option", "SchedulerParameters=bf_window=10,bf_magic=3\n",
-       "slurm.conf:1"},
+      {"unknown scheduler option", "SchedulerParameters=bf_window=10,bf_magic=3\n", "slurm.conf:1"},
       {"bad weight", "\n\nPriorityWeightAge=lots\n", "slurm.conf:3"},
       {"bad bf_window", "SchedulerParameters=bf_window=0\n", "slurm.conf:1"},
       {"unmodelled scheduler", "SchedulerType=sched/hold\n", "slurm.conf:1"},

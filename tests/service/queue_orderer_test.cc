@@ -91,8 +91,7 @@ TEST(QueueOrderer, AgedJobGoesFirstWhateverItsPrediction) {
   OrderOptions o;
   o.max_wait = Duration::Seconds(600);
   // "1" has waited 400 s (over half the bound), and is long; "2" and "3" are short.
-  std::vector<OrderJob> jobs = {Job("1", 8, 7200, 400), Job("2", 8, 10, 100),
-                                Job("3", 8, 20, 50)};
+  std::vector<OrderJob> jobs = {Job("1", 8, 7200, 400), Job("2", 8, 10, 100), Job("3", 8, 20, 50)};
   OrderPlan p = MustPlan(o, Nodes(8, 8), jobs);
   EXPECT_EQ(Ids(p), (std::vector<std::string>{"1", "2", "3"}));
   EXPECT_EQ(p.ranking[0].reason, RankReason::kAged);

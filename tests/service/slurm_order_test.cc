@@ -84,8 +84,7 @@ class SlurmOrder : public ::testing::Test {
   }
 
   // serve in `mode` with `extra` flags; a fresh data directory per case unless `data` is given.
-  void StartService(const std::string& mode, const std::string& extra = "",
-                    std::string data = "") {
+  void StartService(const std::string& mode, const std::string& extra = "", std::string data = "") {
     if (data.empty()) data = fmt::format("data{}", case_);
     std::string port_file = dir_->File("port");
     std::filesystem::remove(port_file);
@@ -138,8 +137,9 @@ class SlurmOrder : public ::testing::Test {
   // Two 8-GPU jobs holding both nodes until cancelled; returns once both run.
   std::vector<std::string> FillCluster() {
     std::vector<std::string> ids = {Submit("fill1", 8, 600, 20), Submit("fill2", 8, 600, 20)};
-    EXPECT_TRUE(WaitFor(20, [&] { return State(ids[0]) == "RUNNING" && State(ids[1]) == "RUNNING"; }))
-        << Sh("squeue -o '%i %j %T %R'");
+    EXPECT_TRUE(WaitFor(20, [&] {
+      return State(ids[0]) == "RUNNING" && State(ids[1]) == "RUNNING";
+    })) << Sh("squeue -o '%i %j %T %R'");
     return ids;
   }
 

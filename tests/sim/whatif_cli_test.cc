@@ -43,8 +43,7 @@ TEST(WhatIfCliTest, AddNodesCutsQueueing) {
   EXPECT_EQ(j["cluster"]["scenario_gpus"], 32);
   EXPECT_EQ(j["policy"]["baseline"], "slurm");
   EXPECT_GT(j["baseline"]["avg_queue_s"].get<double>(), 0);
-  EXPECT_LT(j["scenario"]["avg_queue_s"].get<double>(),
-            j["baseline"]["avg_queue_s"].get<double>());
+  EXPECT_LT(j["scenario"]["avg_queue_s"].get<double>(), j["baseline"]["avg_queue_s"].get<double>());
   EXPECT_EQ(j["spread"]["runs"], 1);  // nothing random
 }
 
@@ -100,7 +99,8 @@ TEST(WhatIfCliTest, BadInputGetsExitCodes) {
   const std::string no_fields = dir.File("sacct.txt");
   ASSERT_OK(WriteStringToFile(no_fields, "JobID|User|State\n1|u|COMPLETED\n"));
   const std::string trace = " --trace " + ShellQuote(TestDataPath("sim/whatif/sacct.txt"));
-  const std::string site_conf = " --slurm-conf " + ShellQuote(TestDataPath("sim/whatif/slurm.conf"));
+  const std::string site_conf =
+      " --slurm-conf " + ShellQuote(TestDataPath("sim/whatif/slurm.conf"));
   struct Case {
     const char* name;
     std::string args;
@@ -219,7 +219,8 @@ TEST(WhatIfCliTest, SharedSiteHistory) {
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["baseline"]["jobs"], 40);
     EXPECT_EQ(j["cluster"]["baseline_gpus"], 16);
-    EXPECT_LE(j["scenario"]["avg_queue_s"].get<double>(), j["baseline"]["avg_queue_s"].get<double>());
+    EXPECT_LE(j["scenario"]["avg_queue_s"].get<double>(),
+              j["baseline"]["avg_queue_s"].get<double>());
   }
 }
 

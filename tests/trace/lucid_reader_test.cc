@@ -210,8 +210,9 @@ TEST(LucidReaderTest, BinaryJunkFileIsRejectedNotCrashed) {
   // Junk without NUL bytes through every reader: an error or skipped rows, never a crash.
   std::string printable_junk;
   for (int i = 0; i < 5000; ++i) printable_junk.push_back(static_cast<char>(1 + (i * 37) % 254));
-  for (auto f : {TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus, TraceFormat::kGavel,
-                 TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf, TraceFormat::kSacct}) {
+  for (auto f :
+       {TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus, TraceFormat::kGavel,
+        TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf, TraceFormat::kSacct}) {
     TraceReadOptions fo;
     fo.format = f;
     fo.skip_malformed = true;

@@ -47,10 +47,9 @@ std::string Mutate(std::string s, Rng& rng) {
 
 TEST(RobustnessTest, MutatedFixturesNeverCrashAndCountsAddUp) {
   const std::vector<std::string> fixtures = {
-      "lucid_jobs.csv", "lucid_full_log.csv", "lucid_crlf.csv", "gpw.csv",
-      "sdsc95.csv",     "chronus.csv",        "tiresias.csv",   "gavel_small.trace",
-      "pollux.csv",     "openb.csv",          "small.swf",      "sacct_small.txt",
-      "sacct_small.json"};
+      "lucid_jobs.csv", "lucid_full_log.csv", "lucid_crlf.csv",    "gpw.csv",    "sdsc95.csv",
+      "chronus.csv",    "tiresias.csv",       "gavel_small.trace", "pollux.csv", "openb.csv",
+      "small.swf",      "sacct_small.txt",    "sacct_small.json"};
   const TraceFormat formats[] = {TraceFormat::kAuto,    TraceFormat::kLucid, TraceFormat::kGpw,
                                  TraceFormat::kChronus, TraceFormat::kGavel, TraceFormat::kPollux,
                                  TraceFormat::kOpenb,   TraceFormat::kSwf,   TraceFormat::kSacct};

@@ -50,8 +50,8 @@ TEST(SacctReaderTest, PipeExportKeepsAllocationsSkipsStepsAndCountsUnusable) {
   EXPECT_EQ(b.id, "101_3");
   EXPECT_EQ(b.submit, SimTime::FromSeconds(35 * 60));  // Eligible, 30 min after Submit
   ASSERT_TRUE(b.observed_wait.has_value());
-  EXPECT_EQ(*b.observed_wait, Duration::Minutes(5));   // Start - Eligible
-  EXPECT_EQ(b.gpus, GpuAmount::Whole(2));              // typed gres/gpu:a100
+  EXPECT_EQ(*b.observed_wait, Duration::Minutes(5));  // Start - Eligible
+  EXPECT_EQ(b.gpus, GpuAmount::Whole(2));             // typed gres/gpu:a100
   EXPECT_EQ(*b.time_limit, Duration::Hours(24));
   EXPECT_EQ(b.state, JobState::kTimeout);
   const JobRecord& c = r->jobs[2];
@@ -108,20 +108,20 @@ TEST(SacctReaderTest, MalformedRowsNameFileAndLineOrAreSkipped) {
   const Case cases[] = {
       {"bad elapsed", base + "1:x:00|00:10:00|gres/gpu=2|1|COMPLETED\n", "elapsed"},
       {"bad limit", base + "00:01:00|soon|gres/gpu=2|1|COMPLETED\n", "timelimit"},
-      {"gpus out of range", base + "00:01:00|00:10:00|gres/gpu=2000000|1|COMPLETED\n",
-       "gres/gpu"},
-      {"gpu count not a number", base + "00:01:00|00:10:00|gres/gpu=two|1|COMPLETED\n",
-       "gres/gpu"},
+      {"gpus out of range", base + "00:01:00|00:10:00|gres/gpu=2000000|1|COMPLETED\n", "gres/gpu"},
+      {"gpu count not a number", base + "00:01:00|00:10:00|gres/gpu=two|1|COMPLETED\n", "gres/gpu"},
       {"huge elapsed", base + "99999999-00:00:00|00:10:00|gres/gpu=2|1|COMPLETED\n", "elapsed"},
       {"nodes out of range", base + "00:01:00|00:10:00|gres/gpu=2|9999999999|COMPLETED\n",
        "nnodes"},
       {"short row", "8|u|a\n", "fields"},
-      {"bad id", "x8|u|a|gpu|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|"
-                 "2026-01-01T00:00:05|2026-01-01T00:01:05|00:01:00|00:10:00|gres/gpu=2|1|"
-                 "COMPLETED\n",
+      {"bad id",
+       "x8|u|a|gpu|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|"
+       "2026-01-01T00:00:05|2026-01-01T00:01:05|00:01:00|00:10:00|gres/gpu=2|1|"
+       "COMPLETED\n",
        "JobID"},
-      {"bad date", "8|u|a|gpu|normal|yesterday|2026-01-01T00:00:00|2026-01-01T00:00:05|"
-                   "2026-01-01T00:01:05|00:01:00|00:10:00|gres/gpu=2|1|COMPLETED\n",
+      {"bad date",
+       "8|u|a|gpu|normal|yesterday|2026-01-01T00:00:00|2026-01-01T00:00:05|"
+       "2026-01-01T00:01:05|00:01:00|00:10:00|gres/gpu=2|1|COMPLETED\n",
        "submit"},
   };
   for (const auto& c : cases) {

@@ -392,8 +392,8 @@ TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
 TEST_F(TrackerTest, BarCounterStartingAgainConfirmsManyWaitingLines) {
   std::string log;
   for (int i = 1; i <= 400; ++i) {
-    log += std::to_string(i) + "/1000 [==>......] - ETA: 9s - loss: " +
-           std::to_string(2.0 - 0.001 * i) + "\n";
+    log += std::to_string(i) +
+           "/1000 [==>......] - ETA: 9s - loss: " + std::to_string(2.0 - 0.001 * i) + "\n";
   }
   log += "1/1000 [>.........] - ETA: 30s - loss: 0.9\n";
   log += "{'eval_loss': 0.5, 'eval_runtime': 1.2, 'epoch': 1.0}\n";
