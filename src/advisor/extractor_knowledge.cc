@@ -198,8 +198,8 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         k.device_per_node_calls = p.Names(n, name);
       } else if (name == "image_size_multiples") {
         if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
-        for (const auto& kv : n)
-          k.image_size_multiples[p.Text(kv.first, "a framework")] = p.Int(kv.second, "a stride");
+        for (const auto& e : n)
+          k.image_size_multiples[p.Text(e.first, "a framework")] = p.Int(e.second, "a stride");
       } else if (name == "config_options" || name == "train_calls" || name == "hf_trainer_calls" ||
                  name == "argument_objects" || name == "generic_dataset_classes") {
         std::vector<std::string> names = p.Names(n, name);
@@ -221,13 +221,12 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         k.command_decorators = p.Names(n, name);
       } else if (name == "dataset_abbreviations") {
         if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
-        for (const auto& kv : n)
-          k.dataset_abbreviations[p.Text(kv.first, "an abbreviation")] =
-              p.Text(kv.second, "a name");
+        for (const auto& e : n)
+          k.dataset_abbreviations[p.Text(e.first, "an abbreviation")] = p.Text(e.second, "a name");
       } else if (name == "short_options") {
         if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
-        for (const auto& kv : n)
-          k.short_options[p.Text(kv.first, "an option letter")] = p.Text(kv.second, "a key");
+        for (const auto& e : n)
+          k.short_options[p.Text(e.first, "an option letter")] = p.Text(e.second, "a key");
       } else if (name == "mmdet_schedules") {
         for (const YAML::Node& e : p.Sequence(n, name)) k.mmdet_schedules.push_back(p.Schedule(e));
       } else if (name == "library_defaults") {

@@ -215,7 +215,10 @@ Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
     }
   }
   std::vector<PriorityChange> all_changes;
-  for (auto& [name, part] : parts) {
+  for (auto& entry : parts) {
+    // Not a structured binding: lambdas below capture `part` (clang 14 cannot capture bindings).
+    const auto& name = entry.first;
+    auto& part = entry.second;
     // Deterministic input order: submit time, then id (numerically when both are numbers).
     std::stable_sort(part.jobs.begin(), part.jobs.end(), [](const OrderJob* a, const OrderJob* b) {
       if (a->submit != b->submit) return a->submit < b->submit;
