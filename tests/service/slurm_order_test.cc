@@ -21,6 +21,7 @@
 
 #include "core/file_util.h"
 #include "core/strings.h"
+#include "local_slurm.h"
 #include "testing/test_util.h"
 
 namespace schedmate::service {
@@ -45,17 +46,8 @@ std::string Sh(const std::string& cmd) { return RunShell(cmd).out; }
 class SlurmOrder : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
-    const char* conf = std::getenv("SLURM_CONF");
-    std::string path = conf != nullptr ? conf : "/tmp/schedmate-slurm/etc/slurm.conf";
-    if (!std::filesystem::exists(path) || RunShell("command -v sbatch >/dev/null").exit_code != 0) {
-      skip_reason_ = "no Slurm here (run scripts/slurm-local.sh install && start)";
-      return;
-    }
-    setenv("SLURM_CONF", path.c_str(), 1);
-    if (RunShell("scontrol ping | grep -q UP").exit_code != 0) {
-      skip_reason_ = "slurmctld is not answering (scripts/slurm-local.sh start)";
-      return;
-    }
+    const std::string path = testing::LocalSlurmConf(skip_reason_);
+    if (path.empty()) return;
     jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
     dir_ = new schedmate::testing::TempDir();
   }
