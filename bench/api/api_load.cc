@@ -1,8 +1,7 @@
 // api_load: a small, bounded, loopback-only load generator for schedmate's HTTP API, and a
 // self-contained scenario that measures the service itself.
 //
-//   api_load --self [--running 1000] [--pending 200] [--rate 500] [--seconds 10] [--engines
-//   basic|components]
+//   api_load --self [--running 1000] [--pending 200] [--rate 500] [--seconds 10]
 //       builds a Companion over a FakeCluster with N running jobs (each with a growing log file)
 //       and M pending ones, ticks it every second in the background, serves the API on a free
 //       loopback port, fires GET requests at a fixed rate (open loop) and prints latency
@@ -109,7 +108,7 @@ void Report(const LoadResult& r, int rate) {
 int main(int argc, char** argv) {
   bool self = false;
   int port = 0, rate = 500, seconds = 10, running = 1000, pending = 200;
-  std::string path, engines = "basic";
+  std::string path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -127,12 +126,10 @@ int main(int argc, char** argv) {
       pending = std::stoi(val());
     else if (a == "--path")
       path = val();
-    else if (a == "--engines")
-      engines = val();
     else {
       fmt::print(stderr,
                  "usage: api_load --self [--running N] [--pending M] [--rate R] [--seconds S] "
-                 "[--engines basic|components]\n"
+                 "\n"
                  "       api_load --port P [--rate R] [--seconds S] [--path /v1/jobs]\n");
       return 2;
     }
@@ -187,7 +184,7 @@ int main(int argc, char** argv) {
   config.data_dir = dir;
   config.metrics_interval = Duration::Seconds(10);
   config.threads = 32;
-  auto eng = service::MakeEngines(engines, config, *history);
+  auto eng = service::MakeEngines(config, *history);
   if (!eng.ok()) return fmt::print(stderr, "api_load: {}\n", eng.status().ToString()), 1;
   slurm::SlurmBackend backend(fake, {});
   service::Companion companion(

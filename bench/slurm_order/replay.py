@@ -146,7 +146,7 @@ def start_service(out, mode):
     port_file = os.path.join(out, f"port-{mode}")
     sh(f"rm -f {port_file}")
     log = open(os.path.join(out, f"serve-{mode}.log"), "w")
-    p = subprocess.Popen([SCHEDMATE, "serve", "--slurm", "--engines", "basic", "--config", cfg,
+    p = subprocess.Popen([SCHEDMATE, "serve", "--slurm", "--config", cfg,
                           "--data-dir", data, "--jobcomp", jobcomp_path(), "--port", "0",
                           "--port-file", port_file, "--poll", "0.5"], stdout=log, stderr=log)
     for _ in range(100):

@@ -1,9 +1,9 @@
 // libFuzzer target for what POST /v1/estimate parses, the API's only request with a body (the
 // resume route takes none): arbitrary bytes as the JSON body (api/json_codecs.h
 // EstimateRequestFromJson, then NormalizeEstimateRequest) or as the raw batch script of
-// job_submit.lua's form, then what the route does with the request: both advisors' predictions
-// (the service's built-in one, and the components' one that reads the script with the advisor's
-// shell and Python readers), the submit policy, and the JSON answer. Nothing may crash, throw or
+// job_submit.lua's form, then what the route does with the request: the service advisor's
+// prediction (which reads the script with the advisor's shell and Python readers), the submit
+// policy, and the JSON answer. Nothing may crash, throw or
 // overflow, and the request handed on must be within the documented ranges.
 //
 // Input: the first byte picks the form and the submit policy: 'a' 'e' 'i' 'm' a JSON body with the
@@ -24,7 +24,6 @@
 #include "api/json_codecs.h"
 #include "core/check.h"
 #include "core/json_dump.h"
-#include "service/basic_engines.h"
 #include "service/component_adapters.h"
 #include "service/submit_advice.h"
 #include "slurm/slurm_parsers.h"
@@ -36,7 +35,6 @@ using namespace schedmate;
 
 struct Advisors {
   std::unique_ptr<store::SqliteHistoryStore> history;
-  std::unique_ptr<service::BasicJobAdvisor> basic;
   std::unique_ptr<service::AdvisorJobAdvisor> components;
 };
 
@@ -46,9 +44,6 @@ Advisors& GetAdvisors() {
     auto history = store::SqliteHistoryStore::Open(":memory:");
     SM_CHECK(history.ok()) << history.status().ToString();
     out->history = std::move(*history);
-    auto basic = service::BasicJobAdvisor::Create(nullptr);
-    SM_CHECK(basic.ok()) << basic.status().ToString();
-    out->basic = std::move(*basic);
     auto components = service::AdvisorJobAdvisor::Create(*out->history);
     SM_CHECK(components.ok()) << components.status().ToString();
     out->components = std::move(*components);
@@ -115,7 +110,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       service::SubmitPolicy::kCap};
   config.submit_policy = policies[(selector >> 2) & 3];
   Advisors& advisors = GetAdvisors();
-  Advise(*advisors.basic, job, config);
   Advise(*advisors.components, job, config);
   return 0;
 }

@@ -28,6 +28,7 @@
 #include "advisor/builtin_extractor.h"
 #include "advisor/fingerprint.h"
 #include "advisor/history_estimator.h"
+#include "advisor/llm_metadata_agent.h"
 #include "advisor/replay.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -38,12 +39,9 @@
 #include "core/progress.h"
 #include "core/strings.h"
 #include "fmt/format.h"
+#include "llm/llm_setup.h"
 #include "store/history_store.h"
 #include "trace/trace_reader.h"
-#ifdef SCHEDMATE_HAVE_LLM
-#include "advisor/llm_metadata_agent.h"
-#include "llm/llm_setup.h"
-#endif
 
 namespace schedmate::cli {
 namespace {
@@ -220,7 +218,6 @@ void RunAdvise(const AdviseArgs& a) {
   // when the built-in answer is unsure, and then only for its unsure fields (cli/engine_util.h).
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
   const double builtin_confidence = meta->AnswerConfidence();
-#ifdef SCHEDMATE_HAVE_LLM
   if (engine->Consult(builtin_confidence)) {
     advisor::LlmAgentOptions lo;
     auto prefer = advisor::ParseMergePreference(a.prefer);
@@ -265,7 +262,6 @@ void RunAdvise(const AdviseArgs& a) {
       engine->Fallback(merged.status(), "advise");
     }
   }
-#endif
   std::string user = a.user;
   if (user.empty()) {
     const char* u = std::getenv("USER");

@@ -16,13 +16,11 @@
 #include "failure/diagnosis_json.h"
 #include "failure/example_store.h"
 #include "failure/failure_handler.h"
+#include "failure/llm_failure_classifier.h"
 #include "failure/log_view.h"
 #include "failure/recovery_planner.h"
 #include "failure/signature_set.h"
-#ifdef SCHEDMATE_HAVE_LLM
-#include "failure/llm_failure_classifier.h"
 #include "llm/llm_setup.h"
-#endif
 
 namespace schedmate::cli {
 
@@ -237,7 +235,6 @@ void RunDiagnose(const DiagnoseArgs& args) {
   auto diagnose = [&](const LogView& log) -> Result<Diagnosis> {
     FailureHandler handler(*sigs, examples.size() > 0 ? &examples : nullptr, options);
     Result<Diagnosis> builtin = handler.Diagnose(log);
-#ifdef SCHEDMATE_HAVE_LLM
     if (engine->Consult(builtin.ok() ? builtin->confidence : 0.0)) {
       Result<Diagnosis> d =
           DiagnoseWithLlm(engine->setup()->chat(), engine->model(), *sigs,
@@ -245,7 +242,6 @@ void RunDiagnose(const DiagnoseArgs& args) {
       if (d.ok()) return d;
       engine->Fallback(d.status(), "diagnose");
     }
-#endif
     if (!builtin.ok()) return builtin.status().WithContext(args.file);
     return builtin;
   };

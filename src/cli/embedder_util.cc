@@ -4,14 +4,11 @@
 #include <unordered_set>
 
 #include "advisor/fingerprint.h"
+#include "advisor/server_embedder.h"
 #include "cli/cli_util.h"
 #include "fmt/format.h"
-
-#ifdef SCHEDMATE_HAVE_LLM
-#include "advisor/server_embedder.h"
 #include "llm/llm_setup.h"
 #include "llm/llm_status.h"
-#endif
 
 namespace schedmate::cli {
 
@@ -55,7 +52,6 @@ std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::strin
                                                                 bool required) {
   std::unique_ptr<SimilarityEmbedder> e(new SimilarityEmbedder());
   if (kind != "server") return e;
-#ifdef SCHEDMATE_HAVE_LLM
   auto setup =
       llm::LoadLlmSetup(llm_config.empty() ? std::nullopt : std::optional<std::string>(llm_config));
   if (!setup.ok()) Fail(setup.status());
@@ -73,10 +69,6 @@ std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::strin
         *e->server_, advisor::StoredVectorEmbedderOptions{.expected_dimension = dim});
     e->setup_ = std::shared_ptr<llm::LlmSetup>(std::move(setup).value());
   }
-#else
-  (void)llm_config;
-  e->unavailable_ = "llm support not built";
-#endif
   if (!e->unavailable_.empty()) {
     if (required) Fail(Status::FailedPrecondition("server embeddings: " + e->unavailable_));
     std::cerr << "schedmate: warning: --embedder server: " << e->unavailable_
@@ -135,11 +127,7 @@ std::string SimilarityEmbedder::Label() const {
   if (cache_ == nullptr) return "hashing";
   const Status& f = cache_->failure();
   if (f.ok()) return "server (" + model_ + ")";
-#ifdef SCHEDMATE_HAVE_LLM
   const std::string cause = llm::ShortCause(f);
-#else
-  const std::string cause = f.message();
-#endif
   const bool rejected =
       f.code() == StatusCode::kDataLoss || f.code() == StatusCode::kInvalidArgument;
   return fmt::format("hashing (server embeddings {}: {})", rejected ? "rejected" : "unavailable",

@@ -11,8 +11,6 @@
 // and a failing server is asked once per run. Whatever fails, the estimate still comes (from the
 // hashing embedder) and the "embedder" field says why:
 //   "hashing" | "server (bge-m3)" | "hashing (server embeddings unavailable: connection refused)"
-// A build without the llm component accepts `--embedder server` and answers with the hashing
-// embedder ("llm support not built").
 //
 //   --min-similarity X   the cosine threshold of the similar tiers for the chosen embedder's
 //                        vectors (default 0.8, tuned for hashing); with server it sets the

@@ -5,11 +5,8 @@
 
 #include "cli/cli_util.h"
 #include "core/strings.h"
-
-#ifdef SCHEDMATE_HAVE_LLM
 #include "llm/engine.h"
 #include "llm/llm_setup.h"
-#endif
 
 namespace schedmate::cli {
 
@@ -29,8 +26,6 @@ void AddEngineFlags(CLI::App* cmd, EngineFlags& flags) {
                   "SCHEDMATE_LLM_BASE_URL / SCHEDMATE_LLM_MODEL / SCHEDMATE_LLM_API_KEY "
                   "environment)");
 }
-
-#ifdef SCHEDMATE_HAVE_LLM
 
 EngineContext::~EngineContext() = default;
 
@@ -83,37 +78,5 @@ const std::string& EngineContext::Fallback(const Status& llm_error, std::string_
   std::cerr << llm::FallbackNotice(what, llm_error) << "\n";
   return engine_;
 }
-
-#else  // built without the llm component
-
-EngineContext::~EngineContext() = default;
-
-bool EngineContext::use_llm() { return false; }
-bool EngineContext::Consult(double) { return false; }
-
-std::unique_ptr<EngineContext> EngineContext::Resolve(const EngineFlags& flags) {
-  const std::string e = ToLower(Trim(flags.engine));
-  if (e != "builtin" && e != "llm" && e != "auto") {
-    FailUsage("--engine: expected builtin, llm or auto, got '" + flags.engine + "'");
-  }
-  std::unique_ptr<EngineContext> ctx(new EngineContext());
-  if (e == "llm") {
-    ctx->engine_ = "builtin (llm unavailable: llm support not built)";
-    std::cerr << "schedmate: warning: --engine llm: this build has no llm component; using the "
-                 "built-in engine\n";
-  }
-  return ctx;
-}
-
-std::string EngineContext::model() const { return ""; }
-
-const std::string& EngineContext::Fallback(const Status& llm_error, std::string_view what) {
-  ++fallbacks_;
-  engine_ = "builtin (llm unavailable: " + llm_error.message() + ")";
-  std::cerr << "schedmate: warning: " << what << ": " << llm_error.message() << "\n";
-  return engine_;
-}
-
-#endif
 
 }  // namespace schedmate::cli

@@ -14,8 +14,7 @@
 //
 // Every JSON output then carries "engine": "builtin", "llm (MODEL)", or
 // "builtin (llm unavailable: timeout after 20 s)" / "builtin (llm answer rejected: ...)" after a
-// fallback (a warning on stderr says the same). A build without the llm component accepts the
-// flags and always answers "builtin" (with "llm support not built" when the LLM was asked for).
+// fallback (a warning on stderr says the same).
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -73,8 +72,6 @@ class EngineContext {
  private:
   EngineContext() = default;
   void Decide(llm::EngineChoice choice);
-  // shared_ptr: its deleter is bound where the setup is created, so a build without the llm
-  // component never needs the complete type.
   std::shared_ptr<llm::LlmSetup> setup_;
   bool use_llm_ = false;
   bool auto_ = false;

@@ -50,17 +50,15 @@
 #include "core/clock.h"
 #include "core/file_util.h"
 #include "core/json_dump.h"
+#include "llm/llm_setup.h"
 #include "plot/svg_plot.h"
 #include "tracker/embedding_filter.h"
+#include "tracker/llm_metric_extractor.h"
 #include "tracker/log_reader.h"
 #include "tracker/log_scan.h"
 #include "tracker/metric_tracker.h"
-#include "tracker/signals.h"
-#ifdef SCHEDMATE_HAVE_LLM
-#include "llm/llm_setup.h"
-#include "tracker/llm_metric_extractor.h"
 #include "tracker/server_template_embedder.h"
-#endif
+#include "tracker/signals.h"
 
 namespace schedmate::cli {
 namespace {
@@ -320,9 +318,7 @@ struct FilterSetup {
   std::unique_ptr<tracker::TemplateEmbedder> embedder;
   Status unavailable;  // not OK: no embedder (the built-in filter runs, with this reason)
   std::string name;    // for the label when unavailable
-#ifdef SCHEDMATE_HAVE_LLM
   std::unique_ptr<llm::LlmSetup> own_setup;  // when the engine context has none
-#endif
 };
 
 FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
@@ -331,7 +327,6 @@ FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
     f.embedder = std::make_unique<tracker::HashedTemplateEmbedder>();
     return f;
   }
-#ifdef SCHEDMATE_HAVE_LLM
   llm::LlmSetup* setup = engine.setup();
   if (setup == nullptr) {
     auto loaded = llm::LoadLlmSetup(o.engine.llm_config.empty()
@@ -351,10 +346,6 @@ FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
   }
   f.embedder = std::make_unique<tracker::ServerTemplateEmbedder>(
       setup->embedder(), setup->config().embeddings.model, setup->config().embedding_dimension);
-#else
-  (void)engine;
-  f.unavailable = Status::Unavailable("llm support not built");
-#endif
   return f;
 }
 
@@ -543,7 +534,6 @@ void RunMetrics(const MetricsOptions& o) {
                 << filter_status.message() << "); using the built-in filter\n";
     }
     if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
-#ifdef SCHEDMATE_HAVE_LLM
     const bool ask = res.ok() && (res->latest ? engine->Consult(res->latest->confidence)
                                               : !engine->is_auto() && engine->use_llm());
     if (ask) {
@@ -557,10 +547,8 @@ void RunMetrics(const MetricsOptions& o) {
         engine->Fallback(lr.status(), "logs metrics");
       }
     }
-#endif
     // A failed filter leaves `res` unset under --engine llm: the built-in-filter path below runs.
   }
-#ifdef SCHEDMATE_HAVE_LLM
   if (!res.ok() && !engine->is_auto() && engine->use_llm()) {
     // Built-in filter, then the LLM reads the newest lines.
     auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, sink);
@@ -569,11 +557,9 @@ void RunMetrics(const MetricsOptions& o) {
     builtin_confidence = lr->builtin_confidence;
     res = std::move(lr->scan);
   }
-#endif
   if (!res.ok()) {
     res = tracker::ScanLog(o.file, so, sink);
     if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
-#ifdef SCHEDMATE_HAVE_LLM
     // --engine auto: the built-in answer stands unless it is unsure; then the LLM reads the
     // newest built-in progress lines (a second pass over the whole file collects them; the
     // series was already streamed to `sink`).
@@ -586,7 +572,6 @@ void RunMetrics(const MetricsOptions& o) {
         res = std::move(lr->scan);
       }
     }
-#endif
   }
   if (!res.ok()) Fail(res.status());
   const tracker::ScanResult& r = *res;

@@ -44,7 +44,6 @@ struct ServeFlags {
   bool dry_run = false;
   std::string submit_policy;
   int ticks = 0;
-  std::string engines;
   std::string llm_engine;
   std::string llm_config;
   bool allow_remote = false;
@@ -110,7 +109,6 @@ void RunServe(const ServeFlags& f) {
   if (f.port >= 0) config.port = f.port;
   if (f.poll_s > 0) config.poll_interval = Duration::FromSecondsF(f.poll_s);
   if (f.dry_run) config.dry_run = true;
-  if (!f.engines.empty()) config.engines = f.engines;
   if (!f.llm_engine.empty()) config.llm_engine = f.llm_engine;
   if (!f.llm_config.empty()) config.llm_config = f.llm_config;
   if (!f.submit_policy.empty()) {
@@ -166,7 +164,7 @@ void RunServe(const ServeFlags& f) {
   slurm::SlurmBackend backend(runner, {.jobcomp_path = config.jobcomp_path,
                                        .use_sacct = config.use_sacct,
                                        .command_timeout = config.command_timeout});
-  service::Engines engines = OrFail(service::MakeEngines(config.engines, config, *history));
+  service::Engines engines = OrFail(service::MakeEngines(config, *history));
   if (!engines.notice.empty()) std::cerr << engines.notice << "\n";
   SystemClock clock;
   service::Companion companion({backend, *history, *service_store, *engines.advisor,
@@ -296,9 +294,6 @@ void RegisterServeCommands(CLI::App& app) {
                 "Record every action with its reason but execute none");
   cmd->add_option("--submit-policy", flags->submit_policy,
                   "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)");
-  cmd->add_option("--engines", flags->engines,
-                  "auto, components (advisor/tracker/failure) or basic (overrides service.engines)")
-      ->check(CLI::IsMember({"auto", "components", "basic"}));
   cmd->add_option("--llm-engine", flags->llm_engine,
                   "Failure diagnosis engine: builtin, llm or auto (overrides llm.engine; any LLM "
                   "failure falls back to builtin and is counted in /metrics)")

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/history_estimator.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "core/clock.h"
@@ -31,9 +32,6 @@
 #include "trace/cluster_config.h"
 #include "trace/estimates.h"
 #include "trace/trace_reader.h"
-#ifdef SCHEDMATE_HAVE_ADVISOR
-#include "advisor/history_estimator.h"
-#endif
 
 namespace schedmate::cli {
 namespace {
@@ -447,7 +445,6 @@ void Run(const SimulateArgs& a) {
 
 void RegisterSimulateCommand(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
-#ifdef SCHEDMATE_HAVE_ADVISOR
   if (!policy::DefaultEstimatorRegistry().Contains("advisor")) {
     Status st = policy::DefaultEstimatorRegistry().Register(
         "advisor",
@@ -459,7 +456,6 @@ void RegisterSimulateCommand(CLI::App& app) {
         });
     SM_CHECK(st.ok()) << st.ToString();
   }
-#endif
   CLI::App* cmd = app.add_subcommand(
       "simulate",
       "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");

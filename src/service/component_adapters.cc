@@ -13,17 +13,15 @@
 #include "advisor/history_estimator.h"
 #include "core/strings.h"
 #include "failure/failure_handler.h"
+#include "failure/llm_failure_classifier.h"
 #include "failure/recovery_planner.h"
 #include "failure/signature_set.h"
+#include "llm/engine.h"
+#include "llm/llm_setup.h"
 #include "tracker/line_classifier.h"
 #include "tracker/metric_extractor.h"
 #include "tracker/metric_tracker.h"
 #include "tracker/signals.h"
-#ifdef SCHEDMATE_HAVE_LLM
-#include "failure/llm_failure_classifier.h"
-#include "llm/engine.h"
-#include "llm/llm_setup.h"
-#endif
 
 namespace schedmate::service {
 
@@ -127,8 +125,10 @@ struct TrackerLogTracker::State {
   std::string partial;
 };
 
-TrackerLogTracker::TrackerLogTracker(Duration stall_after, size_t max_read_bytes)
+TrackerLogTracker::TrackerLogTracker(Duration stall_after, double slowdown_ratio,
+                                     size_t max_read_bytes)
     : stall_after_(stall_after),
+      slowdown_ratio_(slowdown_ratio),
       max_read_bytes_(max_read_bytes),
       classifier_(std::make_unique<tracker::BuiltinLineClassifier>()),
       extractor_(std::make_unique<tracker::BuiltinMetricExtractor>()) {}
@@ -143,6 +143,7 @@ Result<LogMetrics> TrackerLogTracker::Observe(const std::string& key, const std:
     slot = std::make_unique<State>(*classifier_, *extractor_);
     tracker::SignalOptions opts;
     opts.min_stall_s = stall_after_.seconds_f();
+    opts.slowdown_share = slowdown_ratio_ - 1.0;
     slot->signals = tracker::SignalAnalyzer(opts);
     slot->tracker.SetSink(
         [s = slot.get()](const tracker::ProgressRecord& r) { s->signals.Add(r); });
@@ -193,6 +194,12 @@ Result<LogMetrics> TrackerLogTracker::Observe(const std::string& key, const std:
   tracker::Signals sig = s.signals.Compute(*latest, now_s);
   m.progress = sig.progress;
   if (sig.eta_s) m.eta = Duration::FromSecondsF(*sig.eta_s);
+  // Too few records to know the job's usual interval (one line, then silence: a hang at start-up
+  // looks like this): the service's own threshold decides alone.
+  if (!sig.usual_interval_s && sig.since_last_progress_s &&
+      *sig.since_last_progress_s > stall_after_.seconds_f()) {
+    sig.stalled = true;
+  }
   m.stalled = sig.stalled;
   m.slowdown = sig.slowdown;
   if (sig.stalled && sig.since_last_progress_s) {
@@ -221,9 +228,6 @@ FailureHandlerDiagnoser::~FailureHandlerDiagnoser() = default;
 
 Result<std::unique_ptr<FailureHandlerDiagnoser>> FailureHandlerDiagnoser::Create(
     Duration backoff_base, Duration backoff_cap, std::shared_ptr<llm::LlmSetup> llm) {
-#ifndef SCHEDMATE_HAVE_LLM
-  if (llm != nullptr) return Status::FailedPrecondition("this build has no llm component");
-#endif
   std::unique_ptr<FailureHandlerDiagnoser> d(new FailureHandlerDiagnoser());
   d->llm_ = std::move(llm);
   d->backoff_base_ = backoff_base;
@@ -238,7 +242,6 @@ Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::s
   failure::LogView view = failure::LogView::FromString(std::string(log));
   std::string engine = "failure-handler";
   std::optional<failure::Diagnosis> by_llm;
-#ifdef SCHEDMATE_HAVE_LLM
   if (llm_ != nullptr) {
     auto r = failure::DiagnoseWithLlm(llm_->chat(), llm_->chat_model(), *signatures_,
                                       /*examples=*/nullptr, {}, view);
@@ -249,7 +252,6 @@ Result<Diagnosis> FailureHandlerDiagnoser::Diagnose(const FailedJob& job, std::s
       engine += " " + llm::FallbackReason(r.status());
     }
   }
-#endif
   failure::Diagnosis fd;
   if (by_llm) {
     fd = std::move(*by_llm);

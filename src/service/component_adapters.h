@@ -1,13 +1,14 @@
 #pragma once
-// Adapters from the project's semantic components to the service's ports. Built only when the
-// advisor/, tracker/ and failure/ libraries are part of the build (SCHEDMATE_HAVE_COMPONENTS).
+// Adapters from the project's semantic components to the service's ports.
 //
 // AdvisorJobAdvisor: metadata from the batch script (and the job's submit directory, when it
 //   exists) by BuiltinMetadataExtractor, a fingerprint of it, and HistoryEstimator's tiered
 //   nearest-history estimate with its explanation. Seeded from the HistoryStore; learns online.
 // TrackerLogTracker: per job, tails the log incrementally into a tracker::MetricTracker (lines
 //   stamped with the wall clock, follow mode) and a SignalAnalyzer for progress, ETA, stall and
-//   slowdown; the line classifier and extractor are shared by all jobs.
+//   slowdown; the line classifier and extractor are shared by all jobs. A job is stalled after
+//   5x its usual record interval and at least `stall_after` without progress; with too few
+//   records to know its interval (one line, then silence), after `stall_after` alone.
 // FailureHandlerDiagnoser: failure::FailureHandler over the built-in signatures (root cause by
 //   bisection, infra/app classification, the checkpoint the log says was saved) and
 //   PlanRecovery for the plan, run with the service's budget (FailedJob::retry_budget, counting
@@ -66,7 +67,9 @@ class AdvisorJobAdvisor final : public JobAdvisor {
 
 class TrackerLogTracker final : public LogTracker {
  public:
-  TrackerLogTracker(Duration stall_after, size_t max_read_bytes = size_t{1} << 20);
+  // `slowdown_ratio`: recent step time above ratio x the job's own baseline is a slowdown.
+  explicit TrackerLogTracker(Duration stall_after, double slowdown_ratio = 1.2,
+                             size_t max_read_bytes = size_t{1} << 20);
   ~TrackerLogTracker() override;
   Result<LogMetrics> Observe(const std::string& key, const std::string& path, SimTime now) override;
   void Forget(const std::string& key) override;
@@ -75,6 +78,7 @@ class TrackerLogTracker final : public LogTracker {
  private:
   struct State;
   Duration stall_after_;
+  double slowdown_ratio_ = 1.2;
   size_t max_read_bytes_;
   std::unique_ptr<tracker::BuiltinLineClassifier> classifier_;
   std::unique_ptr<tracker::BuiltinMetricExtractor> extractor_;
@@ -85,7 +89,6 @@ class FailureHandlerDiagnoser final : public FailureDiagnoser {
  public:
   // `backoff_base` doubles per retry up to `backoff_cap` (ServiceConfig actions.backoff_*).
   // `llm`: the LLM stack to classify with (null: built-in only; kept alive by the diagnoser).
-  // kFailedPrecondition when an LLM is given to a build without the llm component.
   static Result<std::unique_ptr<FailureHandlerDiagnoser>> Create(
       Duration backoff_base = Duration::Seconds(60), Duration backoff_cap = Duration::Minutes(30),
       std::shared_ptr<llm::LlmSetup> llm = nullptr);

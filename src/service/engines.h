@@ -1,11 +1,8 @@
 #pragma once
-// The engines behind the service's ports, chosen once at start-up:
-//   "components"  advisor/ HistoryEstimator + BuiltinMetadataExtractor, tracker/ MetricTracker +
-//                 SignalAnalyzer, failure/ FailureHandler + PlanRecovery (the project's full
-//                 engines; needs those components in the build)
-//   "basic"       the small built-ins of basic_engines.h
-//   "auto"        components when built, else basic
-// Adapters convert between the components' types and the ports' (ports.h).
+// The engines behind the service's ports, made once at start-up: advisor/ HistoryEstimator +
+// BuiltinMetadataExtractor, tracker/ MetricTracker + SignalAnalyzer, failure/ FailureHandler +
+// PlanRecovery, through the adapters of component_adapters.h. The same engines answer `advise`,
+// `logs` and `diagnose`, so the service and the CLI classify the same log the same way.
 
 #include <memory>
 #include <string>
@@ -30,11 +27,6 @@ struct Engines {
 // config.llm_engine (llm|auto) gives the failure diagnoser an LLM per llm/engine.h's rule: "auto"
 // probes once and uses it only when healthy; "llm" uses it and falls back per failure. An
 // unreadable llm.config file is an error; a missing or dead LLM is a notice, never an error.
-// kInvalidArgument for an unknown choice; kUnimplemented for "components" in a build without them.
-Result<Engines> MakeEngines(const std::string& choice, const ServiceConfig& config,
-                            store::HistoryStore& history);
-
-// True when this build has the advisor/, tracker/ and failure/ components.
-bool HaveComponentEngines();
+Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& history);
 
 }  // namespace schedmate::service

@@ -1,6 +1,6 @@
 #pragma once
 // The companion's ports: the three semantic engines the service loop needs, as small interfaces
-// of its own so the loop can be tested with fakes and run with whichever engine is built in:
+// of its own so the loop can be tested with fakes (engines.h makes the real ones):
 //   JobAdvisor        a new job (script + resources) -> duration prediction with explanation
 //   LogTracker        a running job's output file   -> latest metrics, stall, slowdown
 //   FailureDiagnoser  a failed job's log + record   -> infra | app, reason, evidence, plan

@@ -146,14 +146,6 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["service"]["database"] = str(&ServiceConfig::database);
   s["service"]["poll_interval_s"] = seconds(&ServiceConfig::poll_interval, 0.05, 3600);
   s["service"]["dry_run"] = boolean(&ServiceConfig::dry_run);
-  s["service"]["engines"] = [](Reader& r, const YAML::Node& n, const std::string& k,
-                               ServiceConfig& c) -> Status {
-    SM_RETURN_IF_ERROR(r.String(n, k, c.engines));
-    if (c.engines != "auto" && c.engines != "components" && c.engines != "basic") {
-      return r.Error(n, k, fmt::format("expected auto, components or basic; got '{}'", c.engines));
-    }
-    return Status::Ok();
-  };
   s["slurm"]["jobcomp_path"] = str(&ServiceConfig::jobcomp_path);
   s["slurm"]["use_sacct"] = boolean(&ServiceConfig::use_sacct);
   s["slurm"]["command_timeout_s"] = seconds(&ServiceConfig::command_timeout, 0.1, 600);

@@ -32,8 +32,7 @@ struct ServiceConfig {
   std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
   std::string database;                         // "" = <data_dir>/schedmate.db
   Duration poll_interval = Duration::Seconds(2);
-  bool dry_run = false;          // record actions, never execute them
-  std::string engines = "auto";  // auto | components | basic (see engines.h)
+  bool dry_run = false;  // record actions, never execute them
   // slurm:
   std::string jobcomp_path;  // JobCompLoc with jobcomp/filetxt; "" = none
   bool use_sacct = false;
@@ -82,7 +81,7 @@ struct ServiceConfig {
   int64_t priority_max = 4294967293;
   // tracker:
   Duration stall_after = Duration::Minutes(10);
-  double slowdown_ratio = 1.5;
+  double slowdown_ratio = 1.2;
   Duration metrics_interval = Duration::Seconds(10);
   int max_samples_per_job = 720;
   // failure:

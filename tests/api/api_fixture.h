@@ -1,8 +1,9 @@
 #pragma once
 // ApiFixture: the pieces every API test needs — one SQLite file opened twice (the companion's
-// writer and the API's read-only stores, as `schedmate serve` does), the basic engines, a
-// FakeCluster behind a real SlurmBackend, a FakeClock — plus CreateCompanion() (Load + one Tick)
-// and StartServer() (an ApiServer on a free port and an HTTP client for it).
+// writer and the API's read-only stores, as `schedmate serve` does), the service's engines
+// (service/engines.h), a FakeCluster behind a real SlurmBackend, a FakeClock — plus
+// CreateCompanion() (Load + one Tick) and StartServer() (an ApiServer on a free port and an HTTP
+// client for it).
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -11,7 +12,7 @@
 #include <string>
 
 #include "api/api_server.h"
-#include "service/basic_engines.h"
+#include "service/engines.h"
 #include "service/fake_cluster.h"
 #include "testing/test_util.h"
 
@@ -26,15 +27,15 @@ class ApiFixture : public ::testing::Test {
     read_db_ = std::move(store::SqliteDb::Open(dir_.File("s.db")).value());
     read_history_ = std::move(store::SqliteHistoryStore::Attach(*read_db_).value());
     read_store_ = std::move(service::ServiceStore::Attach(*read_db_).value());
-    advisor_ = std::move(service::BasicJobAdvisor::Create(history_.get()).value());
     config_.data_dir = dir_.path();
+    engines_ = std::move(service::MakeEngines(config_, *history_).value());
   }
   // The companion over the fake cluster as rendered now, loaded and ticked once.
   void CreateCompanion() {
     backend_ = std::make_unique<slurm::SlurmBackend>(fake_, slurm::SlurmBackendOptions{});
     companion_ = std::make_unique<service::Companion>(
-        service::CompanionDeps{*backend_, *history_, *store_, *advisor_, tracker_, diagnoser_,
-                               clock_},
+        service::CompanionDeps{*backend_, *history_, *store_, *engines_.advisor, *engines_.tracker,
+                               *engines_.diagnoser, clock_},
         config_);
     ASSERT_OK(companion_->Load());
     ASSERT_OK(companion_->Tick());
@@ -50,9 +51,7 @@ class ApiFixture : public ::testing::Test {
   std::unique_ptr<store::SqliteDb> db_, read_db_;
   std::unique_ptr<store::SqliteHistoryStore> history_, read_history_;
   std::unique_ptr<service::ServiceStore> store_, read_store_;
-  std::unique_ptr<service::BasicJobAdvisor> advisor_;
-  service::BasicLogTracker tracker_;
-  service::BasicFailureDiagnoser diagnoser_;
+  service::Engines engines_;
   slurm::FakeCommandRunner fake_;
   service::testing::FakeCluster cluster_{fake_};
   FakeClock clock_{SimTime::FromSeconds(1'800'000'000)};

@@ -11,7 +11,6 @@
 
 #include "api_fixture.h"
 #include "core/file_util.h"
-#include "service/basic_engines.h"
 #include "service/fake_cluster.h"
 #include "testing/test_util.h"
 

@@ -14,7 +14,6 @@
 #include "api/api_server.h"
 #include "api_fixture.h"
 #include "core/file_util.h"
-#include "service/basic_engines.h"
 #include "service/fake_cluster.h"
 #include "testing/test_util.h"
 

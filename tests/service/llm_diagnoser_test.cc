@@ -97,7 +97,7 @@ TEST(LlmDiagnoser, MakeEnginesFollowsTheEngineRule) {
   ServiceConfig config;
   config.llm_engine = "auto";
   config.llm_config = "/nonexistent/llm.yaml";  // a named file that is missing is an error
-  auto missing = MakeEngines("components", config, **history);
+  auto missing = MakeEngines(config, **history);
   EXPECT_FALSE(missing.ok());
   // A configuration naming a dead endpoint: auto probes, finds it down, stays built-in.
   testing::TempDir dir;
@@ -108,14 +108,14 @@ TEST(LlmDiagnoser, MakeEnginesFollowsTheEngineRule) {
   config.llm_config = dir.File("llm.yaml");
   ASSERT_OK(WriteStringToFile(config.llm_config,
                               "chat:\n  base_url: " + url + "\n  model: scripted-model\n"));
-  auto engines = MakeEngines("components", config, **history);
+  auto engines = MakeEngines(config, **history);
   ASSERT_OK(engines);
   EXPECT_NE(engines->description.find("failure=failure-handler builtin (llm unavailable: "),
             std::string::npos)
       << engines->description;
   EXPECT_NE(engines->notice.find("--engine auto"), std::string::npos) << engines->notice;
   config.llm_engine = "builtin";
-  auto plain = MakeEngines("components", config, **history);
+  auto plain = MakeEngines(config, **history);
   ASSERT_OK(plain);
   EXPECT_EQ(plain->description,
             "advisor=history-estimator tracker=metric-tracker failure=failure-handler");

@@ -19,7 +19,6 @@ TEST(ServiceConfig, ShippedExampleStatesTheBuiltInDefaults) {
   EXPECT_EQ(e.database, d.database);
   EXPECT_EQ(e.poll_interval, d.poll_interval);
   EXPECT_EQ(e.dry_run, d.dry_run);
-  EXPECT_EQ(e.engines, d.engines);
   EXPECT_NE(e.jobcomp_path, d.jobcomp_path);  // marked "example"
   EXPECT_EQ(e.use_sacct, d.use_sacct);
   EXPECT_EQ(e.command_timeout, d.command_timeout);

@@ -81,7 +81,7 @@ class SlurmOrder : public ::testing::Test {
     std::string port_file = dir_->File("port");
     std::filesystem::remove(port_file);
     std::string cmd = fmt::format(
-        "{} serve --slurm --engines basic --data-dir {} --jobcomp {} --port 0 --port-file {} "
+        "{} serve --slurm --data-dir {} --jobcomp {} --port 0 --port-file {} "
         "--poll 0.25 --submit-policy off --mode {} {} >>{} 2>&1 & echo $!",
         ShellQuote(schedmate::testing::SchedmateBinary()), ShellQuote(dir_->File(data)),
         ShellQuote(jobcomp_), ShellQuote(port_file), mode, extra,
@@ -310,7 +310,7 @@ TEST_F(SlurmOrder, KillNineThenRestartOrRestoreFlagPutsPrioritiesBack) {
   ASSERT_TRUE(WaitFor(15, changed));
   StopService(SIGKILL);
   auto r = schedmate::testing::RunSchedmate(
-      fmt::format("serve --slurm --engines basic --data-dir {} --jobcomp {} --restore",
+      fmt::format("serve --slurm --data-dir {} --jobcomp {} --restore",
                   ShellQuote(dir_->File("kill9")), ShellQuote(jobcomp_)));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(Priorities(jobs), before);
