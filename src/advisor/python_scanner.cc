@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "advisor/python_lexer.h"
 #include "core/strings.h"
 
 namespace schedmate::advisor {
@@ -10,211 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-enum class Tk { kName, kNumber, kString, kOp, kEnd };
-
-struct Token {
-  Tk kind;
-  std::string text;  // source text (for strings: the decoded value)
-  int line;
-  int col;
-  bool fstring = false;
-  size_t begin = 0, end = 0;  // byte offsets in the source
-};
-
-struct LogicalLine {
-  std::vector<Token> tokens;
-  int indent = 0;
-  int line = 0;
-};
-
-bool IsIdStart(unsigned char c) { return std::isalpha(c) || c == '_' || c >= 0x80; }
-bool IsIdChar(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }
-
-std::string DecodeEscapes(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\' || i + 1 >= s.size()) {
-      out.push_back(s[i]);
-      continue;
-    }
-    char n = s[++i];
-    switch (n) {
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '\'':
-        out.push_back('\'');
-        break;
-      case '"':
-        out.push_back('"');
-        break;
-      case '\n':
-        break;
-      default:
-        out.push_back('\\');
-        out.push_back(n);
-        break;
-    }
-  }
-  return out;
-}
-
-// Splits source into logical lines of tokens.
-std::vector<LogicalLine> Lex(std::string_view src,
-                             std::vector<std::pair<std::string, int>>& comments) {
-  std::vector<LogicalLine> lines;
-  LogicalLine cur;
-  int depth = 0;
-  int line = 1;
-  size_t i = 0;
-  size_t line_start = 0;
-  bool at_line_start = true;
-  auto flush = [&] {
-    if (!cur.tokens.empty()) lines.push_back(std::move(cur));
-    cur = LogicalLine();
-  };
-  while (i < src.size()) {
-    char c = src[i];
-    if (c == '\n') {
-      ++line;
-      ++i;
-      line_start = i;
-      if (depth == 0) {
-        flush();
-        at_line_start = true;
-      }
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
-      ++i;
-      continue;
-    }
-    if (c == '\\' && i + 1 < src.size() && (src[i + 1] == '\n' || src[i + 1] == '\r')) {
-      i += (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n') ? 3 : 2;
-      ++line;
-      line_start = i;
-      continue;
-    }
-    if (c == '#') {
-      size_t e = src.find('\n', i);
-      if (e == std::string_view::npos) e = src.size();
-      comments.emplace_back(std::string(Trim(src.substr(i + 1, e - i - 1))), line);
-      i = e;
-      continue;
-    }
-    int col = static_cast<int>(i - line_start);
-    if (at_line_start) {
-      cur.indent = col;
-      cur.line = line;
-      at_line_start = false;
-    }
-    // String literal, with optional prefix.
-    size_t p = i;
-    bool raw = false, fstr = false, bytes = false;
-    while (p < src.size() && p - i < 3 && std::strchr("rRbBuUfF", src[p]) != nullptr) {
-      char q = static_cast<char>(std::tolower(static_cast<unsigned char>(src[p])));
-      raw |= q == 'r';
-      fstr |= q == 'f';
-      bytes |= q == 'b';
-      ++p;
-    }
-    if (p < src.size() && (src[p] == '\'' || src[p] == '"') &&
-        (p == i || !IsIdChar(static_cast<unsigned char>(src[p - 1])) || true)) {
-      // Only treat prefix letters as a prefix when they are directly followed by a quote.
-      char q = src[p];
-      bool triple = p + 2 < src.size() && src[p + 1] == q && src[p + 2] == q;
-      size_t start = p + (triple ? 3 : 1);
-      size_t j = start;
-      int start_line = line;
-      while (j < src.size()) {
-        if (src[j] == '\\' && !raw) {
-          if (j + 1 < src.size() && src[j + 1] == '\n') ++line;
-          j += 2;
-          continue;
-        }
-        if (src[j] == '\\' && raw) {
-          j += 2;
-          continue;
-        }
-        if (src[j] == '\n') {
-          if (!triple) break;  // unterminated single-quoted string: stop at end of line
-          ++line;
-        }
-        if (src[j] == q && (!triple || (j + 2 < src.size() && src[j + 1] == q && src[j + 2] == q)))
-          break;
-        ++j;
-      }
-      std::string_view body = src.substr(start, std::min(j, src.size()) - start);
-      Token t{
-          Tk::kString, raw ? std::string(body) : DecodeEscapes(body), start_line, col, fstr, i, 0};
-      (void)bytes;
-      size_t end = j < src.size() ? j + (triple ? 3 : (src[j] == q ? 1 : 0)) : src.size();
-      t.end = end;
-      cur.tokens.push_back(std::move(t));
-      i = end;
-      continue;
-    }
-    if (IsIdStart(static_cast<unsigned char>(c))) {
-      size_t j = i;
-      while (j < src.size() && IsIdChar(static_cast<unsigned char>(src[j]))) ++j;
-      cur.tokens.push_back({Tk::kName, std::string(src.substr(i, j - i)), line, col, false, i, j});
-      i = j;
-      continue;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) ||
-        (c == '.' && i + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[i + 1])))) {
-      size_t j = i;
-      if (c == '0' && j + 1 < src.size() && std::strchr("xXoObB", src[j + 1]) != nullptr) {
-        j += 2;
-        while (j < src.size() &&
-               (std::isxdigit(static_cast<unsigned char>(src[j])) || src[j] == '_'))
-          ++j;
-      } else {
-        while (j < src.size() &&
-               (std::isdigit(static_cast<unsigned char>(src[j])) || src[j] == '_' || src[j] == '.'))
-          ++j;
-        if (j < src.size() && (src[j] == 'e' || src[j] == 'E')) {
-          size_t k = j + 1;
-          if (k < src.size() && (src[k] == '+' || src[k] == '-')) ++k;
-          if (k < src.size() && std::isdigit(static_cast<unsigned char>(src[k]))) {
-            j = k;
-            while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
-          }
-        }
-        if (j < src.size() && (src[j] == 'j' || src[j] == 'J')) ++j;
-      }
-      cur.tokens.push_back(
-          {Tk::kNumber, std::string(src.substr(i, j - i)), line, col, false, i, j});
-      i = j;
-      continue;
-    }
-    static const char* kOps3[] = {"//=", "**=", ">>=", "<<=", "..."};
-    static const char* kOps2[] = {"//", "**", "==", "!=", "<=", ">=", "+=", "-=", "*=",
-                                  "/=", "%=", "&=", "|=", "^=", "->", ":=", "<<", ">>"};
-    std::string op;
-    for (const char* o : kOps3) {
-      if (src.substr(i, 3) == o) op = o;
-    }
-    if (op.empty()) {
-      for (const char* o : kOps2) {
-        if (src.substr(i, 2) == o) op = o;
-      }
-    }
-    if (op.empty()) op = std::string(1, c);
-    if (op == "(" || op == "[" || op == "{") ++depth;
-    if ((op == ")" || op == "]" || op == "}") && depth > 0) --depth;
-    cur.tokens.push_back({Tk::kOp, op, line, col, false, i, i + op.size()});
-    i += op.size();
-  }
-  flush();
-  return lines;
-}
+using Tk = PyTokenKind;
+using Token = PyToken;
+using LogicalLine = PyLogicalLine;
 
 // Recursive-descent expression parser over one logical line.
 class Parser {
@@ -772,7 +571,7 @@ void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
 
 PyFacts ScanPython(std::string_view source) {
   PyFacts facts;
-  std::vector<LogicalLine> lines = Lex(source, facts.comments);
+  std::vector<LogicalLine> lines = LexPython(source, facts.comments);
   std::set<size_t> seen_calls;
   std::vector<std::pair<int, std::string>> class_stack;  // indent, name
   static const std::set<std::string> kAugOps = {"+=", "-=", "*=", "/=", "//=", "%=", "**="};
@@ -887,7 +686,7 @@ PyFacts ScanPython(std::string_view source) {
 
 std::optional<nlohmann::json> EvalPythonLiteral(std::string_view expr) {
   PyFacts scratch;
-  std::vector<LogicalLine> lines = Lex(expr, scratch.comments);
+  std::vector<LogicalLine> lines = LexPython(expr, scratch.comments);
   if (lines.size() != 1) return std::nullopt;
   std::set<size_t> seen;
   Parser p(lines[0].tokens, expr, scratch, seen, nullptr);

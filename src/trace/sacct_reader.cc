@@ -182,187 +182,267 @@ void Finish(std::vector<RawJob>& raw, JobTable& table) {
 // ---------------------------------------------------------------------------------------------
 // sacct -P
 
-Status ReadSacctPipe(std::string_view contents, ReadContext& ctx) {
-  JobTable& table = ctx.table();
-  size_t pos = contents.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
-  int64_t line_no = 0;
-  auto next_line = [&](std::string_view& line) {
-    if (pos >= contents.size()) return false;
-    ++line_no;
-    size_t e = contents.find('\n', pos);
-    if (e == std::string_view::npos) e = contents.size();
-    line = contents.substr(pos, e - pos);
+// The columns of a `sacct -P` header, -1 when absent.
+struct SacctColumns {
+  explicit SacctColumns(const HeaderMap& h)
+      : id(h.Find({"jobid"})),
+        user(h.Find({"user"})),
+        account(h.Find({"account"})),
+        part(h.Find({"partition"})),
+        qos(h.Find({"qos"})),
+        name(h.Find({"jobname"})),
+        submit(h.Find({"submit"})),
+        eligible(h.Find({"eligible"})),
+        start(h.Find({"start"})),
+        end(h.Find({"end"})),
+        elapsed(h.Find({"elapsed"})),
+        limit(h.Find({"timelimit"})),
+        alloc(h.Find({"alloctres"})),
+        req(h.Find({"reqtres"})),
+        nnodes(h.Find({"nnodes"})),
+        state(h.Find({"state"})) {}
+
+  // The required columns (or pairs of alternatives) the header lacks.
+  std::vector<std::string> Missing() const {
+    std::vector<std::string> missing;
+    if (id < 0) missing.push_back("JobID");
+    if (submit < 0) missing.push_back("Submit");
+    if (start < 0) missing.push_back("Start");
+    if (elapsed < 0 && end < 0) missing.push_back("Elapsed or End");
+    if (alloc < 0 && req < 0) missing.push_back("AllocTRES or ReqTRES");
+    return missing;
+  }
+
+  int id, user, account, part, qos, name, submit, eligible, start, end, elapsed, limit, alloc, req,
+      nnodes, state;
+};
+
+// The lines of a text file: a UTF-8 byte order mark skipped, a trailing '\r' dropped, counted
+// from 1.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view contents)
+      : contents_(contents), pos_(contents.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0) {}
+
+  bool Next(std::string_view& line) {
+    if (pos_ >= contents_.size()) return false;
+    ++line_no_;
+    size_t e = contents_.find('\n', pos_);
+    if (e == std::string_view::npos) e = contents_.size();
+    line = contents_.substr(pos_, e - pos_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos = e + 1;
+    pos_ = e + 1;
     return true;
-  };
-  std::string_view line;
-  while (next_line(line) && Trim(line).empty()) {
   }
-  if (Trim(line).empty()) return ctx.FileError(1, "empty file: no header row");
-  const std::vector<std::string_view> header_fields = Split(line, '|');
-  const HeaderMap h(header_fields);
-  const int c_id = h.Find({"jobid"});
-  const int c_user = h.Find({"user"});
-  const int c_account = h.Find({"account"});
-  const int c_part = h.Find({"partition"});
-  const int c_qos = h.Find({"qos"});
-  const int c_name = h.Find({"jobname"});
-  const int c_submit = h.Find({"submit"});
-  const int c_eligible = h.Find({"eligible"});
-  const int c_start = h.Find({"start"});
-  const int c_end = h.Find({"end"});
-  const int c_elapsed = h.Find({"elapsed"});
-  const int c_limit = h.Find({"timelimit"});
-  const int c_alloc = h.Find({"alloctres"});
-  const int c_req = h.Find({"reqtres"});
-  const int c_nnodes = h.Find({"nnodes"});
-  const int c_state = h.Find({"state"});
-  std::vector<std::string> missing;
-  if (c_id < 0) missing.push_back("JobID");
-  if (c_submit < 0) missing.push_back("Submit");
-  if (c_start < 0) missing.push_back("Start");
-  if (c_elapsed < 0 && c_end < 0) missing.push_back("Elapsed or End");
-  if (c_alloc < 0 && c_req < 0) missing.push_back("AllocTRES or ReqTRES");
-  if (!missing.empty()) {
-    return ctx.FileError(line_no, fmt::format("sacct -P header lacks {} (export with sacct -P -o "
-                                              "JobID,User,Account,Partition,QOS,Submit,Eligible,"
-                                              "Start,End,Elapsed,Timelimit,AllocTRES,ReqTRES,"
-                                              "NNodes,State)",
-                                              fmt::join(missing, ", ")));
+  int64_t line_no() const { return line_no_; }
+
+ private:
+  std::string_view contents_;
+  size_t pos_;
+  int64_t line_no_ = 0;
+};
+
+// Reads the fields of one sacct -P row; the first problem is kept in `why` and every later read
+// is skipped once `why` is set.
+class SacctRowFields {
+ public:
+  SacctRowFields(RowParser& p, const SacctColumns& c, std::string& why) : p_(p), c_(c), why_(why) {}
+
+  // A date column in microseconds since 1970; -1 when absent or unset (a problem if `required`).
+  int64_t Date(int col, std::string_view what, bool required) {
+    if (col < 0 || !why_.empty()) return -1;
+    std::string_view t = p_.Text(col);
+    if (IsUnsetText(t)) {
+      if (required) why_ = fmt::format("{}: no time", what);
+      return -1;
+    }
+    int64_t us = 0;
+    if (!ParseDateTimeUtc(t, us)) {
+      why_ = fmt::format("{}: '{}' is not a date (YYYY-MM-DDTHH:MM:SS)", what, Excerpt(t));
+      return -1;
+    }
+    if (us < 0 || static_cast<double>(us) > kMaxTraceSeconds * kMicrosPerSecond) {
+      why_ = OutOfRange(what, static_cast<double>(us) / kMicrosPerSecond, 0, kMaxTraceSeconds);
+      return -1;
+    }
+    return us;
   }
-  const int64_t header_line = line_no;
-  std::vector<RawJob> raw;
-  raw.reserve(std::min<size_t>(contents.size() / 64 + 1, 1'000'000));
-  std::vector<std::string_view> f;
-  const int64_t max_jobs = ctx.options().max_jobs > 0 ? ctx.options().max_jobs : INT64_MAX;
-  while (static_cast<int64_t>(raw.size()) < max_jobs && next_line(line)) {
-    if (Trim(line).empty()) continue;
-    f = Split(line, '|');
-    const std::string_view id = f.size() > static_cast<size_t>(c_id) ? Trim(f[c_id]) : "";
-    const IdKind kind = ClassifyJobId(id);
-    if (kind == IdKind::kStep) continue;  // steps share their allocation's resources
-    ++table.rows_read;
-    if (f.size() != header_fields.size()) {
-      SM_RETURN_IF_ERROR(ctx.Malformed(
-          line_no, fmt::format("expected {} '|'-separated fields (as the header), got {}",
-                               header_fields.size(), f.size())));
-      continue;
-    }
-    if (kind == IdKind::kBad) {
-      SM_RETURN_IF_ERROR(
-          ctx.Malformed(line_no, fmt::format("JobID: '{}' is not a Slurm job id", Excerpt(id))));
-      continue;
-    }
-    if (kind == IdKind::kPendingArray) {
-      ctx.Unusable(line_no, "array tasks that never started");
-      continue;
-    }
-    RowParser p(f, h);
-    const std::string state = c_state >= 0 ? StateWord(p.Text(c_state)) : "COMPLETED";
-    if (IsUnfinishedState(state)) {
-      ctx.Unusable(line_no, fmt::format("job not finished ({})", state));
-      continue;
-    }
-    RawJob r;
-    JobRecord& job = r.job;
-    job.id = std::string(id);
-    job.user = std::string(p.Text(c_user));
-    job.account = std::string(p.Text(c_account));
-    job.vc = std::string(p.Text(c_part));
-    job.qos = std::string(p.Text(c_qos));
-    job.name = std::string(p.Text(c_name));
-    job.state = MapState(state);
-    std::string why;
-    auto date = [&](int col, std::string_view what, bool required) -> int64_t {
-      if (col < 0 || !why.empty()) return -1;
-      std::string_view t = p.Text(col);
-      if (IsUnsetText(t)) {
-        if (required) why = fmt::format("{}: no time", what);
-        return -1;
-      }
-      int64_t us = 0;
-      if (!ParseDateTimeUtc(t, us)) {
-        why = fmt::format("{}: '{}' is not a date (YYYY-MM-DDTHH:MM:SS)", what, Excerpt(t));
-        return -1;
-      }
-      if (us < 0 || static_cast<double>(us) > kMaxTraceSeconds * kMicrosPerSecond) {
-        why = OutOfRange(what, static_cast<double>(us) / kMicrosPerSecond, 0, kMaxTraceSeconds);
-        return -1;
-      }
-      return us;
-    };
-    r.submit_us = date(c_submit, "submit", /*required=*/true);
-    r.eligible_us = date(c_eligible, "eligible", false);
-    const bool never_started = c_start >= 0 && IsUnsetText(p.Text(c_start));
-    const int64_t start_us = never_started ? -1 : date(c_start, "start", false);
-    r.start_us = start_us;
-    const int64_t end_us = date(c_end, "end", false);
-    if (why.empty() && never_started) {
-      ctx.Unusable(line_no, fmt::format("job never started ({})", state));
-      continue;
-    }
+
+  // The run time in seconds: Elapsed, else End - Start.
+  double Elapsed(int64_t start_us, int64_t end_us) {
     double elapsed = -1;
-    if (why.empty() && c_elapsed >= 0 && !Trim(p.Text(c_elapsed)).empty()) {
-      if (!ParseSlurmDuration(p.Text(c_elapsed), elapsed)) {
-        why = fmt::format("elapsed: '{}' is not [D-]HH:MM:SS", Excerpt(p.Text(c_elapsed)));
+    if (why_.empty() && c_.elapsed >= 0 && !Trim(p_.Text(c_.elapsed)).empty()) {
+      if (!ParseSlurmDuration(p_.Text(c_.elapsed), elapsed)) {
+        why_ = fmt::format("elapsed: '{}' is not [D-]HH:MM:SS", Excerpt(p_.Text(c_.elapsed)));
       }
     }
-    if (why.empty() && elapsed < 0) {
+    if (why_.empty() && elapsed < 0) {
       if (start_us < 0 || end_us < 0) {
-        why = "elapsed: no Elapsed and no Start/End to derive it";
+        why_ = "elapsed: no Elapsed and no Start/End to derive it";
       } else {
         elapsed = static_cast<double>(end_us - start_us) / kMicrosPerSecond;
       }
     }
-    if (why.empty() && (elapsed < 0 || elapsed > kMaxTraceSeconds)) {
-      why = OutOfRange("elapsed", elapsed, 0, kMaxTraceSeconds);
+    if (why_.empty() && (elapsed < 0 || elapsed > kMaxTraceSeconds)) {
+      why_ = OutOfRange("elapsed", elapsed, 0, kMaxTraceSeconds);
     }
-    if (why.empty() && c_limit >= 0) {
-      const std::string t = ToLower(Trim(p.Text(c_limit)));
-      if (!t.empty() && t != "unlimited" && t != "partition_limit" && t != "invalid") {
-        double limit = 0;
-        if (!ParseSlurmDuration(t, limit)) {
-          why = fmt::format("timelimit: '{}' is not [D-]HH:MM:SS", Excerpt(t));
-        } else if (limit > kMaxTraceSeconds) {
-          why = OutOfRange("timelimit", limit, 0, kMaxTraceSeconds);
-        } else {
-          job.time_limit = Duration::Micros(static_cast<int64_t>(limit * kMicrosPerSecond));
-        }
-      }
+    return elapsed;
+  }
+
+  // The Timelimit column; nullopt when absent, unlimited or not understood by sacct itself.
+  std::optional<Duration> TimeLimit() {
+    if (!why_.empty() || c_.limit < 0) return std::nullopt;
+    const std::string t = ToLower(Trim(p_.Text(c_.limit)));
+    if (t.empty() || t == "unlimited" || t == "partition_limit" || t == "invalid") {
+      return std::nullopt;
     }
+    double limit = 0;
+    if (!ParseSlurmDuration(t, limit)) {
+      why_ = fmt::format("timelimit: '{}' is not [D-]HH:MM:SS", Excerpt(t));
+    } else if (limit > kMaxTraceSeconds) {
+      why_ = OutOfRange("timelimit", limit, 0, kMaxTraceSeconds);
+    } else {
+      return Duration::Micros(static_cast<int64_t>(limit * kMicrosPerSecond));
+    }
+    return std::nullopt;
+  }
+
+  // GPUs, CPUs and nodes: AllocTRES, then ReqTRES for what it lacks, then NNodes.
+  Tres Resources() {
     Tres tres;
-    if (why.empty() && c_alloc >= 0 && !Trim(p.Text(c_alloc)).empty()) {
-      why = ParseTres(p.Text(c_alloc), "alloctres", tres);
+    if (why_.empty() && c_.alloc >= 0 && !Trim(p_.Text(c_.alloc)).empty()) {
+      why_ = ParseTres(p_.Text(c_.alloc), "alloctres", tres);
     }
-    if (why.empty() && !tres.gpus && c_req >= 0) {
+    if (why_.empty() && !tres.gpus && c_.req >= 0) {
       Tres req;
-      why = ParseTres(p.Text(c_req), "reqtres", req);
-      if (why.empty()) {
+      why_ = ParseTres(p_.Text(c_.req), "reqtres", req);
+      if (why_.empty()) {
         tres.gpus = req.gpus;
         if (tres.cpus == 0) tres.cpus = req.cpus;
         if (tres.nodes == 0) tres.nodes = req.nodes;
       }
     }
-    if (why.empty() && c_nnodes >= 0 && !Trim(p.Text(c_nnodes)).empty()) {
-      int64_t n = p.Int(c_nnodes, false);
-      if (!p.ok()) {
-        why = p.error();
+    if (why_.empty() && c_.nnodes >= 0 && !Trim(p_.Text(c_.nnodes)).empty()) {
+      int64_t n = p_.Int(c_.nnodes, false);
+      if (!p_.ok()) {
+        why_ = p_.error();
       } else if (n < 0 || n > INT32_MAX) {
-        why = OutOfRange("nnodes", static_cast<double>(n), 0, INT32_MAX);
+        why_ = OutOfRange("nnodes", static_cast<double>(n), 0, INT32_MAX);
       } else {
         tres.nodes = n;
       }
     }
-    if (!why.empty()) {
-      SM_RETURN_IF_ERROR(ctx.Malformed(line_no, why));
-      continue;
+    return tres;
+  }
+
+ private:
+  RowParser& p_;
+  const SacctColumns& c_;
+  std::string& why_;
+};
+
+// What one non-blank sacct -P row is: a job step (not a row of its own), a finished job, a
+// malformed row or a job the trace cannot use (both with `reason`).
+struct SacctRow {
+  enum class Kind { kStep, kJob, kMalformed, kUnusable };
+  Kind kind = Kind::kJob;
+  RawJob job;
+  std::string reason;
+};
+
+SacctRow Rejected(SacctRow::Kind kind, std::string reason) {
+  SacctRow row;
+  row.kind = kind;
+  row.reason = std::move(reason);
+  return row;
+}
+
+SacctRow ReadSacctRow(std::string_view line, const HeaderMap& h, const SacctColumns& c) {
+  using Kind = SacctRow::Kind;
+  const std::vector<std::string_view> f = Split(line, '|');
+  const std::string_view id = f.size() > static_cast<size_t>(c.id) ? Trim(f[c.id]) : "";
+  const IdKind kind = ClassifyJobId(id);
+  if (kind == IdKind::kStep) return Rejected(Kind::kStep, "");  // steps share their resources
+  if (f.size() != h.size()) {
+    return Rejected(Kind::kMalformed,
+                    fmt::format("expected {} '|'-separated fields (as the header), got {}",
+                                h.size(), f.size()));
+  }
+  if (kind == IdKind::kBad) {
+    return Rejected(Kind::kMalformed,
+                    fmt::format("JobID: '{}' is not a Slurm job id", Excerpt(id)));
+  }
+  if (kind == IdKind::kPendingArray)
+    return Rejected(Kind::kUnusable, "array tasks that never started");
+  RowParser p(f, h);
+  const std::string state = c.state >= 0 ? StateWord(p.Text(c.state)) : "COMPLETED";
+  if (IsUnfinishedState(state)) {
+    return Rejected(Kind::kUnusable, fmt::format("job not finished ({})", state));
+  }
+  SacctRow row;
+  RawJob& r = row.job;
+  JobRecord& job = r.job;
+  job.id = std::string(id);
+  job.user = std::string(p.Text(c.user));
+  job.account = std::string(p.Text(c.account));
+  job.vc = std::string(p.Text(c.part));
+  job.qos = std::string(p.Text(c.qos));
+  job.name = std::string(p.Text(c.name));
+  job.state = MapState(state);
+  std::string why;
+  SacctRowFields fields(p, c, why);
+  r.submit_us = fields.Date(c.submit, "submit", /*required=*/true);
+  r.eligible_us = fields.Date(c.eligible, "eligible", false);
+  const bool never_started = c.start >= 0 && IsUnsetText(p.Text(c.start));
+  r.start_us = never_started ? -1 : fields.Date(c.start, "start", false);
+  const int64_t end_us = fields.Date(c.end, "end", false);
+  if (why.empty() && never_started) {
+    return Rejected(Kind::kUnusable, fmt::format("job never started ({})", state));
+  }
+  const double elapsed = fields.Elapsed(r.start_us, end_us);
+  if (std::optional<Duration> limit = fields.TimeLimit()) job.time_limit = *limit;
+  const Tres tres = fields.Resources();
+  if (!why.empty()) return Rejected(Kind::kMalformed, std::move(why));
+  job.duration = Duration::Micros(static_cast<int64_t>(elapsed * kMicrosPerSecond));
+  job.gpus = GpuAmount::Whole(tres.gpus.value_or(0));
+  job.cpus = static_cast<int32_t>(tres.cpus);
+  job.nodes = static_cast<int32_t>(tres.nodes);
+  return row;
+}
+
+Status ReadSacctPipe(std::string_view contents, ReadContext& ctx) {
+  JobTable& table = ctx.table();
+  LineCursor lines(contents);
+  std::string_view line;
+  while (lines.Next(line) && Trim(line).empty()) {
+  }
+  if (Trim(line).empty()) return ctx.FileError(1, "empty file: no header row");
+  const HeaderMap h(Split(line, '|'));
+  const SacctColumns columns(h);
+  if (std::vector<std::string> missing = columns.Missing(); !missing.empty()) {
+    return ctx.FileError(lines.line_no(),
+                         fmt::format("sacct -P header lacks {} (export with sacct -P -o "
+                                     "JobID,User,Account,Partition,QOS,Submit,Eligible,"
+                                     "Start,End,Elapsed,Timelimit,AllocTRES,ReqTRES,"
+                                     "NNodes,State)",
+                                     fmt::join(missing, ", ")));
+  }
+  const int64_t header_line = lines.line_no();
+  std::vector<RawJob> raw;
+  raw.reserve(std::min<size_t>(contents.size() / 64 + 1, 1'000'000));
+  const int64_t max_jobs = ctx.options().max_jobs > 0 ? ctx.options().max_jobs : INT64_MAX;
+  while (static_cast<int64_t>(raw.size()) < max_jobs && lines.Next(line)) {
+    if (Trim(line).empty()) continue;
+    SacctRow row = ReadSacctRow(line, h, columns);
+    if (row.kind == SacctRow::Kind::kStep) continue;
+    ++table.rows_read;
+    if (row.kind == SacctRow::Kind::kMalformed) {
+      SM_RETURN_IF_ERROR(ctx.Malformed(lines.line_no(), row.reason));
+    } else if (row.kind == SacctRow::Kind::kUnusable) {
+      ctx.Unusable(lines.line_no(), row.reason);
+    } else {
+      raw.push_back(std::move(row.job));
     }
-    job.duration = Duration::Micros(static_cast<int64_t>(elapsed * kMicrosPerSecond));
-    job.gpus = GpuAmount::Whole(tres.gpus.value_or(0));
-    job.cpus = static_cast<int32_t>(tres.cpus);
-    job.nodes = static_cast<int32_t>(tres.nodes);
-    raw.push_back(std::move(r));
   }
   if (table.rows_read == 0 && raw.empty() && table.rows_skipped == 0) {
     return ctx.FileError(header_line, "sacct export has a header but no jobs");

@@ -50,6 +50,37 @@ class UnavailableJudge : public LineJudge {
   size_t MaxScoringBytes() const override { return 1 << 16; }
 };
 
+// A line's role from its first letter: O origin, K weak, W wrapper, T trace, else none.
+class LetterJudge : public LineJudge {
+ public:
+  static LineRole RoleOf(std::string_view line) {
+    switch (line.empty() ? ' ' : line[0]) {
+      case 'O':
+        return LineRole::kOrigin;
+      case 'K':
+        return LineRole::kWeak;
+      case 'W':
+        return LineRole::kWrapper;
+      case 'T':
+        return LineRole::kTrace;
+      default:
+        return LineRole::kNone;
+    }
+  }
+  std::string_view Name() const override { return "letters"; }
+  Result<bool> ContainsFailure(const LogChunk& chunk) override {
+    bool any = false;
+    ForEachLine(chunk, [&](std::string_view line, size_t) { any |= IsFailureRole(RoleOf(line)); });
+    return any;
+  }
+  Result<std::vector<LineRole>> ScoreLines(const LogChunk& chunk) override {
+    std::vector<LineRole> roles;
+    ForEachLine(chunk, [&](std::string_view line, size_t) { roles.push_back(RoleOf(line)); });
+    return roles;
+  }
+  size_t MaxScoringBytes() const override { return 1 << 16; }
+};
+
 Location LocateText(const std::string& text, LocatorOptions options = {}) {
   RuleLineJudge judge(BuiltinSignatures());
   FirstErrorLocator locator(judge, options);
@@ -224,6 +255,64 @@ TEST(FirstErrorLocatorTest, FollowersAreTheCascadeAfterTheRoot) {
   ASSERT_EQ(loc.followers.size(), 1u);
   EXPECT_EQ(loc.followers[0].line.line_no, 3);
   EXPECT_EQ(loc.followers[0].role, LineRole::kWrapper);
+}
+
+// The evidence around the root: its continuation after a trailing ':', the wrapper-or-stronger
+// lines within the horizon before it (the nearest max_followers kept) and after it (the first
+// max_followers), and the context window.
+TEST(FirstErrorLocatorTest, EvidenceAroundTheRootFollowsTheOptions) {
+  const std::string log =
+      "x\nW a\nW b0\nW b\nK c\nT d\nO root:  \nx cont\nW f1\nK f2\nO f3\nW late\n";
+  LetterJudge judge;
+  LocatorOptions options;
+  options.max_followers = 2;
+  options.follower_horizon = 4;
+  options.context_lines = 5;
+  auto loc = FirstErrorLocator(judge, options).Locate(LogView::FromString(log));
+  ASSERT_OK(loc);
+  ASSERT_TRUE(loc->root);
+  EXPECT_EQ(loc->root->line.line_no, 7);
+  EXPECT_EQ(loc->root->role, LineRole::kOrigin);
+  EXPECT_EQ(loc->root->offset, log.find("O root"));
+  EXPECT_EQ(loc->root_continuation, "x cont");
+  auto line_numbers = [](const std::vector<LocatedLine>& lines) {
+    std::vector<int64_t> out;
+    for (const LocatedLine& l : lines) out.push_back(l.line.line_no);
+    return out;
+  };
+  EXPECT_EQ(line_numbers(loc->preceding), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(line_numbers(loc->followers), (std::vector<int64_t>{9, 10}));
+  EXPECT_EQ(loc->followers[1].role, LineRole::kWeak);
+  EXPECT_EQ(loc->followers[1].offset, log.find("K f2"));
+  EXPECT_EQ(loc->context_first_line, 5);
+  EXPECT_EQ(loc->context_last_line, 9);
+
+  options.max_followers = 10;
+  options.context_lines = 100;
+  loc = FirstErrorLocator(judge, options).Locate(LogView::FromString(log));
+  ASSERT_OK(loc);
+  EXPECT_EQ(line_numbers(loc->preceding), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(line_numbers(loc->followers), (std::vector<int64_t>{9, 10, 11}));  // not 12: horizon
+  EXPECT_EQ(loc->context_first_line, 1);
+  EXPECT_EQ(loc->context_last_line, 12);
+}
+
+// Without an originating line the weak line wins over an earlier wrapper; a log of trace lines
+// only has its first trace line as root.
+TEST(FirstErrorLocatorTest, RootFallsBackFromOriginToWeakToWrapperToTrace) {
+  LetterJudge judge;
+  FirstErrorLocator locator(judge);
+  auto weak = locator.Locate(LogView::FromString("x\nT t\nW w\nK k\nK k2\n"));
+  ASSERT_OK(weak);
+  ASSERT_TRUE(weak->root);
+  EXPECT_EQ(weak->root->line.line_no, 4);
+  EXPECT_EQ(weak->root->role, LineRole::kWeak);
+  auto trace = locator.Locate(LogView::FromString("x\nT t1\nT t2\n"));
+  ASSERT_OK(trace);
+  ASSERT_TRUE(trace->root);
+  EXPECT_EQ(trace->root->line.line_no, 2);
+  EXPECT_EQ(trace->root->role, LineRole::kTrace);
+  EXPECT_TRUE(trace->root_continuation.empty());
 }
 
 }  // namespace

@@ -163,6 +163,44 @@ TEST(SacctReaderTest, SlurmTimeFormats) {
   }
 }
 
+// Without Elapsed and AllocTRES columns: the run time is End - Start and the resources come from
+// ReqTRES; a byte order mark, CRLF line ends and blank lines before the header keep line numbers.
+TEST(SacctReaderTest, PipeRowsFromStartEndAndReqTresWithCrlf) {
+  const std::string head =
+      "\xEF\xBB\xBF\r\n\r\nJobID|User|Submit|Start|End|ReqTRES|State\r\n"
+      "1|u|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:02:10|"
+      "cpu=3,gres/gpu:v100=2,gres/gpu:a100=1,node=1|COMPLETED\r\n"
+      "2|u|2026-01-01T00:01:00|Unknown|Unknown|gres/gpu=1|RUNNING\r\n";
+  auto r = Parse(head);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->jobs.size(), 1u);
+  EXPECT_EQ(r->rows_read, 2);
+  EXPECT_EQ(r->rows_skipped, 1);  // the running job: unusable, not malformed
+  const JobRecord& j = r->jobs[0];
+  EXPECT_EQ(j.id, "1");
+  EXPECT_EQ(j.duration, Duration::Seconds(120));
+  EXPECT_EQ(j.gpus, GpuAmount::Whole(3));  // the typed entries summed
+  EXPECT_EQ(j.cpus, 3);
+  EXPECT_EQ(j.nodes, 1);
+  EXPECT_FALSE(j.time_limit.has_value());
+
+  // The first problem of a row is the one reported: the submit date, not the later ReqTRES.
+  auto bad = Parse(head +
+                   "3|u|yesterday|2026-01-01T00:00:10|2026-01-01T00:02:10|gres/gpu=x|"
+                   "COMPLETED\r\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.txt:6"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("submit"), std::string::npos);
+  EXPECT_EQ(bad.status().message().find("reqtres"), std::string::npos);
+
+  std::string second = kGoodRow;
+  second[0] = '9';
+  auto first_only = Parse(std::string(kHeader) + kGoodRow + second, {.max_jobs = 1});
+  ASSERT_OK(first_only);
+  ASSERT_EQ(first_only->jobs.size(), 1u);
+  EXPECT_EQ(first_only->jobs[0].id, "7");
+}
+
 TEST(SacctReaderTest, JsonErrorsNameTheJobLine) {
   const std::string text =
       "{\n  \"jobs\": [\n    {\n      \"job_id\": 9,\n      \"time\": {\"submission\": -5, "
@@ -197,7 +235,9 @@ TEST(SacctReaderTest, SharedExportsAgree) {
     EXPECT_EQ(p->jobs[i].submit, j->jobs[i].submit);
     EXPECT_EQ(p->jobs[i].time_limit, j->jobs[i].time_limit);
     // sacct --json of Slurm 22.05 gives "user": null for users unknown to slurmdbd (smu1...).
-    if (!j->jobs[i].user.empty()) EXPECT_EQ(p->jobs[i].user, j->jobs[i].user);
+    if (!j->jobs[i].user.empty()) {
+      EXPECT_EQ(p->jobs[i].user, j->jobs[i].user);
+    }
   }
 }
 
