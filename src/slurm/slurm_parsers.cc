@@ -308,6 +308,9 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.excluded_nodes = expander.Expand(Str(j, "excluded_nodes"));
     job.required_nodes = expander.Expand(Str(j, "required_nodes"));
     job.comment = Str(j, "comment");
+    job.account = Str(j, "account");
+    job.qos = Str(j, "qos");
+    job.dependency = Str(j, "dependency");
     job.command = Str(j, "command");
     job.work_dir = Str(j, "current_working_directory");
     job.std_out = Str(j, "standard_output");
@@ -420,6 +423,9 @@ Status ApplyScontrolJob(const std::map<std::string, std::string>& rec, SlurmJob&
   if (auto s = Get(rec, "JobState"); !s.empty()) job.state = NormalizeState(s);
   set_text("Reason", job.reason);
   set_text("Comment", job.comment);
+  set_text("Account", job.account);
+  set_text("QOS", job.qos);
+  set_text("Dependency", job.dependency);
   set_text("Command", job.command);
   set_text("WorkDir", job.work_dir);
   set_text("StdOut", job.std_out);

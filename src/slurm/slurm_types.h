@@ -38,6 +38,9 @@ struct SlurmJob {
   std::vector<std::string> excluded_nodes;  // ExcNodeList expanded ("" / (null) -> none)
   std::vector<std::string> required_nodes;  // ReqNodeList (sbatch -w) expanded
   std::string comment;
+  std::string account;
+  std::string qos;
+  std::string dependency;  // "afterok:12(unfulfilled),afterany:13" as squeue shows it; "" = none
   std::string command;  // the batch script path at submission
   std::string work_dir;
   std::string std_out;  // may still be an unexpanded pattern in squeue output (%x-%j.out)

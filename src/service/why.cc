@@ -1,0 +1,460 @@
+#include "service/why.h"
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace schedmate::service {
+namespace {
+
+// GPUs free now on the available nodes of one partition (all nodes when a node lists none).
+struct PartitionRoom {
+  std::map<std::string, int32_t> free;  // node -> free GPUs
+  std::set<std::string> nodes;
+};
+
+bool InPartition(const slurm::SlurmNode& n, const std::string& partition) {
+  return n.partitions.empty() ||
+         std::find(n.partitions.begin(), n.partitions.end(), partition) != n.partitions.end();
+}
+
+PartitionRoom RoomOf(const ServiceView& view, const std::string& partition) {
+  PartitionRoom r;
+  for (const auto& n : view.nodes) {
+    if (!InPartition(n, partition)) continue;
+    r.nodes.insert(n.name);
+    r.free[n.name] = n.available() ? std::max(0, n.gpus_total - n.gpus_used) : 0;
+  }
+  return r;
+}
+
+bool Fits(const std::map<std::string, int32_t>& free, int32_t nodes, int32_t gpus_per_node) {
+  int32_t ok = 0;
+  for (const auto& [name, f] : free)
+    if (f >= gpus_per_node) ++ok;
+  return ok >= std::max(1, nodes);
+}
+
+int32_t MostFreeOnOneNode(const PartitionRoom& r) {
+  int32_t best = 0;
+  for (const auto& [name, f] : r.free) best = std::max(best, f);
+  return best;
+}
+
+// When a running job is expected to end, and what says so.
+struct ExpectedEnd {
+  std::optional<SimTime> at;
+  std::string source;
+};
+
+ExpectedEnd EndOf(const JobView& j, SimTime now) {
+  ExpectedEnd e;
+  if (j.metrics && j.metrics->eta) {
+    e = {j.metrics->at + *j.metrics->eta, "tracker"};
+  } else if (j.prediction && j.job.start) {
+    e = {*j.job.start + j.prediction->duration, "advisor"};
+  } else if (j.job.time_limit_min && j.job.start) {
+    e = {*j.job.start + Duration::Minutes(*j.job.time_limit_min), "time_limit"};
+  }
+  if (e.at && j.job.time_limit_min && j.job.start) {
+    e.at = std::min(*e.at, *j.job.start + Duration::Minutes(*j.job.time_limit_min));
+  }
+  if (e.at && *e.at < now) e.at = now;
+  return e;
+}
+
+bool Ahead(const slurm::SlurmJob& a, const slurm::SlurmJob& b) {  // a scheduled before b
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.submit != b.submit) return a.submit < b.submit;
+  return a.id < b.id;
+}
+
+bool IsHeldJob(const slurm::SlurmJob& j) {
+  return j.priority == 0 || j.reason.rfind("JobHeld", 0) == 0 ||
+         j.reason == "job_requeued_in_held_state";
+}
+
+std::string Clock(SimTime t, SimTime now) {
+  const Duration d = t - now;
+  if (d <= Duration::Zero()) return "now";
+  return "in " + FormatDuration(d);
+}
+
+class Explainer {
+ public:
+  Explainer(const ServiceView& view, const JobView& job, SimTime now,
+            const ReasonCatalogue& reasons, const WhyOptions& options)
+      : view_(view), job_(job), j_(job.job), now_(now), options_(options),
+        reason_(reasons.Lookup(j_.reason)) {}
+
+  WhyAnswer Run() {
+    a_.job_id = j_.id;
+    a_.state = j_.state;
+    if (j_.state != "PENDING") return NotPending();
+    a_.reason_code = reason_.code;
+    a_.reason_kind = std::string(ReasonKindName(reason_.kind));
+    a_.reason_known = reason_.known;
+    if (job_.start_estimate && job_.start_estimate->start) {
+      a_.expected_start = job_.start_estimate->start;
+    }
+    std::string specifics = Specifics();
+    a_.explanation = reason_.words + (specifics.empty() ? "" : " " + specifics);
+    return std::move(a_);
+  }
+
+ private:
+  WhyAnswer NotPending() {
+    a_.reason_kind = "none";
+    a_.reason_known = true;
+    if (j_.state == "RUNNING") {
+      a_.explanation = fmt::format("The job is running{}{}.",
+                                   j_.node_list.empty() ? "" : " on " + j_.node_list,
+                                   j_.start ? ", started " + FormatDuration(now_ - *j_.start) +
+                                                  " ago"
+                                            : "");
+      a_.expected_start = j_.start;
+    } else {
+      a_.explanation = "The job is not pending (state " + j_.state + ").";
+    }
+    return std::move(a_);
+  }
+
+  // Evidence and suggestions for the kind of wait; returns the sentence with the specifics.
+  std::string Specifics() {
+    switch (reason_.kind) {
+      case ReasonKind::kResources:
+      case ReasonKind::kPriority:
+        return QueueSpecifics();
+      case ReasonKind::kDependency:
+        return DependencySpecifics();
+      case ReasonKind::kBeginTime:
+        return BeginTimeSpecifics();
+      case ReasonKind::kHeld:
+        return HeldSpecifics();
+      case ReasonKind::kLimitGroup:
+      case ReasonKind::kLimitJob:
+      case ReasonKind::kPartition:
+        return LimitSpecifics();
+      default:
+        return "";
+    }
+  }
+
+  std::string QueueSpecifics() {
+    const PartitionRoom room = RoomOf(view_, j_.partition);
+    const int32_t gpn = j_.gpus_per_node;
+    const int32_t nodes = std::max(1, j_.nodes);
+    const bool fits_now = Fits(room.free, nodes, gpn);
+    int32_t free_total = 0;
+    for (const auto& [n, f] : room.free) free_total += f;
+    a_.evidence.push_back({.kind = "free_gpus",
+                           .text = fmt::format("{} GPUs free in partition {} now; at most {} on "
+                                               "one node; the job asks for {} on each of {} node(s)",
+                                               free_total, j_.partition, MostFreeOnOneNode(room),
+                                               gpn, nodes),
+                           .partition = j_.partition,
+                           .value = free_total,
+                           .source = "slurm"});
+    std::vector<const JobView*> ahead = JobsAhead();
+    std::optional<SimTime> shadow = ShadowTime(ahead);
+    std::optional<SimTime> free_at = RunningJobsEvidence(room, nodes, gpn);
+    SuggestSmallerRequest(room, ahead.empty(), shadow);
+    SuggestOtherPartition();
+    if (fits_now) SuggestBackfillTimeLimit(shadow);
+    std::string s = fmt::format("{} job(s) ahead of it in partition {}.", ahead.size(),
+                                j_.partition);
+    if (free_at && !fits_now) {
+      s += fmt::format(" Enough GPUs for it should be free {}.", Clock(*free_at, now_));
+    } else if (fits_now) {
+      s += " The GPUs it needs are free now, but held for a job ahead of it.";
+    }
+    return s;
+  }
+
+  std::vector<const JobView*> JobsAhead() {
+    std::vector<const JobView*> ahead;
+    for (const auto& o : view_.jobs) {
+      if (o.job.id == j_.id || o.job.state != "PENDING" || o.job.partition != j_.partition) {
+        continue;
+      }
+      if (IsHeldJob(o.job) || !Ahead(o.job, j_)) continue;
+      ahead.push_back(&o);
+    }
+    std::sort(ahead.begin(), ahead.end(),
+              [](const JobView* x, const JobView* y) { return Ahead(x->job, y->job); });
+    for (size_t i = 0; i < ahead.size() && i < static_cast<size_t>(options_.max_listed); ++i) {
+      const JobView& o = *ahead[i];
+      std::optional<SimTime> start;
+      if (o.start_estimate) start = o.start_estimate->start;
+      a_.evidence.push_back(
+          {.kind = "job_ahead",
+           .text = fmt::format("job {} ({} GPUs, priority {}){}", o.job.id, o.job.gpus,
+                               o.job.priority,
+                               start ? ", expected to start " + Clock(*start, now_) : ""),
+           .job_id = o.job.id,
+           .partition = o.job.partition,
+           .at = start,
+           .value = o.job.priority,
+           .source = "schedmate"});
+    }
+    return ahead;
+  }
+
+  // The earliest expected start among the jobs ahead: their reservations begin there, so a job
+  // that ends before it can be backfilled without delaying them.
+  static std::optional<SimTime> ShadowTime(const std::vector<const JobView*>& ahead) {
+    std::optional<SimTime> shadow;
+    for (const JobView* o : ahead) {
+      if (!o->start_estimate || !o->start_estimate->start) continue;
+      if (!shadow || *o->start_estimate->start < *shadow) shadow = o->start_estimate->start;
+    }
+    return shadow;
+  }
+
+  // Lists the running jobs on the partition's nodes by expected end; returns when enough GPUs
+  // are free for the job if only running jobs ended (jobs ahead may take them first).
+  std::optional<SimTime> RunningJobsEvidence(const PartitionRoom& room, int32_t nodes,
+                                             int32_t gpn) {
+    struct Ending {
+      const JobView* job;
+      ExpectedEnd end;
+    };
+    std::vector<Ending> ending;
+    for (const auto& o : view_.jobs) {
+      if (o.job.state != "RUNNING") continue;
+      bool here = std::any_of(o.job.node_names.begin(), o.job.node_names.end(),
+                              [&](const std::string& n) { return room.nodes.count(n) > 0; });
+      if (here) ending.push_back({&o, EndOf(o, now_)});
+    }
+    std::sort(ending.begin(), ending.end(), [](const Ending& x, const Ending& y) {
+      if (x.end.at.has_value() != y.end.at.has_value()) return x.end.at.has_value();
+      if (x.end.at != y.end.at) return *x.end.at < *y.end.at;
+      return x.job->job.id < y.job->job.id;
+    });
+    std::map<std::string, int32_t> free = room.free;
+    std::optional<SimTime> free_at;
+    for (size_t i = 0; i < ending.size(); ++i) {
+      const Ending& e = ending[i];
+      if (i < static_cast<size_t>(options_.max_listed)) {
+        a_.evidence.push_back(
+            {.kind = "running_job",
+             .text = fmt::format("job {} ({} GPUs on {}) {}", e.job->job.id, e.job->job.gpus,
+                                 e.job->job.node_list,
+                                 e.end.at ? "expected to end " + Clock(*e.end.at, now_) +
+                                                " (" + e.end.source + ")"
+                                          : "with no expected end"),
+             .job_id = e.job->job.id,
+             .node = e.job->job.node_list,
+             .at = e.end.at,
+             .value = e.job->job.gpus,
+             .source = e.end.source});
+      }
+      if (free_at || !e.end.at) continue;
+      for (const auto& n : e.job->job.node_names)
+        if (free.count(n)) free[n] += e.job->job.gpus_per_node;
+      if (Fits(free, nodes, gpn)) free_at = e.end.at;
+    }
+    if (free_at) {
+      a_.evidence.push_back({.kind = "gpus_free_at",
+                             .text = "enough GPUs free for it " + Clock(*free_at, now_),
+                             .at = free_at,
+                             .source = "schedmate"});
+    }
+    return free_at;
+  }
+
+  void SuggestSmallerRequest(const PartitionRoom& room, bool first_in_line,
+                             std::optional<SimTime> shadow) {
+    const int32_t best = MostFreeOnOneNode(room);
+    if (std::max(1, j_.nodes) != 1 || j_.gpus_per_node <= 1 || best < 1 ||
+        best >= j_.gpus_per_node) {
+      return;
+    }
+    // It starts now if nothing is ahead, or if backfill may place it before the first
+    // reservation (its time limit ends before the shadow time).
+    bool starts_now = first_in_line || (shadow && j_.time_limit_min &&
+                                        now_ + Duration::Minutes(*j_.time_limit_min) +
+                                                options_.backfill_margin <=
+                                            *shadow);
+    a_.suggestions.push_back(
+        {.change = fmt::format("--gres=gpu:{}", best),
+         .expected_start = starts_now ? std::optional<SimTime>(now_) : std::nullopt,
+         .why = fmt::format("{} GPUs are free on one node of partition {} now; the job asks "
+                            "for {}",
+                            best, j_.partition, j_.gpus_per_node)});
+  }
+
+  void SuggestOtherPartition() {
+    std::set<std::string> partitions;
+    for (const auto& n : view_.nodes)
+      for (const auto& p : n.partitions) partitions.insert(p);
+    for (const auto& p : partitions) {
+      if (p == j_.partition) continue;
+      PartitionRoom room = RoomOf(view_, p);
+      if (!Fits(room.free, std::max(1, j_.nodes), j_.gpus_per_node)) continue;
+      bool queue_empty = std::none_of(view_.jobs.begin(), view_.jobs.end(), [&](const JobView& o) {
+        return o.job.state == "PENDING" && o.job.partition == p && !IsHeldJob(o.job);
+      });
+      a_.suggestions.push_back(
+          {.change = "--partition=" + p,
+           .expected_start = queue_empty ? std::optional<SimTime>(now_) : std::nullopt,
+           .why = fmt::format("partition {} has {} GPUs free on enough nodes now{}", p,
+                              MostFreeOnOneNode(room),
+                              queue_empty ? " and nothing waiting" : "")});
+    }
+  }
+
+  void SuggestBackfillTimeLimit(std::optional<SimTime> shadow) {
+    if (!shadow) return;
+    const Duration gap = *shadow - now_ - options_.backfill_margin;
+    const int64_t minutes = gap.seconds() / 60;
+    if (minutes < 1) return;
+    if (j_.time_limit_min && *j_.time_limit_min <= minutes) return;  // limit is not the problem
+    std::string risk;
+    if (job_.prediction) {
+      const Duration need = job_.prediction->high > Duration::Zero() ? job_.prediction->high
+                                                                     : job_.prediction->duration;
+      if (need > Duration::Minutes(minutes)) {
+        return;  // the advisor expects it to need longer: the shorter limit would kill it
+      }
+      risk = fmt::format("; the advisor expects it to need at most {}", FormatDuration(need));
+    }
+    a_.suggestions.push_back(
+        {.change = fmt::format("--time={}", minutes),
+         .expected_start = now_,
+         .why = fmt::format("the GPUs it needs are free now and held for a job ahead from {}; "
+                            "a limit of {} minutes lets backfill start it before then "
+                            "(scontrol update JobId={} TimeLimit={} on the pending job){}",
+                            Clock(*shadow, now_), minutes, j_.id, minutes, risk)});
+  }
+
+  std::string DependencySpecifics() {
+    static const RE2 kDep("([a-z_]+):([0-9_]+)(?:\\(([a-z]+)\\))?");
+    re2::StringPiece in(j_.dependency);
+    std::string type, id, state;
+    std::vector<std::string> ids;
+    while (RE2::FindAndConsume(&in, kDep, &type, &id, &state)) {
+      const JobView* dep = Find(id);
+      std::optional<SimTime> end;
+      std::string source;
+      if (dep != nullptr && dep->job.state == "RUNNING") {
+        ExpectedEnd e = EndOf(*dep, now_);
+        end = e.at;
+        source = e.source;
+      }
+      a_.evidence.push_back(
+          {.kind = "dependency",
+           .text = fmt::format("{} on job {}{}{}", type, id,
+                               dep ? " (" + dep->job.state + ")" : " (no longer in the queue)",
+                               end ? ", expected to end " + Clock(*end, now_) : ""),
+           .job_id = id,
+           .at = end,
+           .source = source});
+      ids.push_back(id);
+    }
+    if (ids.empty()) return "";
+    return fmt::format("It waits for job(s) {}.", fmt::join(ids, ", "));
+  }
+
+  std::string BeginTimeSpecifics() {
+    if (!j_.eligible) return "";
+    a_.evidence.push_back({.kind = "begin_time",
+                           .text = "not before " + Clock(*j_.eligible, now_),
+                           .at = j_.eligible,
+                           .source = "slurm"});
+    return "It may start " + Clock(*j_.eligible, now_) + ".";
+  }
+
+  std::string HeldSpecifics() {
+    if (reason_.code == "JobHeldUser") {
+      a_.suggestions.push_back({.change = "scontrol release " + j_.id,
+                                .why = "a user hold is lifted by the job's owner"});
+    }
+    return "";
+  }
+
+  std::string LimitSpecifics() {
+    WhyEvidence e{.kind = "limit", .text = reason_.code, .source = "slurm"};
+    if (!reason_.resource.empty()) {
+      e.text = fmt::format("{} limit of {} ({}{})", reason_.limit, reason_.scope,
+                           reason_.resource, reason_.per.empty() ? "" : ", " + reason_.per);
+    }
+    if (!j_.qos.empty() || !j_.account.empty()) {
+      e.text += fmt::format("; account {}, QOS {}", j_.account.empty() ? "?" : j_.account,
+                            j_.qos.empty() ? "?" : j_.qos);
+    }
+    a_.evidence.push_back(std::move(e));
+    if (reason_.kind == ReasonKind::kLimitGroup) {
+      int64_t mine = 0;
+      for (const auto& o : view_.jobs)
+        if (o.job.state == "RUNNING" && o.job.user == j_.user) mine += o.job.gpus;
+      a_.evidence.push_back({.kind = "user_running_gpus",
+                             .text = fmt::format("{}'s running jobs hold {} GPUs", j_.user, mine),
+                             .value = mine,
+                             .source = "slurm"});
+    }
+    return "";
+  }
+
+  const JobView* Find(const std::string& id) const {
+    for (const auto& o : view_.jobs)
+      if (o.job.id == id) return &o;
+    return nullptr;
+  }
+
+  const ServiceView& view_;
+  const JobView& job_;
+  const slurm::SlurmJob& j_;
+  SimTime now_;
+  WhyOptions options_;
+  ReasonInfo reason_;
+  WhyAnswer a_;
+};
+
+nlohmann::json TimeJson(const std::optional<SimTime>& t) {
+  return t ? nlohmann::json(t->seconds()) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+Result<WhyAnswer> ExplainJob(const ServiceView& view, const std::string& job_id, SimTime now,
+                             const ReasonCatalogue& reasons, const WhyOptions& options) {
+  for (const auto& j : view.jobs) {
+    if (j.job.id == job_id) return Explainer(view, j, now, reasons, options).Run();
+  }
+  return Status::NotFound("no job " + job_id + " in the queue schedmate sees");
+}
+
+nlohmann::json WhyAnswerToJson(const WhyAnswer& a) {
+  nlohmann::json evidence = nlohmann::json::array();
+  for (const auto& e : a.evidence) {
+    nlohmann::json j = {{"kind", e.kind}, {"text", e.text}};
+    if (!e.job_id.empty()) j["job_id"] = e.job_id;
+    if (!e.node.empty()) j["node"] = e.node;
+    if (!e.partition.empty()) j["partition"] = e.partition;
+    if (e.at) j["at"] = e.at->seconds();
+    if (e.value) j["value"] = *e.value;
+    if (!e.source.empty()) j["source"] = e.source;
+    evidence.push_back(std::move(j));
+  }
+  nlohmann::json suggestions = nlohmann::json::array();
+  for (const auto& s : a.suggestions) {
+    suggestions.push_back(
+        {{"change", s.change}, {"expected_start", TimeJson(s.expected_start)}, {"why", s.why}});
+  }
+  return {{"job_id", a.job_id},
+          {"state", a.state},
+          {"reason_code", a.reason_code},
+          {"reason_kind", a.reason_kind},
+          {"reason_known", a.reason_known},
+          {"explanation", a.explanation},
+          {"evidence", std::move(evidence)},
+          {"expected_start", TimeJson(a.expected_start)},
+          {"suggestions", std::move(suggestions)}};
+}
+
+}  // namespace schedmate::service

@@ -1,0 +1,219 @@
+#include "service/why.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace schedmate::service {
+namespace {
+
+const SimTime kNow = SimTime::FromSeconds(1'800'000'000);
+
+slurm::SlurmNode Node(const std::string& name, int used, const std::string& partition = "gpu") {
+  slurm::SlurmNode n;
+  n.name = name;
+  n.state = used > 0 ? "mixed" : "idle";
+  n.gpus_total = 8;
+  n.gpus_used = used;
+  n.partitions = {partition};
+  return n;
+}
+
+JobView Running(const std::string& id, const std::string& node, int gpus, Duration elapsed,
+                std::optional<Duration> predicted) {
+  JobView v;
+  v.job.id = id;
+  v.job.state = "RUNNING";
+  v.job.partition = "gpu";
+  v.job.nodes = 1;
+  v.job.gpus_per_node = gpus;
+  v.job.gpus = gpus;
+  v.job.node_list = node;
+  v.job.node_names = {node};
+  v.job.start = kNow - elapsed;
+  v.job.time_limit_min = 600;
+  if (predicted) {
+    Prediction p;
+    p.duration = *predicted;
+    v.prediction = p;
+  }
+  return v;
+}
+
+JobView Pending(const std::string& id, int gpus, int64_t priority, const std::string& reason) {
+  JobView v;
+  v.job.id = id;
+  v.job.user = "alice";
+  v.job.state = "PENDING";
+  v.job.partition = "gpu";
+  v.job.reason = reason;
+  v.job.priority = priority;
+  v.job.nodes = 1;
+  v.job.gpus_per_node = gpus;
+  v.job.gpus = gpus;
+  v.job.submit = kNow - Duration::Minutes(5);
+  v.job.time_limit_min = 240;
+  return v;
+}
+
+std::vector<std::string> Kinds(const WhyAnswer& a) {
+  std::vector<std::string> k;
+  for (const auto& e : a.evidence) k.push_back(e.kind);
+  return k;
+}
+
+const WhySuggestion* Suggestion(const WhyAnswer& a, const std::string& prefix) {
+  for (const auto& s : a.suggestions)
+    if (s.change.rfind(prefix, 0) == 0) return &s;
+  return nullptr;
+}
+
+// gpu1 is full until job 1 ends (advisor: in 30 min); gpu2 has 4 free (job 2 holds 4; the
+// tracker says it ends in 10 min). Job 10 wants 8 GPUs on one node and waits for Resources.
+ServiceView Cluster() {
+  ServiceView v;
+  v.nodes = {Node("gpu1", 8), Node("gpu2", 4), Node("dbg1", 0, "debug")};
+  v.jobs.push_back(Running("1", "gpu1", 8, Duration::Minutes(30), Duration::Minutes(60)));
+  JobView two = Running("2", "gpu2", 4, Duration::Minutes(5), std::nullopt);
+  LogMetrics m;
+  m.at = kNow;
+  m.eta = Duration::Minutes(10);
+  two.metrics = m;
+  v.jobs.push_back(two);
+  v.jobs.push_back(Pending("10", 8, 1000, "Resources"));
+  return v;
+}
+
+TEST(Why, ResourcesListsRunningJobsWithTheirSourcesAndWhenGpusFree) {
+  ServiceView v = Cluster();
+  auto a = ExplainJob(v, "10", kNow);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->state, "PENDING");
+  EXPECT_EQ(a->reason_code, "Resources");
+  EXPECT_EQ(a->reason_kind, "resources");
+  EXPECT_TRUE(a->reason_known);
+  ASSERT_FALSE(a->evidence.empty());
+  EXPECT_EQ(a->evidence[0].kind, "free_gpus");
+  EXPECT_EQ(a->evidence[0].value, 4);
+  // Running jobs by expected end: job 2 (tracker, +10 min) before job 1 (advisor, +30 min).
+  std::vector<const WhyEvidence*> running;
+  for (const auto& e : a->evidence)
+    if (e.kind == "running_job") running.push_back(&e);
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0]->job_id, "2");
+  EXPECT_EQ(running[0]->source, "tracker");
+  EXPECT_EQ(running[0]->at, kNow + Duration::Minutes(10));
+  EXPECT_EQ(running[1]->job_id, "1");
+  EXPECT_EQ(running[1]->source, "advisor");
+  EXPECT_EQ(running[1]->at, kNow + Duration::Minutes(30));
+  // 8 GPUs on one node: gpu2 is whole again when job 2 ends.
+  const WhyEvidence* free_at = nullptr;
+  for (const auto& e : a->evidence)
+    if (e.kind == "gpus_free_at") free_at = &e;
+  ASSERT_NE(free_at, nullptr);
+  EXPECT_EQ(free_at->at, kNow + Duration::Minutes(10));
+  // Nothing ahead: 4 GPUs start now; the idle debug partition starts it now too.
+  const WhySuggestion* smaller = Suggestion(*a, "--gres=gpu:");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_EQ(smaller->change, "--gres=gpu:4");
+  EXPECT_EQ(smaller->expected_start, kNow);
+  const WhySuggestion* other = Suggestion(*a, "--partition=");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->change, "--partition=debug");
+  EXPECT_EQ(other->expected_start, kNow);
+  EXPECT_EQ(Suggestion(*a, "--time="), nullptr);  // it does not fit now: no backfill gap helps
+}
+
+TEST(Why, PriorityJobThatFitsGetsABackfillTimeLimitBeforeTheReservation) {
+  ServiceView v = Cluster();
+  // Job 11 (4 GPUs, lower priority) fits on gpu2 now, but job 10 holds a reservation from
+  // +10 min (its start estimate). A limit of 9 minutes lets backfill start it now.
+  v.jobs[2].start_estimate = StartEstimate{"10", kNow + Duration::Minutes(10), {"gpu2"}, "", ""};
+  JobView eleven = Pending("11", 4, 500, "Priority");
+  Prediction p;
+  p.duration = Duration::Minutes(5);
+  p.high = Duration::Minutes(8);
+  eleven.prediction = p;
+  v.jobs.push_back(eleven);
+  auto a = ExplainJob(v, "11", kNow);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->reason_kind, "priority");
+  bool ahead = false;
+  for (const auto& e : a->evidence)
+    if (e.kind == "job_ahead" && e.job_id == "10") ahead = e.at == kNow + Duration::Minutes(10);
+  EXPECT_TRUE(ahead);
+  const WhySuggestion* time = Suggestion(*a, "--time=");
+  ASSERT_NE(time, nullptr);
+  EXPECT_EQ(time->change, "--time=9");
+  EXPECT_EQ(time->expected_start, kNow);
+  // If the advisor expects it to need longer than the gap, no such limit is suggested.
+  v.jobs.back().prediction->high = Duration::Minutes(45);
+  auto b = ExplainJob(v, "11", kNow);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(Suggestion(*b, "--time="), nullptr);
+}
+
+TEST(Why, DependencyListsTheJobWaitedForWithItsExpectedEnd) {
+  ServiceView v = Cluster();
+  JobView dep = Pending("12", 1, 100, "Dependency");
+  dep.job.dependency = "afterok:1(unfulfilled)";
+  v.jobs.push_back(dep);
+  auto a = ExplainJob(v, "12", kNow);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->reason_kind, "dependency");
+  ASSERT_EQ(Kinds(*a), std::vector<std::string>{"dependency"});
+  EXPECT_EQ(a->evidence[0].job_id, "1");
+  EXPECT_EQ(a->evidence[0].at, kNow + Duration::Minutes(30));
+  EXPECT_EQ(a->evidence[0].source, "advisor");
+}
+
+TEST(Why, LimitsUserHoldsUnknownReasonsAndOtherStates) {
+  ServiceView v = Cluster();
+  JobView limited = Pending("13", 2, 100, "QOSMaxGRESPerUser");
+  limited.job.qos = "normal";
+  v.jobs.push_back(limited);
+  JobView held = Pending("14", 2, 0, "JobHeldUser");
+  v.jobs.push_back(held);
+  JobView odd = Pending("15", 2, 100, "BrandNewReason");
+  v.jobs.push_back(odd);
+
+  auto a = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->reason_kind, "limit_group");
+  EXPECT_EQ(Kinds(*a), (std::vector<std::string>{"limit", "user_running_gpus"}));
+  auto h = ExplainJob(v, "14", kNow);
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->suggestions.size(), 1u);
+  EXPECT_EQ(h->suggestions[0].change, "scontrol release 14");
+  auto u = ExplainJob(v, "15", kNow);
+  ASSERT_TRUE(u.ok());
+  EXPECT_FALSE(u->reason_known);
+  EXPECT_EQ(u->reason_code, "BrandNewReason");
+  EXPECT_EQ(u->reason_kind, "unknown");
+  auto r = ExplainJob(v, "1", kNow);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state, "RUNNING");
+  EXPECT_EQ(r->reason_code, "");
+  EXPECT_EQ(r->expected_start, kNow - Duration::Minutes(30));
+  EXPECT_EQ(ExplainJob(v, "999", kNow).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Why, JsonCarriesTheInterfaceFields) {
+  ServiceView v = Cluster();
+  auto a = ExplainJob(v, "10", kNow);
+  ASSERT_TRUE(a.ok());
+  nlohmann::json j = WhyAnswerToJson(*a);
+  for (const char* key : {"job_id", "state", "reason_code", "explanation", "evidence",
+                          "expected_start", "suggestions"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["job_id"], "10");
+  EXPECT_TRUE(j["expected_start"].is_null());  // no start estimate in this view
+  ASSERT_FALSE(j["suggestions"].empty());
+  EXPECT_EQ(j["suggestions"][0]["expected_start"], kNow.seconds());
+  // Same view, same answer.
+  EXPECT_EQ(WhyAnswerToJson(*ExplainJob(v, "10", kNow)).dump(), j.dump());
+}
+
+}  // namespace
+}  // namespace schedmate::service
