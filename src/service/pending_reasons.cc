@@ -11,13 +11,20 @@ namespace schedmate::service {
 namespace {
 
 constexpr std::pair<ReasonKind, std::string_view> kKindNames[] = {
-    {ReasonKind::kResources, "resources"},     {ReasonKind::kPriority, "priority"},
-    {ReasonKind::kDependency, "dependency"},   {ReasonKind::kBeginTime, "begin_time"},
-    {ReasonKind::kHeld, "held"},               {ReasonKind::kPartition, "partition"},
-    {ReasonKind::kNodes, "nodes"},             {ReasonKind::kReservation, "reservation"},
-    {ReasonKind::kAccount, "account"},         {ReasonKind::kLimitGroup, "limit_group"},
-    {ReasonKind::kLimitJob, "limit_job"},      {ReasonKind::kTransient, "transient"},
-    {ReasonKind::kFailure, "failure"},         {ReasonKind::kUnknown, "unknown"},
+    {ReasonKind::kResources, "resources"},
+    {ReasonKind::kPriority, "priority"},
+    {ReasonKind::kDependency, "dependency"},
+    {ReasonKind::kBeginTime, "begin_time"},
+    {ReasonKind::kHeld, "held"},
+    {ReasonKind::kPartition, "partition"},
+    {ReasonKind::kNodes, "nodes"},
+    {ReasonKind::kReservation, "reservation"},
+    {ReasonKind::kAccount, "account"},
+    {ReasonKind::kLimitGroup, "limit_group"},
+    {ReasonKind::kLimitJob, "limit_job"},
+    {ReasonKind::kTransient, "transient"},
+    {ReasonKind::kFailure, "failure"},
+    {ReasonKind::kUnknown, "unknown"},
 };
 
 Status YamlError(std::string_view source, const YAML::Node& n, const std::string& what) {
@@ -35,11 +42,12 @@ Result<std::string> ScalarAt(std::string_view source, const YAML::Node& map, con
 
 Status ReadWordMap(std::string_view source, const YAML::Node& node, const char* name,
                    std::map<std::string, std::string>& out) {
-  if (!node || !node.IsMap()) return YamlError(source, node, fmt::format("'{}' must be a map", name));
+  if (!node || !node.IsMap())
+    return YamlError(source, node, fmt::format("'{}' must be a map", name));
   for (const auto& kv : node) {
     if (!kv.second.IsScalar()) {
-      return YamlError(source, kv.second, fmt::format("{}.{}: expected words", name,
-                                                      kv.first.as<std::string>()));
+      return YamlError(source, kv.second,
+                       fmt::format("{}.{}: expected words", name, kv.first.as<std::string>()));
     }
     out[kv.first.as<std::string>()] = kv.second.Scalar();
   }
@@ -61,29 +69,34 @@ std::string Capitalised(std::string s) {
 std::string FamilyWords(const ReasonInfo& r, const std::string& scope, const std::string& res) {
   const std::string what = r.minutes ? res + " x minutes" : res;
   if (r.limit == "Min") {
-    return fmt::format("The job asks for less {} than {} requires of each job; it will not start "
-                       "as submitted.",
-                       what, scope);
+    return fmt::format(
+        "The job asks for less {} than {} requires of each job; it will not start "
+        "as submitted.",
+        what, scope);
   }
   if (r.per == "PerJob" || r.per == "PerNode") {
-    return fmt::format("The job asks for more {} than {} allows {}; it will not start as "
-                       "submitted.",
-                       what, scope, r.per == "PerJob" ? "per job" : "on each node");
+    return fmt::format(
+        "The job asks for more {} than {} allows {}; it will not start as "
+        "submitted.",
+        what, scope, r.per == "PerJob" ? "per job" : "on each node");
   }
   if (r.per == "PerUser") {
-    return fmt::format("Your running jobs already use the {} that {} allows one user; the job "
-                       "starts when some of them end.",
-                       what, scope);
+    return fmt::format(
+        "Your running jobs already use the {} that {} allows one user; the job "
+        "starts when some of them end.",
+        what, scope);
   }
   if (r.minutes) {
-    return fmt::format("{} has used its aggregate allowance of {}{}; the job waits until that "
-                       "usage goes down.",
-                       Capitalised(scope), what,
-                       r.code.find("RunMinutes") != std::string::npos ? " of running jobs" : "");
+    return fmt::format(
+        "{} has used its aggregate allowance of {}{}; the job waits until that "
+        "usage goes down.",
+        Capitalised(scope), what,
+        r.code.find("RunMinutes") != std::string::npos ? " of running jobs" : "");
   }
-  return fmt::format("{} already uses its aggregate limit of {}; the job starts when some of "
-                     "its other jobs end.",
-                     Capitalised(scope), what);
+  return fmt::format(
+      "{} already uses its aggregate limit of {}; the job starts when some of "
+      "its other jobs end.",
+      Capitalised(scope), what);
 }
 
 }  // namespace

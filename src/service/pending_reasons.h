@@ -36,11 +36,11 @@ enum class ReasonKind {
 std::string_view ReasonKindName(ReasonKind k);  // "resources", "limit_group", ...
 
 struct ReasonInfo {
-  std::string code;     // "AssocGrpGRES"
-  std::string detail;   // what followed the code after a comma ("UnavailableNodes:gpu1")
+  std::string code;    // "AssocGrpGRES"
+  std::string detail;  // what followed the code after a comma ("UnavailableNodes:gpu1")
   ReasonKind kind = ReasonKind::kUnknown;
-  std::string words;    // plain words
-  bool known = false;   // false: shown as Slurm wrote it
+  std::string words;   // plain words
+  bool known = false;  // false: shown as Slurm wrote it
   // Limit families only:
   std::string scope;     // "Assoc", "QOS" or "Account"
   std::string limit;     // "Grp", "Max" or "Min"

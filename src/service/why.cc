@@ -88,7 +88,11 @@ class Explainer {
  public:
   Explainer(const ServiceView& view, const JobView& job, SimTime now,
             const ReasonCatalogue& reasons, const WhyOptions& options)
-      : view_(view), job_(job), j_(job.job), now_(now), options_(options),
+      : view_(view),
+        job_(job),
+        j_(job.job),
+        now_(now),
+        options_(options),
         reason_(reasons.Lookup(j_.reason)) {}
 
   WhyAnswer Run() {
@@ -111,11 +115,9 @@ class Explainer {
     a_.reason_kind = "none";
     a_.reason_known = true;
     if (j_.state == "RUNNING") {
-      a_.explanation = fmt::format("The job is running{}{}.",
-                                   j_.node_list.empty() ? "" : " on " + j_.node_list,
-                                   j_.start ? ", started " + FormatDuration(now_ - *j_.start) +
-                                                  " ago"
-                                            : "");
+      a_.explanation =
+          fmt::format("The job is running{}{}.", j_.node_list.empty() ? "" : " on " + j_.node_list,
+                      j_.start ? ", started " + FormatDuration(now_ - *j_.start) + " ago" : "");
       a_.expected_start = j_.start;
     } else {
       a_.explanation = "The job is not pending (state " + j_.state + ").";
@@ -151,22 +153,22 @@ class Explainer {
     const bool fits_now = Fits(room.free, nodes, gpn);
     int32_t free_total = 0;
     for (const auto& [n, f] : room.free) free_total += f;
-    a_.evidence.push_back({.kind = "free_gpus",
-                           .text = fmt::format("{} GPUs free in partition {} now; at most {} on "
-                                               "one node; the job asks for {} on each of {} node(s)",
-                                               free_total, j_.partition, MostFreeOnOneNode(room),
-                                               gpn, nodes),
-                           .partition = j_.partition,
-                           .value = free_total,
-                           .source = "slurm"});
+    a_.evidence.push_back(
+        {.kind = "free_gpus",
+         .text = fmt::format("{} GPUs free in partition {} now; at most {} on "
+                             "one node; the job asks for {} on each of {} node(s)",
+                             free_total, j_.partition, MostFreeOnOneNode(room), gpn, nodes),
+         .partition = j_.partition,
+         .value = free_total,
+         .source = "slurm"});
     std::vector<const JobView*> ahead = JobsAhead();
     std::optional<SimTime> shadow = ShadowTime(ahead);
     std::optional<SimTime> free_at = RunningJobsEvidence(room, nodes, gpn);
     SuggestSmallerRequest(room, ahead.empty(), shadow);
     SuggestOtherPartition();
     if (fits_now) SuggestBackfillTimeLimit(shadow);
-    std::string s = fmt::format("{} job(s) ahead of it in partition {}.", ahead.size(),
-                                j_.partition);
+    std::string s =
+        fmt::format("{} job(s) ahead of it in partition {}.", ahead.size(), j_.partition);
     if (free_at && !fits_now) {
       s += fmt::format(" Enough GPUs for it should be free {}.", Clock(*free_at, now_));
     } else if (fits_now) {
@@ -192,9 +194,9 @@ class Explainer {
       if (o.start_estimate) start = o.start_estimate->start;
       a_.evidence.push_back(
           {.kind = "job_ahead",
-           .text = fmt::format("job {} ({} GPUs, priority {}){}", o.job.id, o.job.gpus,
-                               o.job.priority,
-                               start ? ", expected to start " + Clock(*start, now_) : ""),
+           .text =
+               fmt::format("job {} ({} GPUs, priority {}){}", o.job.id, o.job.gpus, o.job.priority,
+                           start ? ", expected to start " + Clock(*start, now_) : ""),
            .job_id = o.job.id,
            .partition = o.job.partition,
            .at = start,
@@ -242,11 +244,10 @@ class Explainer {
       if (i < static_cast<size_t>(options_.max_listed)) {
         a_.evidence.push_back(
             {.kind = "running_job",
-             .text = fmt::format("job {} ({} GPUs on {}) {}", e.job->job.id, e.job->job.gpus,
-                                 e.job->job.node_list,
-                                 e.end.at ? "expected to end " + Clock(*e.end.at, now_) +
-                                                " (" + e.end.source + ")"
-                                          : "with no expected end"),
+             .text = fmt::format(
+                 "job {} ({} GPUs on {}) {}", e.job->job.id, e.job->job.gpus, e.job->job.node_list,
+                 e.end.at ? "expected to end " + Clock(*e.end.at, now_) + " (" + e.end.source + ")"
+                          : "with no expected end"),
              .job_id = e.job->job.id,
              .node = e.job->job.node_list,
              .at = e.end.at,
@@ -276,10 +277,10 @@ class Explainer {
     }
     // It starts now if nothing is ahead, or if backfill may place it before the first
     // reservation (its time limit ends before the shadow time).
-    bool starts_now = first_in_line || (shadow && j_.time_limit_min &&
-                                        now_ + Duration::Minutes(*j_.time_limit_min) +
-                                                options_.backfill_margin <=
-                                            *shadow);
+    bool starts_now =
+        first_in_line ||
+        (shadow && j_.time_limit_min &&
+         now_ + Duration::Minutes(*j_.time_limit_min) + options_.backfill_margin <= *shadow);
     a_.suggestions.push_back(
         {.change = fmt::format("--gres=gpu:{}", best),
          .expected_start = starts_now ? std::optional<SimTime>(now_) : std::nullopt,
@@ -303,8 +304,7 @@ class Explainer {
           {.change = "--partition=" + p,
            .expected_start = queue_empty ? std::optional<SimTime>(now_) : std::nullopt,
            .why = fmt::format("partition {} has {} GPUs free on enough nodes now{}", p,
-                              MostFreeOnOneNode(room),
-                              queue_empty ? " and nothing waiting" : "")});
+                              MostFreeOnOneNode(room), queue_empty ? " and nothing waiting" : "")});
     }
   }
 
@@ -380,8 +380,8 @@ class Explainer {
   std::string LimitSpecifics() {
     WhyEvidence e{.kind = "limit", .text = reason_.code, .source = "slurm"};
     if (!reason_.resource.empty()) {
-      e.text = fmt::format("{} limit of {} ({}{})", reason_.limit, reason_.scope,
-                           reason_.resource, reason_.per.empty() ? "" : ", " + reason_.per);
+      e.text = fmt::format("{} limit of {} ({}{})", reason_.limit, reason_.scope, reason_.resource,
+                           reason_.per.empty() ? "" : ", " + reason_.per);
     }
     if (!j_.qos.empty() || !j_.account.empty()) {
       e.text += fmt::format("; account {}, QOS {}", j_.account.empty() ? "?" : j_.account,

@@ -20,11 +20,10 @@
 // Deterministic: jobs ahead by priority desc, submit, id; running jobs by expected end, id;
 // partitions by name.
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/result.h"
 #include "core/sim_time.h"
@@ -63,7 +62,7 @@ struct WhyAnswer {
 };
 
 struct WhyOptions {
-  int max_listed = 5;                           // jobs ahead / running jobs listed
+  int max_listed = 5;                               // jobs ahead / running jobs listed
   Duration backfill_margin = Duration::Minutes(1);  // kept free before a reservation
 };
 
