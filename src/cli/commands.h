@@ -14,5 +14,6 @@ void RegisterDiagnoseCommand(CLI::App& app);  // diagnose             (failure/)
 void RegisterAdviseCommands(CLI::App& app);   // advise, history ...  (advisor/, store/)
 void RegisterLlmCommands(CLI::App& app);      // llm check            (llm/)
 void RegisterServeCommands(CLI::App& app);    // serve, slurm ...     (service/, slurm/, api/)
+void RegisterWhyCommand(CLI::App& app);       // why JOBID            (service/, slurm/)
 
 }  // namespace schedmate::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   RegisterAdviseCommands(app);
   RegisterLlmCommands(app);
   RegisterServeCommands(app);
+  RegisterWhyCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -93,6 +93,7 @@ class Explainer {
         j_(job.job),
         now_(now),
         options_(options),
+        reasons_(reasons),
         reason_(reasons.Lookup(j_.reason)) {}
 
   WhyAnswer Run() {
@@ -163,7 +164,7 @@ class Explainer {
          .source = "slurm"});
     std::vector<const JobView*> ahead = JobsAhead();
     std::optional<SimTime> shadow = ShadowTime(ahead);
-    std::optional<SimTime> free_at = RunningJobsEvidence(room, nodes, gpn);
+    std::optional<SimTime> free_at = RunningJobsEvidence(room, nodes, gpn, fits_now);
     SuggestSmallerRequest(room, ahead.empty(), shadow);
     SuggestOtherPartition();
     if (fits_now) SuggestBackfillTimeLimit(shadow);
@@ -183,7 +184,7 @@ class Explainer {
       if (o.job.id == j_.id || o.job.state != "PENDING" || o.job.partition != j_.partition) {
         continue;
       }
-      if (IsHeldJob(o.job) || !Ahead(o.job, j_)) continue;
+      if (IsHeldJob(o.job) || !Ahead(o.job, j_) || !Competing(o.job)) continue;
       ahead.push_back(&o);
     }
     std::sort(ahead.begin(), ahead.end(),
@@ -206,6 +207,20 @@ class Explainer {
     return ahead;
   }
 
+  // A pending job that competes for GPUs now: not one waiting for a dependency, a begin time, a
+  // limit or a partition state, which the scheduler passes over.
+  bool Competing(const slurm::SlurmJob& o) const {
+    switch (reasons_.Lookup(o.reason).kind) {
+      case ReasonKind::kResources:
+      case ReasonKind::kPriority:
+      case ReasonKind::kTransient:
+      case ReasonKind::kUnknown:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   // The earliest expected start among the jobs ahead: their reservations begin there, so a job
   // that ends before it can be backfilled without delaying them.
   static std::optional<SimTime> ShadowTime(const std::vector<const JobView*>& ahead) {
@@ -219,8 +234,8 @@ class Explainer {
 
   // Lists the running jobs on the partition's nodes by expected end; returns when enough GPUs
   // are free for the job if only running jobs ended (jobs ahead may take them first).
-  std::optional<SimTime> RunningJobsEvidence(const PartitionRoom& room, int32_t nodes,
-                                             int32_t gpn) {
+  std::optional<SimTime> RunningJobsEvidence(const PartitionRoom& room, int32_t nodes, int32_t gpn,
+                                             bool fits_now) {
     struct Ending {
       const JobView* job;
       ExpectedEnd end;
@@ -254,7 +269,7 @@ class Explainer {
              .value = e.job->job.gpus,
              .source = e.end.source});
       }
-      if (free_at || !e.end.at) continue;
+      if (fits_now || free_at || !e.end.at) continue;
       for (const auto& n : e.job->job.node_names)
         if (free.count(n)) free[n] += e.job->job.gpus_per_node;
       if (Fits(free, nodes, gpn)) free_at = e.end.at;
@@ -411,6 +426,7 @@ class Explainer {
   const slurm::SlurmJob& j_;
   SimTime now_;
   WhyOptions options_;
+  const ReasonCatalogue& reasons_;
   ReasonInfo reason_;
   WhyAnswer a_;
 };

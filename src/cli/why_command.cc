@@ -1,0 +1,176 @@
+// schedmate why JOBID: why a job is not starting, and what would let it start sooner.
+//
+//   schedmate why 42                 asks a running `schedmate serve` (GET /v1/jobs/42/why at
+//                                    --api, default http://127.0.0.1:8787): the full answer, with
+//                                    the advisor's predictions, tracker ETAs and start estimates
+//   schedmate why 42 --slurm         reads squeue/sinfo directly (no service needed): the same
+//                                    explanation from Slurm's own state; running jobs' ends come
+//                                    from their time limits and start estimates from Slurm's
+//   --json                           the answer as JSON (service/why.h WhyAnswerToJson)
+//
+// Exit status: 0 with an answer, 1 when the job or the service cannot be found.
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/json_codecs.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "service/start_estimator.h"
+#include "service/why.h"
+#include "slurm/command_runner.h"
+#include "slurm/slurm_backend.h"
+
+namespace schedmate::cli {
+namespace {
+
+struct WhyArgs {
+  std::string job_id;
+  std::string api = "http://127.0.0.1:8787";
+  bool slurm = false;
+  bool json = false;
+};
+
+// The answer from a running service.
+Result<nlohmann::json> AskService(const WhyArgs& a) {
+  httplib::Client client(a.api);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(30);
+  auto res = client.Get("/v1/jobs/" + a.job_id + "/why");
+  if (!res) {
+    return Status::Unavailable(
+        fmt::format("no schedmate service answers at {} ({}); start "
+                    "`schedmate serve` or use --slurm",
+                    a.api, httplib::to_string(res.error())));
+  }
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (res->status == 404) return Status::NotFound("job " + a.job_id + ": not in the queue");
+  if (res->status != 200 || body.is_discarded()) {
+    return Status::Unavailable(
+        fmt::format("{} answered HTTP {}: {}", a.api, res->status, res->body.substr(0, 200)));
+  }
+  return body;
+}
+
+// Start estimates as Slurm's backfill makes them: its own guess where it has one, else the
+// companion's fast-forward with every job running for its whole time limit (what backfill
+// assumes; 1 hour for a job without one).
+void EstimateStarts(service::ServiceView& view, SimTime now) {
+  std::vector<service::NodeCapacity> caps;
+  for (const auto& n : view.nodes) caps.push_back({n.name, n.gpus_total, n.available()});
+  std::vector<service::RunningJobLoad> running;
+  std::vector<service::PendingJobRequest> pending;
+  for (const auto& v : view.jobs) {
+    const slurm::SlurmJob& j = v.job;
+    const Duration limit =
+        j.time_limit_min ? Duration::Minutes(*j.time_limit_min) : Duration::Hours(1);
+    if (j.state == "RUNNING" && j.start) {
+      running.push_back({j.id, j.node_names, j.gpus_per_node, *j.start, limit, limit});
+    } else if (j.state == "PENDING") {
+      pending.push_back({j.id, j.priority, j.submit, std::max(1, j.nodes), j.gpus_per_node, limit,
+                         j.reason, j.eligible, j.excluded_nodes});
+    }
+  }
+  std::map<std::string, service::StartEstimate> ours;
+  for (auto& e : service::StartTimeEstimator().Estimate(now, caps, running, std::move(pending))) {
+    ours[e.job_id] = std::move(e);
+  }
+  for (auto& v : view.jobs) {
+    if (v.job.state != "PENDING") continue;
+    if (v.job.expected_start) {
+      v.start_estimate =
+          service::StartEstimate{v.job.id, v.job.expected_start, {}, v.job.reason, "slurm"};
+    } else if (auto it = ours.find(v.job.id); it != ours.end()) {
+      v.start_estimate = it->second;
+    }
+  }
+}
+
+// The answer from Slurm's own state, without the service.
+Result<nlohmann::json> AskSlurm(const WhyArgs& a) {
+  slurm::SubprocessCommandRunner runner;
+  slurm::SlurmBackend backend(runner, {});
+  SM_ASSIGN_OR_RETURN(std::vector<slurm::SlurmJob> jobs, backend.ListJobs());
+  SM_ASSIGN_OR_RETURN(std::vector<slurm::SlurmNode> nodes, backend.ListNodes());
+  const SimTime now = SystemClock().Now();
+  service::ServiceView view;
+  view.nodes = std::move(nodes);
+  for (auto& j : jobs) {
+    service::JobView v;
+    v.job = std::move(j);
+    view.jobs.push_back(std::move(v));
+  }
+  EstimateStarts(view, now);
+  SM_ASSIGN_OR_RETURN(service::WhyAnswer answer, service::ExplainJob(view, a.job_id, now));
+  return service::WhyAnswerToJson(answer);
+}
+
+std::string When(const nlohmann::json& t) {
+  if (!t.is_number_integer()) return "unknown";
+  const SimTime at = SimTime::FromSeconds(t.get<int64_t>());
+  const Duration d = at - SystemClock().Now();
+  return api::IsoUtc(at) + (d > Duration::Zero() ? " (in " + FormatDuration(d) + ")" : " (now)");
+}
+
+void PrintText(const nlohmann::json& j) {
+  std::cout << "job " << j.value("job_id", "") << ": " << j.value("state", "");
+  if (!j.value("reason_code", "").empty())
+    std::cout << " (" << j["reason_code"].get<std::string>() << ")";
+  std::cout << "\n" << j.value("explanation", "") << "\n";
+  if (j.contains("evidence") && !j["evidence"].empty()) {
+    std::cout << "evidence:\n";
+    for (const auto& e : j["evidence"]) std::cout << "  - " << e.value("text", "") << "\n";
+  }
+  if (j.value("state", "") == "PENDING") {
+    std::cout << "expected start: " << When(j.value("expected_start", nlohmann::json())) << "\n";
+  }
+  if (j.contains("suggestions") && !j["suggestions"].empty()) {
+    std::cout << "what would help:\n";
+    for (const auto& s : j["suggestions"]) {
+      std::cout << "  - " << s.value("change", "") << ": start "
+                << When(s.value("expected_start", nlohmann::json())) << "; " << s.value("why", "")
+                << "\n";
+    }
+  }
+}
+
+void Run(const WhyArgs& a) {
+  Result<nlohmann::json> answer = a.slurm ? AskSlurm(a) : AskService(a);
+  if (!answer.ok()) Fail(answer.status());
+  if (a.json) {
+    std::cout << answer->dump(2) << "\n";
+  } else {
+    PrintText(*answer);
+  }
+}
+
+}  // namespace
+
+void RegisterWhyCommand(CLI::App& app) {
+  auto args = std::make_shared<WhyArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "why",
+      "Why a job is not starting: Slurm's reason in plain words, the evidence, and "
+      "changes that would let it start sooner");
+  cmd->add_option("job_id", args->job_id, "The Slurm job id (123, or 123_4 for an array task)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& id) {
+            return slurm::IsValidJobId(id) ? std::string() : "not a Slurm job id: " + id;
+          },
+          "JOBID"));
+  auto* api = cmd->add_option("--api", args->api, "URL of a running `schedmate serve`")
+                  ->capture_default_str();
+  cmd->add_flag("--slurm", args->slurm, "Read squeue/sinfo directly instead of asking the service")
+      ->excludes(api);
+  cmd->add_flag("--json", args->json, "Print the answer as JSON");
+  cmd->callback([args] { Run(*args); });
+}
+
+}  // namespace schedmate::cli
