@@ -1,0 +1,160 @@
+#include "service/anomalies.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "slurm/slurm_parsers.h"
+
+namespace schedmate::service {
+namespace {
+
+constexpr const char* kKinds[] = {"node_failures", "repeated_failure", "slowed", "stalled",
+                                  "time_limit_high"};
+
+std::string Key(const Anomaly& a) { return a.kind + "|" + a.job_id + "|" + a.node; }
+
+Duration Needed(const Prediction& p) { return p.high > Duration::Zero() ? p.high : p.duration; }
+
+}  // namespace
+
+void AnomalyDetector::JobAnomalies(const ServiceView& view, SimTime now,
+                                   std::vector<Candidate>& out) const {
+  for (const auto& v : view.jobs) {
+    const slurm::SlurmJob& j = v.job;
+    if (j.state == "RUNNING" && v.metrics) {
+      if (v.metrics->stalled) {
+        out.push_back({{.kind = "stalled",
+                        .job_id = j.id,
+                        .severity = "warning",
+                        .evidence = fmt::format(
+                            "no progress in the log{}{}",
+                            v.metrics->step ? fmt::format(" after step {}", *v.metrics->step) : "",
+                            v.metrics->note.empty() ? "" : " (" + v.metrics->note + ")"),
+                        .suggestion = fmt::format("look at job {}'s log and processes; cancel or "
+                                                  "requeue it if it hangs ({} GPUs held)",
+                                                  j.id, j.gpus)},
+                       options_.min_stalled});
+      }
+      if (v.metrics->slowdown) {
+        out.push_back({{.kind = "slowed",
+                        .job_id = j.id,
+                        .severity = "info",
+                        .evidence = v.metrics->note.empty() ? "step time up against the job's "
+                                                              "own baseline"
+                                                            : v.metrics->note,
+                        .suggestion = fmt::format("check {} (GPU clocks, temperature, other jobs) "
+                                                  "and the job's data loading",
+                                                  j.node_list)},
+                       options_.min_slowed});
+      }
+    }
+    if ((j.state == "RUNNING" || j.state == "PENDING") && v.prediction && j.time_limit_min) {
+      const Duration limit = Duration::Minutes(*j.time_limit_min);
+      const Duration need = Needed(*v.prediction);
+      if (need > Duration::Zero() &&
+          limit.seconds_f() >= options_.limit_factor * need.seconds_f() &&
+          limit - need >= options_.limit_slack) {
+        const int64_t suggested = static_cast<int64_t>(std::ceil(need.seconds_f() * 1.5 / 60.0));
+        out.push_back(
+            {{.kind = "time_limit_high",
+              .job_id = j.id,
+              .severity = j.state == "PENDING" ? "warning" : "info",
+              .evidence = fmt::format("time limit {} vs {} expected at most by the advisor",
+                                      FormatDuration(limit), FormatDuration(need)),
+              .suggestion = fmt::format("a time limit near {} minutes (--time={}) lets backfill "
+                                        "place the job in gaps",
+                                        suggested, suggested)},
+             Duration::Zero()});
+      }
+    }
+  }
+}
+
+void AnomalyDetector::FailureAnomalies(const ServiceView& view, SimTime now,
+                                       std::vector<Candidate>& out) const {
+  std::map<std::string, std::vector<const FailureRecord*>> by_node;
+  std::map<std::pair<std::string, std::string>, std::vector<const FailureRecord*>> by_job;
+  for (const auto& f : view.failures) {
+    if (now - f.at > options_.failure_window) continue;
+    if (f.cls == "infra") {
+      for (const auto& n : slurm::ExpandNodeList(f.node_list, 1024)) by_node[n].push_back(&f);
+    }
+    by_job[{f.job_id, f.category}].push_back(&f);
+  }
+  for (const auto& [node, fs] : by_node) {
+    if (static_cast<int>(fs.size()) < options_.node_failure_count) continue;
+    std::vector<std::string> jobs;
+    for (const auto* f : fs) jobs.push_back(f->job_id + " (" + f->category + ")");
+    out.push_back(
+        {{.kind = "node_failures",
+          .node = node,
+          .severity = "critical",
+          .evidence = fmt::format("{} infrastructure failures in {}: jobs {}", fs.size(),
+                                  FormatDuration(options_.failure_window), fmt::join(jobs, ", ")),
+          .suggestion = fmt::format("drain {} and run its health checks before it "
+                                    "takes more jobs",
+                                    node)},
+         Duration::Zero()});
+  }
+  for (const auto& [key, fs] : by_job) {
+    if (static_cast<int>(fs.size()) < options_.repeat_count) continue;
+    out.push_back({{.kind = "repeated_failure",
+                    .job_id = key.first,
+                    .severity = "warning",
+                    .evidence = fmt::format("failed {} times with {} in {}", fs.size(), key.second,
+                                            FormatDuration(options_.failure_window)),
+                    .suggestion = fmt::format("hold job {} and tell its user: the same failure "
+                                              "repeats, so requeues do not help",
+                                              key.first)},
+                   Duration::Zero()});
+  }
+}
+
+std::vector<Anomaly> AnomalyDetector::Update(const ServiceView& view, SimTime now) {
+  std::vector<Candidate> candidates;
+  JobAnomalies(view, now, candidates);
+  FailureAnomalies(view, now, candidates);
+  std::map<std::string, SimTime> seen;
+  std::vector<Anomaly> out;
+  for (auto& c : candidates) {
+    const std::string key = Key(c.anomaly);
+    auto it = first_seen_.find(key);
+    const SimTime since = it != first_seen_.end() ? it->second : now;
+    seen[key] = since;
+    if (now - since < c.min_duration) continue;
+    c.anomaly.since = since;
+    out.push_back(std::move(c.anomaly));
+  }
+  first_seen_ = std::move(seen);  // a condition that cleared starts over
+  std::sort(out.begin(), out.end(), [](const Anomaly& a, const Anomaly& b) {
+    return std::tie(a.kind, a.job_id, a.node) < std::tie(b.kind, b.job_id, b.node);
+  });
+  return out;
+}
+
+nlohmann::json AnomaliesToJson(const std::vector<Anomaly>& anomalies) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& a : anomalies) {
+    nlohmann::json j = {{"kind", a.kind},
+                        {"since", a.since.seconds()},
+                        {"severity", a.severity},
+                        {"evidence", a.evidence},
+                        {"suggestion", a.suggestion}};
+    if (!a.job_id.empty()) j["job_id"] = a.job_id;
+    if (!a.node.empty()) j["node"] = a.node;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> CountAnomalies(const std::vector<Anomaly>& anomalies) {
+  std::map<std::string, int64_t> counts;
+  for (const char* k : kKinds) counts[k] = 0;
+  for (const auto& a : anomalies) ++counts[a.kind];
+  return counts;
+}
+
+}  // namespace schedmate::service

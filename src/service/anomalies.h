@@ -1,0 +1,75 @@
+#pragma once
+// AnomalyDetector: what is wasting GPUs or about to, from one consistent ServiceView per pass.
+// Each anomaly carries its evidence, a severity and a suggested action; `since` is when the
+// detector first saw the condition (kept across passes while it holds, forgotten when it clears),
+// and a condition is reported only once it has held for its kind's minimum duration, so a short
+// dip is not flagged.
+//
+//   stalled            a running job's log shows no progress for N x its own step interval (the
+//                      tracker's rule, service/component_adapters.h)              warning
+//   slowed             its recent step time is up against its own baseline              info
+//   time_limit_high    the time limit is >= `limit_factor` x the advisor's p90 (high) and at
+//                      least `limit_slack` above it: backfill cannot place the job in
+//                      gaps it would fit           warning when pending, info when running
+//   node_failures      >= `node_failure_count` infrastructure failures on one node within
+//                      `failure_window`                                               critical
+//   repeated_failure   one job failed >= `repeat_count` times with the same category within
+//                      `failure_window` (requeues that cannot help)                   warning
+//
+// Not detected yet (needs data the view does not carry): idle GPUs (nvidia-smi/DCGM
+// utilisation) and over-requested GPUs (ranks seen in the log vs GPUs allocated).
+// Deterministic: anomalies sorted by kind, then job id, then node.
+
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "core/sim_time.h"
+#include "service/companion.h"
+
+namespace schedmate::service {
+
+struct Anomaly {
+  std::string kind;
+  std::string job_id;  // "" for node anomalies
+  std::string node;    // "" for job anomalies
+  SimTime since;
+  std::string severity;  // info | warning | critical
+  std::string evidence;
+  std::string suggestion;
+};
+
+struct AnomalyOptions {
+  Duration min_stalled = Duration::Minutes(2);  // on top of the tracker's own stall rule
+  Duration min_slowed = Duration::Minutes(5);
+  double limit_factor = 4.0;
+  Duration limit_slack = Duration::Hours(1);
+  int node_failure_count = 2;
+  int repeat_count = 3;
+  Duration failure_window = Duration::Hours(24);
+};
+
+class AnomalyDetector {
+ public:
+  explicit AnomalyDetector(AnomalyOptions options = {}) : options_(options) {}
+  // The anomalies that hold in `view` at `now` (and have held long enough).
+  std::vector<Anomaly> Update(const ServiceView& view, SimTime now);
+
+ private:
+  struct Candidate {
+    Anomaly anomaly;
+    Duration min_duration;
+  };
+  void JobAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
+  void FailureAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
+  AnomalyOptions options_;
+  std::map<std::string, SimTime> first_seen_;  // kind|job|node -> first pass it held
+};
+
+// [{"kind", "job_id" | "node", "since" (Unix seconds), "severity", "evidence", "suggestion"}]
+nlohmann::json AnomaliesToJson(const std::vector<Anomaly>& anomalies);
+// Counts by kind (every kind listed, 0 when none), for /metrics.
+std::map<std::string, int64_t> CountAnomalies(const std::vector<Anomaly>& anomalies);
+
+}  // namespace schedmate::service
