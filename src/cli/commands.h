@@ -15,5 +15,6 @@ void RegisterAdviseCommands(CLI::App& app);   // advise, history ...  (advisor/,
 void RegisterLlmCommands(CLI::App& app);      // llm check            (llm/)
 void RegisterServeCommands(CLI::App& app);    // serve, slurm ...     (service/, slurm/, api/)
 void RegisterWhyCommand(CLI::App& app);       // why JOBID            (service/, slurm/)
+void RegisterCheckConfigCommand(CLI::App& app);  // check-config      (slurm/)
 
 }  // namespace schedmate::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   RegisterLlmCommands(app);
   RegisterServeCommands(app);
   RegisterWhyCommand(app);
+  RegisterCheckConfigCommand(app);
 
   try {
     app.parse(argc, argv);
