@@ -11,20 +11,13 @@
 
 #include "core/file_util.h"
 #include "core/json_dump.h"
+#include "text/hash.h"
 
 namespace schedmate::failure {
 
 namespace {
 
 constexpr uint32_t kBuckets = uint32_t{1} << 20;
-
-uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 bool LooksVolatile(std::string_view tok) {
   // Paths, URLs, e-mail/host@ forms and key=value blobs carry site data, not the failure mode.
@@ -85,9 +78,9 @@ ExampleStore::SparseVector ExampleStore::Featurize(std::string_view masked_text)
     std::string_view word = masked_text.substr(i, j - i);
     i = j + 1;
     if (word.empty()) continue;
-    counts[static_cast<uint32_t>(Fnv1a(word) % kBuckets)] += 1.0f;
+    counts[static_cast<uint32_t>(text::Fnv1a64(word) % kBuckets)] += 1.0f;
     if (!prev.empty()) {
-      uint64_t h = Fnv1a(word, Fnv1a(" ", Fnv1a(prev)));
+      const uint64_t h = text::Fnv1a64(std::string(prev) + " " + std::string(word));
       counts[static_cast<uint32_t>(h % kBuckets)] += 1.0f;
     }
     prev = word;

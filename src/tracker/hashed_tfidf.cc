@@ -4,15 +4,13 @@
 #include <cmath>
 #include <map>
 
+#include "text/hash.h"
+
 namespace schedmate::tracker {
 namespace {
 
 uint32_t Hash(std::string_view s, uint64_t seed) {
-  uint64_t h = 1469598103934665603ull ^ seed;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
+  const uint64_t h = text::Fnv1a64(s, seed);
   return static_cast<uint32_t>(h ^ (h >> 32)) & (HashedTfIdf::kDim - 1);
 }
 
