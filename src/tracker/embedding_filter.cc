@@ -6,8 +6,8 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "text/template_miner.h"
 #include "tracker/hashed_tfidf.h"
-#include "tracker/template_miner.h"
 
 namespace schedmate::tracker {
 namespace {
@@ -115,7 +115,7 @@ const std::vector<Exemplar>& BuiltinExemplars() {
 
 std::string LineShape(std::string_view line) {
   std::string out;
-  for (const std::string& t : TemplateMiner::MaskTokens(line)) {
+  for (const std::string& t : text::TemplateMiner::MaskTokens(line)) {
     if (!out.empty()) out.push_back(' ');
     out += t;
   }

@@ -90,7 +90,7 @@ std::string_view BuiltinExemplarText();
 // The compiled-in exemplars (parsed once; the file is checked at build time by the tests).
 const std::vector<Exemplar>& BuiltinExemplars();
 
-// The shape a line is embedded as: TemplateMiner::MaskTokens joined by single spaces.
+// The shape a line is embedded as: text::TemplateMiner::MaskTokens joined by single spaces.
 std::string LineShape(std::string_view line);
 
 // What the built-in pass saw of one template (a line-parser skeleton).
