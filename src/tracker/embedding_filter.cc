@@ -6,8 +6,8 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "text/hashed_tfidf.h"
 #include "text/template_miner.h"
-#include "tracker/hashed_tfidf.h"
 
 namespace schedmate::tracker {
 namespace {
@@ -49,12 +49,12 @@ std::string ShortCause(const Status& st) {
 
 Result<std::vector<std::vector<float>>> HashedTemplateEmbedder::Embed(
     std::span<const std::string> texts) {
-  HashedTfIdf tfidf;  // idf 1: vectors do not depend on which texts share a request
+  const text::HashedTfIdf tfidf;  // idf 1: vectors do not depend on which texts share a request
   std::vector<std::vector<float>> out;
   out.reserve(texts.size());
   for (const std::string& t : texts) {
-    std::vector<float> dense(HashedTfIdf::kDim, 0.0f);
-    for (const auto& [i, x] : tfidf.Vectorize(HashedTfIdf::Features(t, {}))) dense[i] = x;
+    std::vector<float> dense(tfidf.dimension(), 0.0f);
+    for (const auto& [i, x] : tfidf.Vectorize(tfidf.Features(t))) dense[i] = x;
     out.push_back(std::move(dense));
   }
   return out;

@@ -69,7 +69,7 @@ class TemplateEmbedder {
   virtual Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) = 0;
 };
 
-// The tracker's hashed TF-IDF features (idf 1) as dense HashedTfIdf::kDim vectors. Never fails.
+// The tracker's hashed TF-IDF features (idf 1) as dense text::HashedTfIdf vectors. Never fails.
 class HashedTemplateEmbedder final : public TemplateEmbedder {
  public:
   std::string Name() const override { return "hashing"; }

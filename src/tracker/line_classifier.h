@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/hashed_tfidf.h"
 #include "text/template_miner.h"
-#include "tracker/hashed_tfidf.h"
 #include "tracker/line_parser.h"
 #include "tracker/progress_record.h"
 
@@ -66,8 +66,8 @@ class BuiltinLineClassifier final : public LineClassifier {
   Cached Score(const ParsedSegment& segment);
   static std::vector<std::string> StructuralTokens(const ParsedSegment& segment);
 
-  HashedTfIdf tfidf_;
-  PrototypeSet protos_{kLineClassCount};
+  text::HashedTfIdf tfidf_;
+  text::PrototypeSet protos_{kLineClassCount};
   text::TemplateMiner miner_;
   LineParser seed_parser_;
   std::unordered_map<uint64_t, Cached> cache_;
