@@ -64,7 +64,7 @@ class SimilarityEmbedder {
   std::string model_;
   std::string unavailable_;                     // non-empty: the server is not used at all (why)
   std::shared_ptr<void> setup_;                 // llm::LlmSetup (type-erased: optional component)
-  std::unique_ptr<text::TextEmbedder> server_;  // advisor::ServerTextEmbedder
+  std::unique_ptr<text::TextEmbedder> server_;  // llm::ServerTextEmbedder
   std::unique_ptr<advisor::StoredVectorEmbedder> cache_;
   bool warned_ = false;
 };

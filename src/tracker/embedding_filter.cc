@@ -6,7 +6,6 @@
 #include <set>
 
 #include "fmt/format.h"
-#include "text/hashed_tfidf.h"
 #include "text/template_miner.h"
 
 namespace schedmate::tracker {
@@ -46,19 +45,6 @@ std::string ShortCause(const Status& st) {
 }
 
 }  // namespace
-
-Result<std::vector<std::vector<float>>> HashedTemplateEmbedder::Embed(
-    std::span<const std::string> texts) {
-  const text::HashedTfIdf tfidf;  // idf 1: vectors do not depend on which texts share a request
-  std::vector<std::vector<float>> out;
-  out.reserve(texts.size());
-  for (const std::string& t : texts) {
-    std::vector<float> dense(tfidf.dimension(), 0.0f);
-    for (const auto& [i, x] : tfidf.Vectorize(tfidf.Features(t))) dense[i] = x;
-    out.push_back(std::move(dense));
-  }
-  return out;
-}
 
 Result<std::vector<Exemplar>> ParseExemplars(std::string_view text, std::string_view source) {
   std::vector<Exemplar> out;
@@ -163,7 +149,7 @@ std::vector<TemplateStats> TemplateCensus::Finish() const {
   return out;
 }
 
-EmbeddingProgressFilter::EmbeddingProgressFilter(TemplateEmbedder& embedder,
+EmbeddingProgressFilter::EmbeddingProgressFilter(const text::TextEmbedder& embedder,
                                                  std::vector<Exemplar> exemplars,
                                                  EmbeddingFilterOptions options)
     : embedder_(embedder), exemplars_(std::move(exemplars)), options_(options) {
@@ -337,8 +323,9 @@ bool IsPromoted(const EmbeddingProgressFilter& filter, const ParsedSegment& segm
 }
 
 Result<FilteredScanOutcome> ScanLogWithEmbeddingFilter(
-    TemplateEmbedder& embedder, const std::vector<Exemplar>& exemplars, const std::string& path,
-    const FilteredScanOptions& options, const std::function<void(const ProgressRecord&)>& sink) {
+    const text::TextEmbedder& embedder, const std::vector<Exemplar>& exemplars,
+    const std::string& path, const FilteredScanOptions& options,
+    const std::function<void(const ProgressRecord&)>& sink) {
   FilteredScanOutcome out;
   out.embedder_name = embedder.Name();
   BuiltinLineClassifier builtin;
