@@ -55,7 +55,7 @@ HashedTfIdf::HashedTfIdf(uint32_t dimension) : dimension_(dimension) {
 }
 
 uint32_t HashedTfIdf::Bucket(std::string_view feature, uint64_t family) const {
-  const uint64_t h = Fnv1a64(feature, family);
+  const uint64_t h = Fnv1a64(feature, kFeatureHashBasis ^ family);
   return static_cast<uint32_t>(h ^ (h >> 32)) & (dimension_ - 1);
 }
 

@@ -13,7 +13,7 @@ namespace {
 
 // FNV-1a with the seed spread over all bits, then avalanched so low bits (the bucket) are mixed.
 uint64_t FeatureHash(std::string_view s, uint64_t seed) {
-  return Avalanche64(Fnv1a64(s, seed * 0x9E3779B97F4A7C15ULL));
+  return Avalanche64(Fnv1a64(s, kFeatureHashBasis ^ (seed * 0x9E3779B97F4A7C15ULL)));
 }
 
 }  // namespace

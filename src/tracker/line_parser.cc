@@ -21,7 +21,7 @@ inline bool IsWordChar(unsigned char c) {
 inline bool IsSpace(unsigned char c) { return c == ' ' || c == '\t'; }
 inline char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
-constexpr uint64_t kFnvOffset = text::kFnv1aOffsetBasis;
+constexpr uint64_t kFnvOffset = text::kFeatureHashBasis;
 constexpr uint64_t kFnvPrime = text::kFnv1aPrime;
 inline void Mix(uint64_t& h, unsigned char c) {
   h ^= c;

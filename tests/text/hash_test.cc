@@ -24,11 +24,20 @@ TEST(Fnv1a64Test, StepsEqualTheWholeHashAndBytesAreUnsigned) {
   EXPECT_EQ(Fnv1a64("\xe2"), manual);
 }
 
-TEST(Fnv1a64Test, SeedXorsTheOffsetBasis) {
-  EXPECT_EQ(Fnv1a64("", 7), kFnv1aOffsetBasis ^ 7);
-  EXPECT_NE(Fnv1a64("epoch", 1), Fnv1a64("epoch", 2));
-  EXPECT_EQ(Fnv1a64("epoch", 1), Fnv1a64("epoch", 1));
+TEST(Fnv1a64Test, BasisStartsTheHashAndChains) {
+  EXPECT_EQ(Fnv1a64("", 7), 7u);
+  EXPECT_EQ(Fnv1a64("poch", Fnv1a64("e", kFeatureHashBasis)), Fnv1a64("epoch", kFeatureHashBasis));
+  EXPECT_NE(Fnv1a64("epoch", kFeatureHashBasis ^ 1), Fnv1a64("epoch", kFeatureHashBasis ^ 2));
   static_assert(Fnv1a64("a") == 0xaf63dc4c8601ec8cULL, "usable at compile time");
+}
+
+// Schedmate's own basis: values pinned, since tuned thresholds and stored line indexes depend on
+// them (computed independently from the FNV-1a definition).
+TEST(Fnv1a64Test, FeatureHashBasisValuesArePinned) {
+  EXPECT_EQ(kFeatureHashBasis, 0x14650fb0739d0383ULL);
+  EXPECT_NE(kFeatureHashBasis, kFnv1aOffsetBasis);
+  EXPECT_EQ(Fnv1a64("a", kFeatureHashBasis), 0x44bd8ad473cd9906ULL);
+  EXPECT_EQ(Fnv1a64("epoch", kFeatureHashBasis ^ 1), 0xce07eb02887df603ULL);
 }
 
 TEST(Avalanche64Test, MixesHighBitsIntoLowBits) {

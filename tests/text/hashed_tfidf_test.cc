@@ -28,6 +28,13 @@ TEST(MaskedWordsTest, LowerCasesSplitsCamelCaseAndMasksDigitRuns) {
   EXPECT_EQ(MaskedWords(many).size(), 64u);
 }
 
+// The bucket of a feature is pinned: the tracker's prototypes and exemplars were tuned on it.
+TEST(HashedTfIdfTest, BucketsArePinned) {
+  const HashedTfIdf h;
+  const std::vector<uint32_t> f = h.Features("epoch <*> step #/# loss=#.#");
+  EXPECT_EQ(f, (std::vector<uint32_t>{3329, 2045, 1079, 3045, 527}));
+}
+
 TEST(HashedTfIdfTest, FeaturesAreBucketsInRangeAndPairsCount) {
   HashedTfIdf h(64);
   const std::vector<uint32_t> f = h.WordFeatures(V{"a", "b", "c"}, V{"<bar>"});
