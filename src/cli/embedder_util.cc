@@ -6,9 +6,7 @@
 #include "advisor/fingerprint.h"
 #include "cli/cli_util.h"
 #include "fmt/format.h"
-#include "llm/llm_setup.h"
 #include "llm/llm_status.h"
-#include "llm/server_text_embedder.h"
 
 namespace schedmate::cli {
 
@@ -67,7 +65,7 @@ std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::strin
     e->server_ = std::make_unique<llm::ServerTextEmbedder>((*setup)->embedder(), e->model_, dim);
     e->cache_ = std::make_unique<advisor::StoredVectorEmbedder>(
         *e->server_, advisor::StoredVectorEmbedderOptions{.expected_dimension = dim});
-    e->setup_ = std::shared_ptr<llm::LlmSetup>(std::move(setup).value());
+    e->setup_ = std::move(setup).value();
   }
   if (!e->unavailable_.empty()) {
     if (required) Fail(Status::FailedPrecondition("server embeddings: " + e->unavailable_));
