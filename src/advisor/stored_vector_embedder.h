@@ -47,6 +47,7 @@ class StoredVectorEmbedder final : public text::TextEmbedder {
   // kInvalidArgument when its length differs from the dimension or it is empty.
   Status Preload(const std::string& text, std::vector<float> vector);
 
+  std::string Name() const override { return inner_.Name(); }
   size_t Dimension() const override { return dimension_; }
   // One vector per text: known ones from the cache, the rest from the inner embedder.
   Result<std::vector<text::Embedding>> Embed(std::span<const std::string> texts) const override;

@@ -4,10 +4,8 @@
 #include <unordered_set>
 
 #include "advisor/fingerprint.h"
-#include "advisor/server_embedder.h"
 #include "cli/cli_util.h"
 #include "fmt/format.h"
-#include "llm/llm_setup.h"
 #include "llm/llm_status.h"
 
 namespace schedmate::cli {
@@ -64,10 +62,10 @@ std::unique_ptr<SimilarityEmbedder> SimilarityEmbedder::Resolve(const std::strin
   } else {
     e->model_ = (*setup)->config().embeddings.model;
     const size_t dim = (*setup)->config().embedding_dimension;
-    e->server_ = std::make_unique<advisor::ServerTextEmbedder>((*setup)->embedder(), dim);
+    e->server_ = std::make_unique<llm::ServerTextEmbedder>((*setup)->embedder(), e->model_, dim);
     e->cache_ = std::make_unique<advisor::StoredVectorEmbedder>(
         *e->server_, advisor::StoredVectorEmbedderOptions{.expected_dimension = dim});
-    e->setup_ = std::shared_ptr<llm::LlmSetup>(std::move(setup).value());
+    e->setup_ = std::move(setup).value();
   }
   if (!e->unavailable_.empty()) {
     if (required) Fail(Status::FailedPrecondition("server embeddings: " + e->unavailable_));

@@ -26,6 +26,8 @@
 #include "advisor/history_estimator.h"
 #include "advisor/stored_vector_embedder.h"
 #include "core/status.h"
+#include "llm/llm_setup.h"
+#include "llm/server_text_embedder.h"
 #include "store/history_store.h"
 #include "text/hashing_embedder.h"
 
@@ -62,9 +64,9 @@ class SimilarityEmbedder {
  private:
   SimilarityEmbedder() = default;
   std::string model_;
-  std::string unavailable_;                     // non-empty: the server is not used at all (why)
-  std::shared_ptr<void> setup_;                 // llm::LlmSetup (type-erased: optional component)
-  std::unique_ptr<text::TextEmbedder> server_;  // advisor::ServerTextEmbedder
+  std::string unavailable_;               // non-empty: the server is not used at all (why)
+  std::unique_ptr<llm::LlmSetup> setup_;  // owns the server connection (before server_)
+  std::unique_ptr<llm::ServerTextEmbedder> server_;  // over setup_'s embedder
   std::unique_ptr<advisor::StoredVectorEmbedder> cache_;
   bool warned_ = false;
 };

@@ -51,13 +51,14 @@
 #include "core/file_util.h"
 #include "core/json_dump.h"
 #include "llm/llm_setup.h"
+#include "llm/server_text_embedder.h"
 #include "plot/svg_plot.h"
+#include "text/hashed_tfidf_embedder.h"
 #include "tracker/embedding_filter.h"
 #include "tracker/llm_metric_extractor.h"
 #include "tracker/log_reader.h"
 #include "tracker/log_scan.h"
 #include "tracker/metric_tracker.h"
-#include "tracker/server_template_embedder.h"
 #include "tracker/signals.h"
 
 namespace schedmate::cli {
@@ -315,7 +316,7 @@ struct MetricsOptions {
 
 // The embeddings filter's configuration for one run: an embedder, or the reason there is none.
 struct FilterSetup {
-  std::unique_ptr<tracker::TemplateEmbedder> embedder;
+  std::unique_ptr<text::TextEmbedder> embedder;
   Status unavailable;  // not OK: no embedder (the built-in filter runs, with this reason)
   std::string name;    // for the label when unavailable
   std::unique_ptr<llm::LlmSetup> own_setup;  // when the engine context has none
@@ -324,7 +325,7 @@ struct FilterSetup {
 FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
   FilterSetup f;
   if (o.filter_embedder == "hashing") {
-    f.embedder = std::make_unique<tracker::HashedTemplateEmbedder>();
+    f.embedder = std::make_unique<text::HashedTfIdfEmbedder>();
     return f;
   }
   llm::LlmSetup* setup = engine.setup();
@@ -344,7 +345,7 @@ FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
               "it is the chat server) or embeddings: in --llm-config");
     return f;
   }
-  f.embedder = std::make_unique<tracker::ServerTemplateEmbedder>(
+  f.embedder = std::make_unique<llm::ServerTextEmbedder>(
       setup->embedder(), setup->config().embeddings.model, setup->config().embedding_dimension);
   return f;
 }

@@ -18,14 +18,6 @@ namespace {
 
 constexpr uint32_t kBuckets = uint32_t{1} << 20;
 
-uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 bool LooksVolatile(std::string_view tok) {
   // Paths, URLs, e-mail/host@ forms and key=value blobs carry site data, not the failure mode.
   if (tok.find('/') != std::string_view::npos || tok.find('\\') != std::string_view::npos ||
@@ -75,52 +67,17 @@ std::string MaskLogLine(std::string_view line) {
   return out;
 }
 
-ExampleStore::SparseVector ExampleStore::Featurize(std::string_view masked_text) {
-  std::map<uint32_t, float> counts;
-  std::string_view prev;
+text::HashedTfIdf::Sparse ExampleStore::Featurize(std::string_view masked_text) {
+  static const text::HashedTfIdf kHashing(kBuckets);  // never fitted: idf 1
+  std::vector<std::string> words;
   size_t i = 0;
   while (i < masked_text.size()) {
     size_t j = masked_text.find(' ', i);
     if (j == std::string_view::npos) j = masked_text.size();
-    std::string_view word = masked_text.substr(i, j - i);
+    if (j > i) words.emplace_back(masked_text.substr(i, j - i));
     i = j + 1;
-    if (word.empty()) continue;
-    counts[static_cast<uint32_t>(Fnv1a(word) % kBuckets)] += 1.0f;
-    if (!prev.empty()) {
-      uint64_t h = Fnv1a(word, Fnv1a(" ", Fnv1a(prev)));
-      counts[static_cast<uint32_t>(h % kBuckets)] += 1.0f;
-    }
-    prev = word;
   }
-  SparseVector v;
-  double norm = 0;
-  for (auto& [idx, c] : counts) {
-    float w = 1.0f + std::log(c);
-    v.emplace_back(idx, w);
-    norm += double(w) * w;
-  }
-  if (norm > 0) {
-    float inv = static_cast<float>(1.0 / std::sqrt(norm));
-    for (auto& [idx, w] : v) w *= inv;
-  }
-  return v;
-}
-
-double ExampleStore::Cosine(const SparseVector& a, const SparseVector& b) {
-  double dot = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].first == b[j].first) {
-      dot += double(a[i].second) * b[j].second;
-      ++i;
-      ++j;
-    } else if (a[i].first < b[j].first) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return dot;
+  return kHashing.Vectorize(kHashing.WordFeatures(words));
 }
 
 void ExampleStore::Add(FailureExample example) {
@@ -201,10 +158,10 @@ Status ExampleStore::Append(const std::string& path, const FailureExample& examp
 std::optional<NeighbourVote> ExampleStore::Vote(std::string_view masked_text, int k,
                                                 double min_similarity) const {
   if (examples_.empty() || masked_text.empty()) return std::nullopt;
-  SparseVector q = Featurize(masked_text);
+  const text::HashedTfIdf::Sparse q = Featurize(masked_text);
   std::vector<std::pair<double, size_t>> scored;
   for (size_t i = 0; i < vectors_.size(); ++i) {
-    double s = Cosine(q, vectors_[i]);
+    double s = text::SparseCosine(q, vectors_[i]);
     if (s >= min_similarity) scored.emplace_back(s, i);
   }
   if (scored.empty()) return std::nullopt;

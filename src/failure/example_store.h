@@ -4,8 +4,9 @@
 // also has its own recurring failures (an in-house storage service, a flaky rack) whose messages
 // no general rule knows. Each example is the masked text of a root-cause line (plus the first
 // failure lines after it): lower-cased words only, no numbers, paths, addresses or ids, so the
-// stored examples carry no user data and match the same failure with other values. Features are
-// hashed unigrams and bigrams (tf 1+log), L2-normalised; similarity is cosine.
+// stored examples carry no user data and match the same failure with other values. Vectors are
+// text::HashedTfIdf of the masked words (unigrams and adjacent pairs, tf 1 + log, no idf, 2^20
+// buckets), L2-normalised; similarity is cosine.
 //
 // Files: JSON Lines, one example per line:
 //   {"label": "infrastructure", "category": "storage", "text": "<masked text>"}
@@ -23,6 +24,7 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "failure/diagnosis.h"
+#include "text/hashed_tfidf.h"
 
 namespace schedmate::failure {
 
@@ -63,12 +65,10 @@ class ExampleStore {
   const std::vector<FailureExample>& examples() const { return examples_; }
 
  private:
-  using SparseVector = std::vector<std::pair<uint32_t, float>>;  // sorted by index
-  static SparseVector Featurize(std::string_view masked_text);
-  static double Cosine(const SparseVector& a, const SparseVector& b);
+  static text::HashedTfIdf::Sparse Featurize(std::string_view masked_text);
 
   std::vector<FailureExample> examples_;
-  std::vector<SparseVector> vectors_;
+  std::vector<text::HashedTfIdf::Sparse> vectors_;
 };
 
 }  // namespace schedmate::failure

@@ -7,6 +7,7 @@
 #include "core/json_dump.h"
 #include "fmt/format.h"
 #include "llm/openai_protocol.h"
+#include "text/hash.h"
 
 namespace schedmate::llm {
 namespace {
@@ -53,12 +54,7 @@ std::optional<ChatResponse> ResponseFromJson(const json& j) {
 }  // namespace
 
 std::string Fnv1a64Hex(std::string_view data) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return fmt::format("{:016x}", h);
+  return fmt::format("{:016x}", text::Fnv1a64(data));
 }
 
 CachingChatClient::CachingChatClient(ChatClient& target, std::string dir, std::string key_namespace)

@@ -1,6 +1,7 @@
 #pragma once
-// Embedder: text -> dense vectors. Backends: OpenAiEmbedder (HTTP /v1/embeddings), NullEmbedder
-// (offline: kUnavailable); text/ ships the deterministic HashingEmbedder.
+// Embedder: the embedding-server transport, text -> dense vectors. Backends: OpenAiEmbedder (HTTP
+// /v1/embeddings), NullEmbedder (offline: kUnavailable). Components do not use it directly: they
+// use text::TextEmbedder, which ServerTextEmbedder (server_text_embedder.h) implements over it.
 
 #include <atomic>
 #include <span>

@@ -5,22 +5,15 @@
 #include <map>
 
 #include "core/check.h"
+#include "text/hash.h"
 #include "text/tokenizer.h"
 
 namespace schedmate::text {
 namespace {
 
-uint64_t Fnv1a(std::string_view s, uint64_t seed) {
-  uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  // Final avalanche so low bits are well mixed.
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
+// FNV-1a with the seed spread over all bits, then avalanched so low bits (the bucket) are mixed.
+uint64_t FeatureHash(std::string_view s, uint64_t seed) {
+  return Avalanche64(Fnv1a64(s, kFeatureHashBasis ^ (seed * 0x9E3779B97F4A7C15ULL)));
 }
 
 }  // namespace
@@ -35,9 +28,9 @@ void HashingEmbedder::Features(std::string_view text, std::vector<std::pair<uint
   std::vector<std::string> tokens = Tokenize(text);
   hashes.clear();
   for (size_t i = 0; i < tokens.size(); ++i) {
-    hashes.push_back(Fnv1a(tokens[i], options_.seed));
+    hashes.push_back(FeatureHash(tokens[i], options_.seed));
     if (options_.bigrams && i + 1 < tokens.size()) {
-      hashes.push_back(Fnv1a(tokens[i] + "\x1f" + tokens[i + 1], options_.seed));
+      hashes.push_back(FeatureHash(tokens[i] + "\x1f" + tokens[i + 1], options_.seed));
     }
   }
   out.clear();

@@ -1,8 +1,9 @@
 #pragma once
 // Text embedding without a model: hashed TF-IDF ("feature hashing").
 //
-// TextEmbedder is the interface local to text/ (the llm/ component has its own Embedder for
-// remote models; an adapter can bridge them). HashingEmbedder maps each token (see tokenizer.h)
+// HashingEmbedder implements TextEmbedder (text_embedder.h) for identifier-rich text (workload
+// descriptions: the advisor's similar tiers; its 0.8 similarity threshold is tuned on these
+// vectors, so they never change). It maps each token (see tokenizer.h)
 // and each adjacent token pair to one of `dimension` buckets with FNV-1a (a second hash bit picks
 // the sign, so collisions cancel in expectation), weights it by sublinear term frequency
 // (1 + log tf) times IDF, and L2-normalises. IDF comes from documents passed to
@@ -19,18 +20,9 @@
 #include <vector>
 
 #include "core/result.h"
+#include "text/text_embedder.h"
 
 namespace schedmate::text {
-
-using Embedding = std::vector<float>;
-
-class TextEmbedder {
- public:
-  virtual ~TextEmbedder() = default;
-  virtual size_t Dimension() const = 0;
-  // One unit-length (or all-zero, for text with no tokens) vector per text.
-  virtual Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) const = 0;
-};
 
 struct HashingEmbedderOptions {
   size_t dimension = 256;  // number of buckets; must be > 0
@@ -42,6 +34,7 @@ class HashingEmbedder final : public TextEmbedder {
  public:
   explicit HashingEmbedder(HashingEmbedderOptions options = {});
 
+  std::string Name() const override { return "hashing"; }
   size_t Dimension() const override { return options_.dimension; }
   Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) const override;
   // One text; never fails.

@@ -6,8 +6,7 @@
 #include <set>
 
 #include "fmt/format.h"
-#include "tracker/hashed_tfidf.h"
-#include "tracker/template_miner.h"
+#include "text/template_miner.h"
 
 namespace schedmate::tracker {
 namespace {
@@ -46,19 +45,6 @@ std::string ShortCause(const Status& st) {
 }
 
 }  // namespace
-
-Result<std::vector<std::vector<float>>> HashedTemplateEmbedder::Embed(
-    std::span<const std::string> texts) {
-  HashedTfIdf tfidf;  // idf 1: vectors do not depend on which texts share a request
-  std::vector<std::vector<float>> out;
-  out.reserve(texts.size());
-  for (const std::string& t : texts) {
-    std::vector<float> dense(HashedTfIdf::kDim, 0.0f);
-    for (const auto& [i, x] : tfidf.Vectorize(HashedTfIdf::Features(t, {}))) dense[i] = x;
-    out.push_back(std::move(dense));
-  }
-  return out;
-}
 
 Result<std::vector<Exemplar>> ParseExemplars(std::string_view text, std::string_view source) {
   std::vector<Exemplar> out;
@@ -115,7 +101,7 @@ const std::vector<Exemplar>& BuiltinExemplars() {
 
 std::string LineShape(std::string_view line) {
   std::string out;
-  for (const std::string& t : TemplateMiner::MaskTokens(line)) {
+  for (const std::string& t : text::TemplateMiner::MaskTokens(line)) {
     if (!out.empty()) out.push_back(' ');
     out += t;
   }
@@ -163,7 +149,7 @@ std::vector<TemplateStats> TemplateCensus::Finish() const {
   return out;
 }
 
-EmbeddingProgressFilter::EmbeddingProgressFilter(TemplateEmbedder& embedder,
+EmbeddingProgressFilter::EmbeddingProgressFilter(const text::TextEmbedder& embedder,
                                                  std::vector<Exemplar> exemplars,
                                                  EmbeddingFilterOptions options)
     : embedder_(embedder), exemplars_(std::move(exemplars)), options_(options) {
@@ -337,8 +323,9 @@ bool IsPromoted(const EmbeddingProgressFilter& filter, const ParsedSegment& segm
 }
 
 Result<FilteredScanOutcome> ScanLogWithEmbeddingFilter(
-    TemplateEmbedder& embedder, const std::vector<Exemplar>& exemplars, const std::string& path,
-    const FilteredScanOptions& options, const std::function<void(const ProgressRecord&)>& sink) {
+    const text::TextEmbedder& embedder, const std::vector<Exemplar>& exemplars,
+    const std::string& path, const FilteredScanOptions& options,
+    const std::function<void(const ProgressRecord&)>& sink) {
   FilteredScanOutcome out;
   out.embedder_name = embedder.Name();
   BuiltinLineClassifier builtin;

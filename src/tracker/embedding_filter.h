@@ -52,29 +52,12 @@
 #include <vector>
 
 #include "core/result.h"
+#include "text/text_embedder.h"
 #include "tracker/line_classifier.h"
 #include "tracker/log_scan.h"
 #include "tracker/progress_record.h"
 
 namespace schedmate::tracker {
-
-// Text -> dense vectors for the filter. Implementations: HashedTemplateEmbedder (built-in, no
-// server) and ServerTemplateEmbedder (llm::Embedder, server_template_embedder.h).
-class TemplateEmbedder {
- public:
-  virtual ~TemplateEmbedder() = default;
-  // "hashing", or the server model's name: goes into the "filter" label.
-  virtual std::string Name() const = 0;
-  // One vector per text, in order. One call is one request to a server.
-  virtual Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) = 0;
-};
-
-// The tracker's hashed TF-IDF features (idf 1) as dense HashedTfIdf::kDim vectors. Never fails.
-class HashedTemplateEmbedder final : public TemplateEmbedder {
- public:
-  std::string Name() const override { return "hashing"; }
-  Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) override;
-};
 
 struct Exemplar {
   bool progress = false;
@@ -90,7 +73,7 @@ std::string_view BuiltinExemplarText();
 // The compiled-in exemplars (parsed once; the file is checked at build time by the tests).
 const std::vector<Exemplar>& BuiltinExemplars();
 
-// The shape a line is embedded as: TemplateMiner::MaskTokens joined by single spaces.
+// The shape a line is embedded as: text::TemplateMiner::MaskTokens joined by single spaces.
 std::string LineShape(std::string_view line);
 
 // What the built-in pass saw of one template (a line-parser skeleton).
@@ -164,8 +147,9 @@ struct FilterReport {
 
 class EmbeddingProgressFilter {
  public:
-  // `embedder` must outlive the filter.
-  EmbeddingProgressFilter(TemplateEmbedder& embedder, std::vector<Exemplar> exemplars,
+  // `embedder` must outlive the filter: text::HashedTfIdfEmbedder (offline) or
+  // llm::ServerTextEmbedder; its Name() goes into the filter label.
+  EmbeddingProgressFilter(const text::TextEmbedder& embedder, std::vector<Exemplar> exemplars,
                           EmbeddingFilterOptions options = {});
 
   // Embeds and labels `templates` per the rule above. Errors: the embedder's; kDataLoss for a
@@ -183,7 +167,7 @@ class EmbeddingProgressFilter {
   // Vectors of `texts` (unit length) from the cache or the embedder, batched.
   Status EmbedAll(const std::vector<std::string>& texts);
 
-  TemplateEmbedder& embedder_;
+  const text::TextEmbedder& embedder_;
   std::vector<Exemplar> exemplars_;
   EmbeddingFilterOptions options_;
   std::map<std::string, std::vector<float>> cache_;  // shape text -> unit vector
@@ -235,8 +219,8 @@ struct FilteredScanOutcome {
 // built-in pass). Errors: the file's (kNotFound, kInvalidArgument); filter failures are reported
 // in filter_status, never as an error.
 Result<FilteredScanOutcome> ScanLogWithEmbeddingFilter(
-    TemplateEmbedder& embedder, const std::vector<Exemplar>& exemplars, const std::string& path,
-    const FilteredScanOptions& options,
+    const text::TextEmbedder& embedder, const std::vector<Exemplar>& exemplars,
+    const std::string& path, const FilteredScanOptions& options,
     const std::function<void(const ProgressRecord&)>& sink = {});
 
 // "embeddings (NAME)" after success; "builtin (embeddings unavailable: <cause>)" or

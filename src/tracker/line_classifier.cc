@@ -119,7 +119,7 @@ BuiltinLineClassifier::BuiltinLineClassifier() {
   ParsedSegment ps;
   for (const Seed& s : kSeeds) {
     seed_parser_.Parse(s.text, ps);
-    docs.push_back(HashedTfIdf::Features(s.text, StructuralTokens(ps)));
+    docs.push_back(tfidf_.Features(s.text, StructuralTokens(ps)));
     classes.push_back(s.cls);
   }
   tfidf_.Fit(docs);
@@ -132,7 +132,7 @@ BuiltinLineClassifier::BuiltinLineClassifier() {
 std::vector<float> BuiltinLineClassifier::PrototypeScores(std::string_view text) {
   ParsedSegment ps;
   seed_parser_.Parse(text, ps);
-  return protos_.Scores(tfidf_.Vectorize(HashedTfIdf::Features(text, StructuralTokens(ps))));
+  return protos_.Scores(tfidf_.Vectorize(tfidf_.Features(text, StructuralTokens(ps))));
 }
 
 BuiltinLineClassifier::Cached BuiltinLineClassifier::Score(const ParsedSegment& seg) {
@@ -140,7 +140,7 @@ BuiltinLineClassifier::Cached BuiltinLineClassifier::Score(const ParsedSegment& 
   if (it != cache_.end()) return it->second;
   Cached c;
   std::vector<float> s =
-      protos_.Scores(tfidf_.Vectorize(HashedTfIdf::Features(seg.text, StructuralTokens(seg))));
+      protos_.Scores(tfidf_.Vectorize(tfidf_.Features(seg.text, StructuralTokens(seg))));
   if (seg.flags & kFlagError) s[static_cast<size_t>(LineClass::kError)] += 0.3f;
   if (seg.flags & kFlagTraceback) s[static_cast<size_t>(LineClass::kError)] += 0.5f;
   if (seg.flags & kFlagWarning) s[static_cast<size_t>(LineClass::kWarning)] += 0.3f;

@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracker/hashed_tfidf.h"
+#include "text/hashed_tfidf.h"
+#include "text/template_miner.h"
 #include "tracker/line_parser.h"
 #include "tracker/progress_record.h"
-#include "tracker/template_miner.h"
 
 namespace schedmate::tracker {
 
@@ -55,7 +55,7 @@ class BuiltinLineClassifier final : public LineClassifier {
 
   // Prototype scores of a free text line (for tests and diagnostics), indexed by LineClass.
   std::vector<float> PrototypeScores(std::string_view text);
-  const TemplateMiner& miner() const { return miner_; }
+  const text::TemplateMiner& miner() const { return miner_; }
 
  private:
   struct Cached {
@@ -66,9 +66,9 @@ class BuiltinLineClassifier final : public LineClassifier {
   Cached Score(const ParsedSegment& segment);
   static std::vector<std::string> StructuralTokens(const ParsedSegment& segment);
 
-  HashedTfIdf tfidf_;
-  PrototypeSet protos_{kLineClassCount};
-  TemplateMiner miner_;
+  text::HashedTfIdf tfidf_;
+  text::PrototypeSet protos_{kLineClassCount};
+  text::TemplateMiner miner_;
   LineParser seed_parser_;
   std::unordered_map<uint64_t, Cached> cache_;
 };

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "text/hash.h"
 #include "tracker/vocabulary.h"
 
 namespace schedmate::tracker {
@@ -20,8 +21,8 @@ inline bool IsWordChar(unsigned char c) {
 inline bool IsSpace(unsigned char c) { return c == ' ' || c == '\t'; }
 inline char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
-constexpr uint64_t kFnvOffset = 1469598103934665603ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
+constexpr uint64_t kFnvOffset = text::kFeatureHashBasis;
+constexpr uint64_t kFnvPrime = text::kFnv1aPrime;
 inline void Mix(uint64_t& h, unsigned char c) {
   h ^= c;
   h *= kFnvPrime;

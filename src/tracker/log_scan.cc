@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/file_util.h"
+#include "text/hash.h"
 #include "tracker/log_reader.h"
 
 namespace schedmate::tracker {
@@ -33,11 +34,7 @@ Result<uint64_t> CountLinesIndexed(const LogFile& file, uint64_t end,
   end = std::min(end, file.size());
   if (index_dir.empty()) return CountNewlinesInFile(file, 0, end);
   SM_ASSIGN_OR_RETURN(const std::string head_bytes, file.Read(0, 4096));
-  uint64_t head = 1469598103934665603ull;
-  for (char c : head_bytes) {
-    head ^= static_cast<unsigned char>(c);
-    head *= 1099511628211ull;
-  }
+  const uint64_t head = text::Fnv1a64(head_bytes, text::kFeatureHashBasis);
   char name[64];
   std::snprintf(name, sizeof(name), "%llx-%llx.idx", static_cast<unsigned long long>(file.device()),
                 static_cast<unsigned long long>(file.inode()));

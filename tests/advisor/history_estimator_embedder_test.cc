@@ -15,6 +15,7 @@ class FakeEmbedder final : public text::TextEmbedder {
  public:
   enum class Mode { kOk, kError, kThrow, kWrongDimension };
   explicit FakeEmbedder(size_t dimension) : inner_({.dimension = dimension}) {}
+  std::string Name() const override { return "fake"; }
   size_t Dimension() const override { return inner_.Dimension(); }
   Result<std::vector<text::Embedding>> Embed(std::span<const std::string> texts) const override {
     ++calls;

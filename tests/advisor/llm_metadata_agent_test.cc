@@ -8,7 +8,6 @@
 #include <filesystem>
 
 #include "advisor/builtin_extractor.h"
-#include "advisor/server_embedder.h"
 #include "core/file_util.h"
 #include "llm/engine.h"
 #include "llm/llm_setup.h"
@@ -282,44 +281,6 @@ TEST(MetadataAnswerTest, SchemaAndNormalisation) {
   EXPECT_FALSE(m.Has("model"));
   EXPECT_EQ(m.values.at("launcher"), "torchrun");
   EXPECT_EQ(MetadataAnswerSchema()["required"].size(), kMetadataFields.size());
-}
-
-TEST(ServerEmbedderTest, DimensionLearnedCheckedAndNormalised) {
-  ScriptedChatServer server;
-  ASSERT_OK(server.Start());
-  server.SetEmbeddingDimension(16);
-  auto setup = MakeSetup(server.base_url());
-  ServerTextEmbedder e(setup->embedder());
-  const std::vector<std::string> texts = {"resnet50 imagenet", "llama 7b pretraining"};
-  auto v = e.Embed(texts);
-  ASSERT_OK(v);
-  ASSERT_EQ(v->size(), 2u);
-  EXPECT_EQ(e.Dimension(), 16u);
-  double norm = 0;
-  for (float x : (*v)[0]) norm += x * x;
-  EXPECT_NEAR(norm, 1.0, 1e-5);
-  // Another model behind the URL: 8 dimensions now.
-  server.EnqueueEmbeddings(ScriptedReply::Embeddings({std::vector<float>(8, 1.0f)}));
-  const std::vector<std::string> other = {"bert squad"};
-  auto bad = e.Embed(other);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
-  EXPECT_NE(bad.status().message().find("dimension"), std::string::npos) << bad.status().message();
-  // A fixed expected dimension refuses the first mismatching answer too.
-  ServerTextEmbedder fixed(setup->embedder(), 32);
-  EXPECT_FALSE(fixed.Embed(texts).ok());
-}
-
-TEST(ServerEmbedderTest, CountMismatchIsDataLoss) {
-  ScriptedChatServer server;
-  ASSERT_OK(server.Start());
-  server.EnqueueEmbeddings(ScriptedReply::Embeddings({{1.0f, 0.0f}}));
-  auto setup = MakeSetup(server.base_url());
-  ServerTextEmbedder e(setup->embedder());
-  const std::vector<std::string> texts = {"a", "b"};
-  auto r = e.Embed(texts);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
 }
 
 }  // namespace

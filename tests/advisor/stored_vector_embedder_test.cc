@@ -14,6 +14,7 @@ namespace {
 // every batch.
 class CountingEmbedder final : public text::TextEmbedder {
  public:
+  std::string Name() const override { return "counting"; }
   size_t Dimension() const override { return dim; }
   Result<std::vector<text::Embedding>> Embed(std::span<const std::string> texts) const override {
     batches.emplace_back(texts.begin(), texts.end());

@@ -57,5 +57,24 @@ TEST(HashingEmbedderTest, SeedChangesTheSpace) {
   EXPECT_EQ((*batch)[1], a.EmbedOne("y z"));
 }
 
+// The vectors are pinned: the advisor's similarity threshold (0.8) was tuned on them. Values from
+// the embedder as it was before text/hash.h existed.
+TEST(HashingEmbedderTest, VectorsArePinned) {
+  HashingEmbedder e({.dimension = 64});
+  const Embedding v = e.EmbedOne("train resnet50 on imagenet");
+  const std::vector<std::pair<size_t, float>> want = {
+      {13, -0.301511347f}, {18, -0.603022695f}, {21, -0.301511347f}, {33, 0.301511347f},
+      {34, -0.301511347f}, {37, 0.301511347f},  {41, 0.301511347f},  {45, -0.301511347f}};
+  std::vector<std::pair<size_t, float>> got;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != 0) got.emplace_back(i, v[i]);
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].first, want[i].first);
+    EXPECT_FLOAT_EQ(got[i].second, want[i].second);
+  }
+}
+
 }  // namespace
 }  // namespace schedmate::text

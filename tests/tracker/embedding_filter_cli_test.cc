@@ -1,6 +1,6 @@
 // `schedmate logs metrics --filter embeddings` end to end (the built binary against the scripted
-// server's /v1/embeddings, a dead port, no configuration), the ServerTemplateEmbedder checks with
-// a fake llm::Embedder, and the shared-corpus score of the filter over the hashing embedder.
+// server's /v1/embeddings, a dead port, no configuration), and the shared-corpus score of the
+// filter over the hashing embedder.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +10,6 @@
 #include "testing/llm/llm_cli_env.h"
 #include "testing/llm/scripted_chat_server.h"
 #include "testing/test_util.h"
-#include "tracker/server_template_embedder.h"
 
 namespace schedmate {
 namespace {
@@ -21,75 +20,6 @@ using testing::RunSchedmateWithLlm;
 using testing::ScriptedChatServer;
 using testing::ScriptedReply;
 using testing::ShellQuote;
-
-// --- ServerTemplateEmbedder ----------------------------------------------------------------
-
-class FakeLlmEmbedder final : public llm::Embedder {
- public:
-  Result<std::vector<llm::Embedding>> Embed(std::span<const std::string> texts) override {
-    ++calls;
-    if (!fail.ok()) return fail;
-    std::vector<llm::Embedding> out;
-    for (size_t i = 0; i < texts.size(); ++i) out.push_back(llm::Embedding(dims, 0.5f));
-    if (drop_last && !out.empty()) out.pop_back();
-    if (empty_first && !out.empty()) out.front().clear();
-    return out;
-  }
-  size_t Dimension() const override { return known; }
-  size_t dims = 4;
-  size_t known = 0;
-  bool drop_last = false;
-  bool empty_first = false;
-  Status fail;
-  int calls = 0;
-};
-
-TEST(ServerTemplateEmbedderTest, FirstAnswerFixesTheDimension) {
-  FakeLlmEmbedder inner;
-  tracker::ServerTemplateEmbedder e(inner, "bge-m3");
-  EXPECT_EQ(e.Name(), "bge-m3");
-  std::vector<std::string> texts = {"a", "b"};
-  auto r = e.Embed(texts);
-  ASSERT_OK(r.status());
-  EXPECT_EQ(r->size(), 2u);
-  EXPECT_EQ(e.dimension(), 4u);
-  inner.dims = 6;
-  auto bad = e.Embed(texts);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
-  EXPECT_NE(bad.status().message().find("expected 4, got 6"), std::string::npos);
-}
-
-TEST(ServerTemplateEmbedderTest, ConfiguredOrInnerDimensionIsEnforced) {
-  FakeLlmEmbedder inner;
-  std::vector<std::string> texts = {"a"};
-  tracker::ServerTemplateEmbedder configured(inner, "m", /*expected_dimension=*/1024);
-  EXPECT_EQ(configured.Embed(texts).status().code(), StatusCode::kDataLoss);
-  inner.known = 8;
-  tracker::ServerTemplateEmbedder from_inner(inner, "m");
-  EXPECT_EQ(from_inner.Embed(texts).status().code(), StatusCode::kDataLoss);
-  inner.dims = 8;
-  EXPECT_OK(from_inner.Embed(texts).status());
-}
-
-TEST(ServerTemplateEmbedderTest, CountEmptyAndInnerErrors) {
-  FakeLlmEmbedder inner;
-  tracker::ServerTemplateEmbedder e(inner, "");
-  EXPECT_EQ(e.Name(), "server");
-  std::vector<std::string> texts = {"a", "b"};
-  inner.drop_last = true;
-  EXPECT_EQ(e.Embed(texts).status().code(), StatusCode::kDataLoss);
-  inner.drop_last = false;
-  inner.empty_first = true;
-  EXPECT_EQ(e.Embed(texts).status().code(), StatusCode::kDataLoss);
-  inner.empty_first = false;
-  inner.fail = Status::Unavailable("connection refused");
-  auto r = e.Embed(texts);
-  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(r.status().message(), "connection refused");
-  EXPECT_OK(e.Embed({}).status());  // nothing to send: no call
-  EXPECT_EQ(inner.calls, 3);
-}
 
 // --- the CLI ---------------------------------------------------------------------------------
 

@@ -16,12 +16,13 @@ namespace schedmate::tracker {
 namespace {
 
 // Vectors by a caller-supplied function of the text; records every request.
-class ScriptedEmbedder final : public TemplateEmbedder {
+class ScriptedEmbedder final : public text::TextEmbedder {
  public:
   explicit ScriptedEmbedder(std::function<std::vector<float>(const std::string&)> fn)
       : fn_(std::move(fn)) {}
   std::string Name() const override { return "scripted"; }
-  Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) override {
+  size_t Dimension() const override { return 0; }
+  Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) const override {
     calls.emplace_back(texts.begin(), texts.end());
     if (!fail.ok()) return fail;
     std::vector<std::vector<float>> out;
@@ -31,7 +32,7 @@ class ScriptedEmbedder final : public TemplateEmbedder {
   }
   Status fail;
   bool drop_last = false;
-  std::vector<std::vector<std::string>> calls;
+  mutable std::vector<std::vector<std::string>> calls;
 
  private:
   std::function<std::vector<float>(const std::string&)> fn_;
@@ -295,22 +296,6 @@ TEST(TemplateCensusTest, CountsPerSkeletonKeepsNewestShapeAndIsBounded) {
   }
   EXPECT_EQ(census.Finish().size(), TemplateCensus::kMaxTemplates);
   EXPECT_EQ(census.untracked_segments(), 6u);
-}
-
-TEST(HashedTemplateEmbedderTest, UnitVectorsOfOneDimensionSimilarShapesCloser) {
-  HashedTemplateEmbedder h;
-  std::vector<std::string> t = {"epoch <*> step <*> loss=#.#", "epoch <*> step <*> loss #.#",
-                                "Saving checkpoint to <*>"};
-  auto r = h.Embed(t);
-  ASSERT_OK(r.status());
-  ASSERT_EQ(r->size(), 3u);
-  auto dot = [](const std::vector<float>& a, const std::vector<float>& b) {
-    double s = 0;
-    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-    return s;
-  };
-  for (const auto& v : *r) EXPECT_NEAR(dot(v, v), 1.0, 1e-5);
-  EXPECT_GT(dot((*r)[0], (*r)[1]), dot((*r)[0], (*r)[2]));
 }
 
 // Two-pass scans over a small log: 12 "step" progress lines, then one line of a shape the

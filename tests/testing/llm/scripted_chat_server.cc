@@ -7,20 +7,12 @@
 
 #include "core/rng.h"
 #include "core/strings.h"
+#include "text/hash.h"
 
 namespace schedmate::testing {
 namespace {
 
 using nlohmann::json;
-
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 json Usage(int64_t p, int64_t c) {
   return {{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}};
@@ -105,7 +97,7 @@ ScriptedReply ScriptedReply::Embeddings(const std::vector<std::vector<float>>& v
 
 std::vector<float> ScriptedChatServer::DeterministicEmbedding(const std::string& text,
                                                               size_t dimension) {
-  Rng rng(Fnv1a(text));
+  Rng rng(text::Fnv1a64(text));
   std::vector<float> v(dimension);
   double norm = 0;
   for (float& x : v) {

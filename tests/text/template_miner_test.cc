@@ -1,8 +1,8 @@
-#include "tracker/template_miner.h"
+#include "text/template_miner.h"
 
 #include <gtest/gtest.h>
 
-namespace schedmate::tracker {
+namespace schedmate::text {
 namespace {
 
 TEST(TemplateMinerTest, MasksVariableTokens) {
@@ -33,4 +33,4 @@ TEST(TemplateMinerTest, DeterministicIds) {
 }
 
 }  // namespace
-}  // namespace schedmate::tracker
+}  // namespace schedmate::text

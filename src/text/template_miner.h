@@ -4,17 +4,17 @@
 // position by position, and a line joins the most similar cluster when at least `similarity` of
 // its tokens match (differing positions become the wildcard "<*>"). Otherwise it starts a cluster.
 //
-// Rationale: the tracker needs a stable notion of "the same kind of line" that survives varying
-// values and small wording changes (e.g. a dataset name), to remember which formats carried
-// training progress and to tell a format change. Deterministic: same input order, same ids.
-// Not thread-safe.
+// Rationale: log readers (the tracker's line classifier and embeddings filter) need a stable notion
+// of "the same kind of line" that survives varying values and small wording changes (e.g. a dataset
+// name), to remember which formats carried training progress and to tell a format change.
+// Deterministic: same input order, same ids. Not thread-safe.
 
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-namespace schedmate::tracker {
+namespace schedmate::text {
 
 class TemplateMiner {
  public:
@@ -49,4 +49,4 @@ class TemplateMiner {
   std::unordered_map<std::string, std::vector<int>> buckets_;  // "<count>|<first token>"
 };
 
-}  // namespace schedmate::tracker
+}  // namespace schedmate::text

@@ -1,8 +1,8 @@
-#include "tracker/template_miner.h"
+#include "text/template_miner.h"
 
 #include <cctype>
 
-namespace schedmate::tracker {
+namespace schedmate::text {
 namespace {
 
 bool IsVariable(std::string_view t) {
@@ -108,4 +108,4 @@ size_t TemplateMiner::ClusterSize(int id) const {
   return clusters_[static_cast<size_t>(id)].size;
 }
 
-}  // namespace schedmate::tracker
+}  // namespace schedmate::text
