@@ -460,584 +460,685 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
   return r;
 }
 
-void LineParser::Lex(std::string_view s, ParsedSegment& out) {
-  const size_t n = s.size();
-  uint64_t h = kFnvOffset;
-  size_t i = 0;
-  // Pending key: span of up to the last 8 words since the last hard separator or value.
-  std::array<uint32_t, 8> word_starts{};
-  int word_count = 0;
-  uint32_t key_end = 0;
-  bool binder = false;         // ':' or '=' seen after the pending key
-  bool last_was_date = false;  // the previous token was a date
-  int await_post_key = -1;     // unkeyed field that may take the next word as its key
-  bool after_percent = false;  // the previous token was a percentage ("44%")
-  int date_y = 0, date_m = 0, date_d = 0;
-  bool have_date = false;
-  uint32_t flags = 0;
-  uint32_t tqdm_bar_end = 0;
-  uint32_t pipe_key_begin = 0, pipe_key_end = 0;  // key of the previous '|' cell
-  if (n > 0 && IsSpace(static_cast<unsigned char>(s[0]))) flags |= kFlagIndented;
+namespace {
 
-  auto clear_key = [&]() {
-    word_count = 0;
-    binder = false;
-  };
-  auto key_span = [&](Field& f) {
-    if (word_count > 0) {
-      int first = word_count > 8 ? (word_count - 8) : 0;
-      f.key_begin = word_starts[static_cast<size_t>(first) % 8];
-      f.key_end = key_end;
-    }
-    clear_key();
-  };
-  auto emit = [&](Field&& f) {
-    if (out.fields.size() >= 256) return;  // cap per segment
-    out.fields.push_back(f);
-  };
+// The integer part of a number token, as first scanned: where it starts (a sign or a leading '.'
+// included), where its digits are, and whether ",ddd" thousands groups followed.
+struct NumberHead {
+  size_t start = 0;      // first character of the token
+  size_t int_begin = 0;  // first digit of the integer part
+  size_t end = 0;        // after the integer part (and its thousands groups)
+  size_t int_digits = 0;
+  bool thousands = false;
+};
 
-  while (i < n) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (IsSpace(c)) {
-      while (i < n && IsSpace(static_cast<unsigned char>(s[i]))) ++i;
-      Mix(h, ' ');
-      continue;
-    }
-    const bool sign_start = (c == '-' || c == '+') && i + 1 < n &&
-                            IsDigit(static_cast<unsigned char>(s[i + 1])) &&
-                            (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1])));
-    const bool dot_start = c == '.' && i + 1 < n && IsDigit(static_cast<unsigned char>(s[i + 1])) &&
-                           (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1])));
-    if (IsDigit(c) || sign_start || dot_start) {
-      out.has_digit = true;
-      const size_t start = i;
-      size_t j = i;
-      if (s[j] == '-' || s[j] == '+') ++j;
-      size_t int_begin = j;
-      while (j < n && IsDigit(static_cast<unsigned char>(s[j]))) ++j;
-      size_t int_digits = j - int_begin;
-      bool integer = true;
-      bool thousands = false;
-      // Thousands separators: 1-3 digits then groups of ",ddd".
-      if (int_digits >= 1 && int_digits <= 3 && start == int_begin && j < n && s[j] == ',') {
-        size_t k = j;
-        while (
-            k + 3 < n && s[k] == ',' && IsDigit(static_cast<unsigned char>(s[k + 1])) &&
-            IsDigit(static_cast<unsigned char>(s[k + 2])) &&
-            IsDigit(static_cast<unsigned char>(s[k + 3])) &&
-            (k + 4 >= n || (!IsDigit(static_cast<unsigned char>(s[k + 4])) && s[k + 4] != '.'))) {
-          k += 4;
-          thousands = true;
-        }
-        if (thousands) j = k;
-      }
-      // Date: YYYY-MM-DD or YYYY/MM/DD.
-      if (!thousands && int_digits == 4 && start == int_begin && j + 5 < n &&
-          (s[j] == '-' || s[j] == '/') && IsDigit(static_cast<unsigned char>(s[j + 1])) &&
-          IsDigit(static_cast<unsigned char>(s[j + 2])) && s[j + 3] == s[j] &&
-          IsDigit(static_cast<unsigned char>(s[j + 4])) &&
-          IsDigit(static_cast<unsigned char>(s[j + 5]))) {
-        date_y = (s[start] - '0') * 1000 + (s[start + 1] - '0') * 100 + (s[start + 2] - '0') * 10 +
-                 (s[start + 3] - '0');
-        date_m = (s[j + 1] - '0') * 10 + (s[j + 2] - '0');
-        date_d = (s[j + 4] - '0') * 10 + (s[j + 5] - '0');
-        if (date_m < 1 || date_m > 12) date_m = 1;
-        if (date_d < 1 || date_d > 31) date_d = 1;
-        have_date = true;
-        i = j + 6;
-        if (i < n && (s[i] == 'T' || s[i] == '_')) ++i;
-        last_was_date = true;
-        flags |= kFlagHasTimestamp;
-        Mix(h, 'D');
-        after_percent = false;
-        continue;
-      }
-      // Clock: h:mm[:ss][.fff]
-      if (!thousands && int_digits >= 1 && int_digits <= 3 && start == int_begin && j + 2 < n &&
-          s[j] == ':' && IsDigit(static_cast<unsigned char>(s[j + 1])) &&
-          IsDigit(static_cast<unsigned char>(s[j + 2])) &&
-          (j + 3 >= n || !IsDigit(static_cast<unsigned char>(s[j + 3])))) {
-        double parts[3] = {0, 0, 0};
-        int np = 0;
-        size_t k = start;
-        while (np < 3) {
-          double v = 0;
-          size_t d0 = k;
-          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) v = v * 10 + (s[k++] - '0');
-          if (k == d0) break;
-          parts[np++] = v;
-          if (np < 3 && k + 2 < n && s[k] == ':' && IsDigit(static_cast<unsigned char>(s[k + 1])) &&
-              IsDigit(static_cast<unsigned char>(s[k + 2])) &&
-              (k + 3 >= n || !IsDigit(static_cast<unsigned char>(s[k + 3])))) {
-            ++k;
-          } else {
-            break;
-          }
-        }
-        double frac = 0;
-        if (k + 1 < n && (s[k] == '.' || s[k] == ',') &&
-            IsDigit(static_cast<unsigned char>(s[k + 1]))) {
-          size_t f0 = ++k;
-          double scale = 0.1;
-          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) {
-            if (k - f0 < 9) frac += (s[k] - '0') * scale;
-            scale *= 0.1;
-            ++k;
-          }
-        }
-        double secs = np == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] + frac
-                              : parts[0] * 60 + parts[1] + frac;
-        const bool eta_slot = start > 0 && s[start - 1] == '<';
-        const bool is_timestamp =
-            !eta_slot && (last_was_date || (np == 3 && !binder && (frac > 0 || start <= 2)));
-        if (is_timestamp) {
-          double day_secs = np == 3 ? secs : parts[0] * 3600 + parts[1] * 60;
-          if (have_date) {
-            out.timestamp_s =
-                static_cast<double>(DaysFromCivil(date_y, static_cast<unsigned>(date_m),
-                                                  static_cast<unsigned>(date_d))) *
-                    86400.0 +
-                day_secs;
-          } else if (out.timestamp_s < 0) {
-            out.timestamp_s = day_secs;
-          }
-          flags |= kFlagHasTimestamp;
-          last_was_date = false;
-          i = k;
-          Mix(h, 'T');
-          after_percent = false;
-          continue;
-        }
-        Field f;
-        key_span(f);
-        f.kind = ValueKind::kDuration;
-        f.unit = Unit::kSeconds;
-        f.value = secs;
-        f.value_begin = static_cast<uint32_t>(start);
-        f.value_end = static_cast<uint32_t>(k);
-        f.eta_position = eta_slot;
-        emit(std::move(f));
-        i = k;
-        Mix(h, '#');
-        last_was_date = false;
-        after_percent = false;
-        await_post_key = -1;
-        continue;
-      }
-      last_was_date = false;
-      // Masked location "file.py:123" / "module.name:45" / loguru's "{name}:{function}:{line}"
-      // ("yolox.core.trainer:after_iter:246"): an integer after a dotted word, maybe through
-      // more colon-joined words.
-      if (start > 0 && s[start - 1] == ':' && start == int_begin &&
-          !(j + 1 < n && s[j] == '.' && IsDigit(static_cast<unsigned char>(s[j + 1])))) {
-        size_t w = start - 1;
-        bool dotted = false;
-        while (w > 0) {
-          unsigned char p = static_cast<unsigned char>(s[w - 1]);
-          if (IsWordChar(p) || p == '-' || p == '/') {
-            --w;
-          } else if (p == ':' && w >= 2 && IsWordChar(static_cast<unsigned char>(s[w - 2]))) {
-            --w;  // "trainer:after_iter:" — the function between the module and the line
-          } else if (p == '.' && w >= 2) {
-            dotted = true;
-            --w;
-          } else {
-            break;
-          }
-        }
-        if (dotted && w < start - 1) {
-          i = j;
-          Mix(h, '#');
-          after_percent = false;
-          await_post_key = -1;
-          continue;
-        }
-      }
-      // Fraction part and exponent.
-      if (!thousands && j + 1 < n && s[j] == '.' && IsDigit(static_cast<unsigned char>(s[j + 1]))) {
-        integer = false;
-        ++j;
-        while (j < n && IsDigit(static_cast<unsigned char>(s[j]))) ++j;
-      } else if (!thousands && j + 1 < n && s[j] == '.' && int_digits > 0 &&
-                 (j + 1 >= n || !IsAlpha(static_cast<unsigned char>(s[j + 1])))) {
-        integer = false;  // "1." style
-        ++j;
-      }
-      if (!thousands && j + 1 < n && (s[j] == 'e' || s[j] == 'E')) {
-        size_t k = j + 1;
-        if (k < n && (s[k] == '-' || s[k] == '+')) ++k;
-        if (k < n && IsDigit(static_cast<unsigned char>(s[k]))) {
-          while (k < n && IsDigit(static_cast<unsigned char>(s[k]))) ++k;
-          j = k;
-          integer = false;
-        }
-      }
-      double value = 0;
-      if (thousands) {
-        for (size_t k = int_begin; k < j; ++k) {
-          if (IsDigit(static_cast<unsigned char>(s[k]))) value = value * 10 + (s[k] - '0');
-        }
-        if (start != int_begin && s[start] == '-') value = -value;
+// What follows an integer ("a/b"): nothing, a fraction, or a month/day date ("11/17 11:39:23").
+enum class AfterSlash : uint8_t { kNone, kFraction, kMonthDay };
+
+// One pass over a segment: a cursor with the state the tokens share (the pending key phrase, a
+// date printed before a clock, the bar seen, the template hash). Run() dispatches on the first
+// character of each token: blanks, numbers (dates, clocks, "file.py:12" locations, fractions,
+// percentages, units), words (keys, nan/inf, box-drawing bars) and punctuation (separators,
+// binders, '|' cells and tqdm bars, '[' Keras bars).
+class SegmentLexer {
+ public:
+  SegmentLexer(std::string_view s, ParsedSegment& out) : s_(s), n_(s.size()), out_(out) {}
+
+  void Run() {
+    if (n_ > 0 && IsSpace(U(0))) flags_ |= kFlagIndented;
+    while (i_ < n_) {
+      const unsigned char c = U(i_);
+      if (IsSpace(c)) {
+        while (i_ < n_ && IsSpace(U(i_))) ++i_;
+        Mix(h_, ' ');
+      } else if (IsDigit(c) || NumberSignOrDot(c)) {
+        LexNumber();
+      } else if (IsWordChar(c) || PathStart(c)) {
+        LexWord();
       } else {
-        const char* b = s.data() + start + (s[start] == '+' ? 1 : 0);
-        auto res = std::from_chars(b, s.data() + j, value);
-        if (res.ec != std::errc()) value = 0;
+        LexPunctuation(c);
       }
-      Field f;
-      f.value_begin = static_cast<uint32_t>(start);
-      f.integer = integer;
-      f.value = value;
-      // Fraction "a/b" or "a/ b" (integers).
-      size_t k = j;
-      if (integer && int_digits > 0) {
-        size_t q = k;
-        while (q < n && IsSpace(static_cast<unsigned char>(s[q]))) ++q;
-        if (q < n && s[q] == '/' && q - k <= 1) {
-          ++q;
-          while (q < n && IsSpace(static_cast<unsigned char>(s[q])) && q - k < 4) ++q;
-          if (q < n && IsDigit(static_cast<unsigned char>(s[q]))) {
-            size_t d0 = q;
-            double tot = 0;
-            while (q < n && IsDigit(static_cast<unsigned char>(s[q])))
-              tot = tot * 10 + (s[q++] - '0');
-            bool denom_int =
-                !(q + 1 < n && s[q] == '.' && IsDigit(static_cast<unsigned char>(s[q + 1])));
-            if (denom_int && q - d0 <= 12) {
-              // "11/17 11:39:23": a month/day date, not a fraction.
-              size_t r = q;
-              while (r < n && IsSpace(static_cast<unsigned char>(s[r]))) ++r;
-              if (r > q && r + 4 < n && IsDigit(static_cast<unsigned char>(s[r])) &&
-                  IsDigit(static_cast<unsigned char>(s[r + 1])) && s[r + 2] == ':' &&
-                  int_digits <= 2 && q - d0 <= 2) {
-                last_was_date = true;
-                flags |= kFlagHasTimestamp;
-                i = q;
-                Mix(h, 'D');
-                after_percent = false;
-                continue;
-              }
-              f.kind = ValueKind::kFraction;
-              f.total = tot;
-              k = q;
-            }
-          }
-        }
-      }
-      // Percent.
-      if (f.kind == ValueKind::kNumber && k < n && s[k] == '%') {
-        f.kind = ValueKind::kPercent;
-        ++k;
-      }
-      f.value_end = static_cast<uint32_t>(k);
-      // Unit suffix, attached or after one space for rates/seconds.
-      if (f.kind == ValueKind::kNumber || f.kind == ValueKind::kFraction) {
-        size_t u0 = k;
-        bool spaced = false;
-        if (u0 < n && s[u0] == ' ' && u0 + 1 < n &&
-            IsAlpha(static_cast<unsigned char>(s[u0 + 1]))) {
-          ++u0;
-          spaced = true;
-        }
-        size_t u = u0;
-        while (u < n && IsAlpha(static_cast<unsigned char>(s[u]))) ++u;
-        if (u > u0 && u < n && s[u] == '/' && u + 1 < n &&
-            IsAlpha(static_cast<unsigned char>(s[u + 1]))) {
-          ++u;
-          while (u < n && IsAlpha(static_cast<unsigned char>(s[u]))) ++u;
-        }
-        if (u > u0 && f.kind == ValueKind::kNumber &&
-            (u >= n || !IsDigit(static_cast<unsigned char>(s[u])))) {
-          std::string_view ut = s.substr(u0, u - u0);
-          if (!spaced && integer && (ut == "it" || ut == "its")) f.it_suffix = true;
-          UnitInfo ui = ClassifyUnit(ut);
-          if (const double scale = spaced ? 0 : CountAbbreviation(ut); scale > 0) {
-            // "step:50K", "smpl:2M": an abbreviated count is read as the count it stands for.
-            ui = UnitInfo();
-            f.value *= scale;
-            f.integer = std::floor(f.value) == f.value;
-            f.abbreviated = true;
-            k = u;
-          }
-          bool accept =
-              ui.known && (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
-                           (ui.unit == Unit::kSeconds && ut.size() >= 1 && ut != "m" && ut != "h" &&
-                            ut != "d"));
-          if (spaced && ui.unit == Unit::kOther) accept = false;
-          if (accept) {
-            f.unit = ui.unit;
-            f.noun = ui.noun;
-            f.unit_begin = static_cast<uint32_t>(u0);
-            f.unit_end = static_cast<uint32_t>(u);
-            if (ui.unit == Unit::kSeconds || ui.unit == Unit::kTimePerItem) {
-              f.value *= ui.scale;
-              if (ui.unit == Unit::kSeconds) f.kind = ValueKind::kDuration;
-            } else if (ui.unit == Unit::kRate) {
-              f.value *= ui.scale;
-            }
-            k = u;
-            if (k < n && s[k] == '.' && (k + 1 >= n || s[k + 1] == ' ')) ++k;  // "sec."
-            if (ui.unit == Unit::kSeconds && ui.scale == 86400) {
-              // "1 day, 2:03:04" (mmengine / datetime.timedelta)
-              size_t q = k;
-              if (q < n && s[q] == ',') ++q;
-              while (q < n && IsSpace(static_cast<unsigned char>(s[q]))) ++q;
-              double parts[3] = {0, 0, 0};
-              int np = 0;
-              size_t r = q;
-              while (np < 3 && r < n && IsDigit(static_cast<unsigned char>(s[r]))) {
-                double x = 0;
-                size_t d0 = r;
-                while (r < n && IsDigit(static_cast<unsigned char>(s[r])) && r - d0 < 3) {
-                  x = x * 10 + (s[r++] - '0');
-                }
-                parts[np++] = x;
-                if (r < n && s[r] == ':' && np < 3) {
-                  ++r;
-                } else {
-                  break;
-                }
-              }
-              if (np == 3) {
-                f.value += parts[0] * 3600 + parts[1] * 60 + parts[2];
-                k = r;
-                f.unit_end = static_cast<uint32_t>(r);
-              }
-            }
-          }
-        }
-      }
-      key_span(f);
-      if (f.key_end == 0 && pipe_key_end > 0) {
-        // Only separators and blanks since the keyed cell.
-        bool clean = true;
-        for (size_t q = pipe_key_end; q < start && clean; ++q) {
-          clean = s[q] == ' ' || s[q] == '\t' || s[q] == '|' || s[q] == ':';
-        }
-        if (clean) {
-          f.key_begin = pipe_key_begin;
-          f.key_end = pipe_key_end;
-        }
-      }
-      pipe_key_end = 0;
-      const bool unkeyed = f.key_end == 0;
-      // The unit's kind is part of the template: "9.45it/s" and "1.74s/it" are read differently
-      // (tqdm switches between them within one bar).
-      const unsigned char unit_mark =
-          static_cast<unsigned char>('a' + static_cast<int>(f.unit) * 8 + static_cast<int>(f.noun));
-      emit(std::move(f));
-      after_percent = !out.fields.empty() && out.fields.back().kind == ValueKind::kPercent;
-      await_post_key = unkeyed && out.fields.back().unit == Unit::kNone
-                           ? static_cast<int>(out.fields.size()) - 1
-                           : -1;
-      i = k;
-      Mix(h, '#');
-      Mix(h, unit_mark);
-      continue;
     }
-    if (IsWordChar(c) ||
-        ((c == '/' || c == '~') && i + 1 < n && IsAlpha(static_cast<unsigned char>(s[i + 1])) &&
-         (i == 0 || !IsWordChar(static_cast<unsigned char>(s[i - 1]))))) {
-      const size_t start = i;
-      size_t j = i + 1;
-      while (j < n) {
-        unsigned char d = static_cast<unsigned char>(s[j]);
-        if (IsWordChar(d)) {
-          ++j;
-        } else if ((d == '.' || d == '/' || d == '-' || d == '\\') && j + 1 < n &&
-                   (IsAlpha(static_cast<unsigned char>(s[j + 1])) || s[j + 1] == '_' ||
-                    (d != '-' && IsDigit(static_cast<unsigned char>(s[j + 1]))))) {
-          ++j;
-        } else {
-          break;
-        }
-      }
-      std::string_view word = s.substr(start, j - start);
-      // A run of box-drawing/block characters (rich, Keras 3 bars: U+2500..U+259F).
-      if (word.size() >= 9 && static_cast<unsigned char>(word[0]) == 0xE2) {
-        bool box = true;
-        for (size_t q = 0; q + 2 < word.size() + 2 && q < word.size() && box; q += 3) {
-          const unsigned char b0 = static_cast<unsigned char>(word[q]);
-          const unsigned char b1 =
-              q + 1 < word.size() ? static_cast<unsigned char>(word[q + 1]) : 0;
-          box = b0 == 0xE2 && b1 >= 0x94 && b1 <= 0x96;
-        }
-        if (box && word.size() % 3 == 0) {
-          flags |= kFlagTqdmBar;
-          if (!out.fields.empty() && out.fields.back().kind == ValueKind::kFraction &&
-              out.fields.back().key_end == 0 && out.fields.back().value_end + 1 >= start) {
-            out.fields.back().bar_fraction = true;  // "938/938 ━━━━" (Keras 3)
-          } else if (tqdm_bar_end == 0) {
-            tqdm_bar_end = static_cast<uint32_t>(j);  // "Epoch 3/9 ━━━━ 938/938" (rich)
-          }
-          Mix(h, '|');
-          clear_key();
-          await_post_key = -1;
-          i = j;
-          continue;
-        }
-      }
-      for (char ch : word) {
-        if (!IsDigit(static_cast<unsigned char>(ch))) Mix(h, static_cast<unsigned char>(ch));
-      }
-      // nan / inf as values after a binder.
-      if (word_count > 0 &&
-          (EqualsLower(word, "nan") || EqualsLower(word, "inf") || EqualsLower(word, "infinity"))) {
-        Field f;
-        key_span(f);
-        f.value = EqualsLower(word, "nan") ? std::numeric_limits<double>::quiet_NaN()
-                                           : std::numeric_limits<double>::infinity();
-        if (start > 0 && s[start - 1] == '-') f.value = -f.value;
-        f.value_begin = static_cast<uint32_t>(start);
-        f.value_end = static_cast<uint32_t>(j);
-        emit(std::move(f));
-        await_post_key = -1;
-        i = j;
-        continue;
-      }
-      if (await_post_key >= 0 && word_count == 0 && start > 0 &&
-          IsSpace(static_cast<unsigned char>(s[start - 1]))) {
-        Field& f = out.fields[static_cast<size_t>(await_post_key)];
-        if (f.key_end == 0) {
-          f.key_begin = static_cast<uint32_t>(start);
-          f.key_end = static_cast<uint32_t>(j);
-          f.post_key = true;
-        }
-      }
-      await_post_key = -1;
-      if (binder) {  // "a: b: 1" -> key "b"
-        word_count = 0;
-        binder = false;
-      }
-      word_starts[static_cast<size_t>(word_count) % 8] = static_cast<uint32_t>(start);
-      ++word_count;
-      key_end = static_cast<uint32_t>(j);
-      last_was_date = false;
-      after_percent = false;
-      i = j;
-      continue;
-    }
-    // Punctuation.
-    Mix(h, c);
-    switch (c) {
-      case ',':
-      case ';':
-      case '{':
-      case '}':
-      case ']':
-        if (c == '{' && i + 1 < n && (s[i + 1] == '"' || s[i + 1] == '\'')) flags |= kFlagJson;
-        clear_key();
-        await_post_key = -1;
-        ++i;
-        break;
-      case '|': {
-        flags |= kFlagPipes;
-        if (word_count > 0) {
-          // "| loss | 12.3 |": the cell before may name the value in the next cell.
-          pipe_key_begin =
-              word_starts[static_cast<size_t>(word_count > 8 ? word_count - 8 : 0) % 8];
-          pipe_key_end = key_end;
-        } else {
-          pipe_key_end = 0;
-        }
-        clear_key();
-        await_post_key = -1;
-        if (after_percent || (i > 0 && s[i - 1] == '%')) {
-          // tqdm bar: skip to the closing '|'.
-          size_t k = i + 1;
-          size_t limit = std::min(n, i + 400);
-          while (k < limit && s[k] != '|') ++k;
-          if (k < limit) {
-            flags |= kFlagTqdmBar;
-            i = k + 1;
-            if (tqdm_bar_end == 0) tqdm_bar_end = static_cast<uint32_t>(i);
-            after_percent = false;
-            break;
-          }
-        }
-        after_percent = false;
-        ++i;
-        break;
-      }
-      case '[': {
-        size_t k = i + 1;
-        size_t limit = std::min(n, i + 400);
-        while (k < limit && (s[k] == '=' || s[k] == '>' || s[k] == '.' || s[k] == '-' ||
-                             s[k] == '#' || s[k] == '*')) {
-          ++k;
-        }
-        if (k < limit && s[k] == ']' && k - i >= 4) {
-          flags |= kFlagKerasBar;
-          if (!out.fields.empty() && out.fields.back().kind == ValueKind::kFraction &&
-              out.fields.back().key_end == 0) {
-            out.fields.back().bar_fraction = true;
-          }
-          i = k + 1;
-          clear_key();
-          break;
-        }
-        ++i;
-        break;
-      }
-      case '-':
-        if ((i > 0 && IsSpace(static_cast<unsigned char>(s[i - 1])) && i + 1 < n &&
-             IsSpace(static_cast<unsigned char>(s[i + 1]))) ||
-            (i + 1 < n && s[i + 1] == '-')) {
-          clear_key();
-          await_post_key = -1;
-        }
-        ++i;
-        break;
-      case '=':
-        flags |= kFlagKeyEquals;
-        if (word_count > 0) binder = true;
-        ++i;
-        break;
-      case ':':
-        if (word_count > 0) binder = true;
-        ++i;
-        break;
-      case '>':
-        if (i > 0 && s[i - 1] == '>') clear_key();  // ">>" separates logger prefixes
-        ++i;
-        break;
-      default:
-        await_post_key = -1;
-        ++i;
-        break;
-    }
-    last_was_date = false;
+    MarkBarCounter();
+    out_.flags |= flags_;
+    Mix(h_, static_cast<unsigned char>(out_.fields.size() & 0xff));
+    out_.skeleton = h_;
   }
-  // tqdm's right part without the bar glyphs ("100% 4/4 [00:00<00:00,  5.63it/s]", Ultralytics
-  // and tqdm with a zero-width bar): the "[elapsed<remaining" slot marks a bar; its counter is
-  // the last unkeyed fraction before that slot.
-  if (!(flags & (kFlagTqdmBar | kFlagKerasBar))) {
-    for (size_t e = 0; e < out.fields.size(); ++e) {
-      if (!out.fields[e].eta_position) continue;
+
+ private:
+  unsigned char U(size_t k) const { return static_cast<unsigned char>(s_[k]); }
+  bool DigitAt(size_t k) const { return k < n_ && IsDigit(U(k)); }
+  bool AfterWordChar(size_t k) const { return k > 0 && IsWordChar(U(k - 1)); }
+
+  // "-5", "+1e3", ".5" (not after a word character: "a-5" is a word).
+  bool NumberSignOrDot(unsigned char c) const {
+    return (c == '-' || c == '+' || c == '.') && DigitAt(i_ + 1) && !AfterWordChar(i_);
+  }
+  // "/path" or "~user" starts a word.
+  bool PathStart(unsigned char c) const {
+    return (c == '/' || c == '~') && i_ + 1 < n_ && IsAlpha(U(i_ + 1)) && !AfterWordChar(i_);
+  }
+
+  void ClearKey() {
+    word_count_ = 0;
+    binder_ = false;
+  }
+  // Moves the pending key phrase (up to its last 8 words) to `f`.
+  void TakeKey(Field& f) {
+    if (word_count_ > 0) {
+      const int first = word_count_ > 8 ? (word_count_ - 8) : 0;
+      f.key_begin = word_starts_[static_cast<size_t>(first) % 8];
+      f.key_end = key_end_;
+    }
+    ClearKey();
+  }
+  void Emit(Field&& f) {
+    if (out_.fields.size() >= 256) return;  // cap per segment
+    out_.fields.push_back(f);
+  }
+
+  // ---- numbers ----
+  void LexNumber();
+  NumberHead ScanInteger() const;
+  bool TryDate(const NumberHead& h);
+  bool TryClock(const NumberHead& h);
+  bool TrySkipLocation(const NumberHead& h);
+  size_t ScanDecimals(const NumberHead& h, bool& integer) const;
+  double NumberValue(const NumberHead& h, size_t end) const;
+  AfterSlash ScanFraction(const NumberHead& h, Field& f, size_t& k);
+  void ReadUnit(Field& f, size_t& k) const;
+  void ReadDayClock(Field& f, size_t& k) const;
+  void FinishNumber(Field&& f, size_t start, size_t k);
+  // ---- words ----
+  void LexWord();
+  bool TryBoxRun(size_t start, size_t end);
+  bool TryNonFinite(std::string_view word, size_t start, size_t end);
+  // ---- punctuation ----
+  void LexPunctuation(unsigned char c);
+  void LexPipe();
+  void LexBracket();
+  void MarkBarCounter();
+
+  const std::string_view s_;
+  const size_t n_;
+  ParsedSegment& out_;
+  size_t i_ = 0;  // the cursor
+  uint64_t h_ = kFnvOffset;
+  // Pending key: span of up to the last 8 words since the last hard separator or value.
+  std::array<uint32_t, 8> word_starts_{};
+  int word_count_ = 0;
+  uint32_t key_end_ = 0;
+  bool binder_ = false;         // ':' or '=' seen after the pending key
+  bool last_was_date_ = false;  // the previous token was a date
+  int await_post_key_ = -1;     // unkeyed field that may take the next word as its key
+  bool after_percent_ = false;  // the previous token was a percentage ("44%")
+  int date_y_ = 0, date_m_ = 0, date_d_ = 0;
+  bool have_date_ = false;
+  uint32_t flags_ = 0;
+  uint32_t tqdm_bar_end_ = 0;
+  uint32_t pipe_key_begin_ = 0, pipe_key_end_ = 0;  // key of the previous '|' cell
+};
+
+void SegmentLexer::LexNumber() {
+  out_.has_digit = true;
+  const NumberHead h = ScanInteger();
+  if (TryDate(h) || TryClock(h)) return;
+  last_was_date_ = false;
+  if (TrySkipLocation(h)) return;
+  bool integer = true;
+  const size_t j = ScanDecimals(h, integer);
+  Field f;
+  f.value_begin = static_cast<uint32_t>(h.start);
+  f.integer = integer;
+  f.value = NumberValue(h, j);
+  size_t k = j;
+  if (ScanFraction(h, f, k) == AfterSlash::kMonthDay) return;
+  if (f.kind == ValueKind::kNumber && k < n_ && s_[k] == '%') {
+    f.kind = ValueKind::kPercent;
+    ++k;
+  }
+  f.value_end = static_cast<uint32_t>(k);
+  if (f.kind == ValueKind::kNumber || f.kind == ValueKind::kFraction) ReadUnit(f, k);
+  FinishNumber(std::move(f), h.start, k);
+}
+
+NumberHead SegmentLexer::ScanInteger() const {
+  NumberHead h;
+  h.start = i_;
+  size_t j = i_;
+  if (s_[j] == '-' || s_[j] == '+') ++j;
+  h.int_begin = j;
+  while (j < n_ && IsDigit(U(j))) ++j;
+  h.int_digits = j - h.int_begin;
+  // Thousands separators: 1-3 digits then groups of ",ddd".
+  if (h.int_digits >= 1 && h.int_digits <= 3 && h.start == h.int_begin && j < n_ && s_[j] == ',') {
+    size_t k = j;
+    while (k + 3 < n_ && s_[k] == ',' && IsDigit(U(k + 1)) && IsDigit(U(k + 2)) &&
+           IsDigit(U(k + 3)) && (k + 4 >= n_ || (!IsDigit(U(k + 4)) && s_[k + 4] != '.'))) {
+      k += 4;
+      h.thousands = true;
+    }
+    if (h.thousands) j = k;
+  }
+  h.end = j;
+  return h;
+}
+
+// Date: YYYY-MM-DD or YYYY/MM/DD (maybe followed by 'T' or '_'), kept for the clock after it.
+bool SegmentLexer::TryDate(const NumberHead& h) {
+  const size_t j = h.end, start = h.start;
+  if (h.thousands || h.int_digits != 4 || start != h.int_begin || j + 5 >= n_ ||
+      !(s_[j] == '-' || s_[j] == '/') || !IsDigit(U(j + 1)) || !IsDigit(U(j + 2)) ||
+      s_[j + 3] != s_[j] || !IsDigit(U(j + 4)) || !IsDigit(U(j + 5))) {
+    return false;
+  }
+  date_y_ = (s_[start] - '0') * 1000 + (s_[start + 1] - '0') * 100 + (s_[start + 2] - '0') * 10 +
+            (s_[start + 3] - '0');
+  date_m_ = (s_[j + 1] - '0') * 10 + (s_[j + 2] - '0');
+  date_d_ = (s_[j + 4] - '0') * 10 + (s_[j + 5] - '0');
+  if (date_m_ < 1 || date_m_ > 12) date_m_ = 1;
+  if (date_d_ < 1 || date_d_ > 31) date_d_ = 1;
+  have_date_ = true;
+  i_ = j + 6;
+  if (i_ < n_ && (s_[i_] == 'T' || s_[i_] == '_')) ++i_;
+  last_was_date_ = true;
+  flags_ |= kFlagHasTimestamp;
+  Mix(h_, 'D');
+  after_percent_ = false;
+  return true;
+}
+
+// Clock "h:mm[:ss][.fff]": a timestamp (after a date, or a full unbound clock near the start
+// or with fractional seconds), else a duration value ("eta: 1:23:27", tqdm's "<01:41" slot).
+bool SegmentLexer::TryClock(const NumberHead& h) {
+  const size_t j = h.end, start = h.start;
+  if (h.thousands || h.int_digits < 1 || h.int_digits > 3 || start != h.int_begin || j + 2 >= n_ ||
+      s_[j] != ':' || !IsDigit(U(j + 1)) || !IsDigit(U(j + 2)) || DigitAt(j + 3)) {
+    return false;
+  }
+  double parts[3] = {0, 0, 0};
+  int np = 0;
+  size_t k = start;
+  while (np < 3) {
+    double v = 0;
+    const size_t d0 = k;
+    while (k < n_ && IsDigit(U(k))) v = v * 10 + (s_[k++] - '0');
+    if (k == d0) break;
+    parts[np++] = v;
+    if (np < 3 && k + 2 < n_ && s_[k] == ':' && IsDigit(U(k + 1)) && IsDigit(U(k + 2)) &&
+        !DigitAt(k + 3)) {
+      ++k;
+    } else {
+      break;
+    }
+  }
+  double frac = 0;
+  if (k + 1 < n_ && (s_[k] == '.' || s_[k] == ',') && IsDigit(U(k + 1))) {
+    const size_t f0 = ++k;
+    double scale = 0.1;
+    while (k < n_ && IsDigit(U(k))) {
+      if (k - f0 < 9) frac += (s_[k] - '0') * scale;
+      scale *= 0.1;
+      ++k;
+    }
+  }
+  const double secs =
+      np == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] + frac : parts[0] * 60 + parts[1] + frac;
+  const bool eta_slot = start > 0 && s_[start - 1] == '<';
+  const bool is_timestamp =
+      !eta_slot && (last_was_date_ || (np == 3 && !binder_ && (frac > 0 || start <= 2)));
+  i_ = k;
+  last_was_date_ = false;
+  after_percent_ = false;
+  if (is_timestamp) {
+    const double day_secs = np == 3 ? secs : parts[0] * 3600 + parts[1] * 60;
+    if (have_date_) {
+      out_.timestamp_s = static_cast<double>(DaysFromCivil(date_y_, static_cast<unsigned>(date_m_),
+                                                           static_cast<unsigned>(date_d_))) *
+                             86400.0 +
+                         day_secs;
+    } else if (out_.timestamp_s < 0) {
+      out_.timestamp_s = day_secs;
+    }
+    flags_ |= kFlagHasTimestamp;
+    Mix(h_, 'T');
+    return true;
+  }
+  Field f;
+  TakeKey(f);
+  f.kind = ValueKind::kDuration;
+  f.unit = Unit::kSeconds;
+  f.value = secs;
+  f.value_begin = static_cast<uint32_t>(start);
+  f.value_end = static_cast<uint32_t>(k);
+  f.eta_position = eta_slot;
+  Emit(std::move(f));
+  Mix(h_, '#');
+  await_post_key_ = -1;
+  return true;
+}
+
+// Masked location "file.py:123" / "module.name:45" / loguru's "{name}:{function}:{line}"
+// ("yolox.core.trainer:after_iter:246"): an integer after a dotted word, maybe through more
+// colon-joined words. Skipped without a field.
+bool SegmentLexer::TrySkipLocation(const NumberHead& h) {
+  const size_t start = h.start, j = h.end;
+  if (start == 0 || s_[start - 1] != ':' || start != h.int_begin ||
+      (j + 1 < n_ && s_[j] == '.' && IsDigit(U(j + 1)))) {
+    return false;
+  }
+  size_t w = start - 1;
+  bool dotted = false;
+  while (w > 0) {
+    const unsigned char p = U(w - 1);
+    if (IsWordChar(p) || p == '-' || p == '/') {
+      --w;
+    } else if (p == ':' && w >= 2 && IsWordChar(U(w - 2))) {
+      --w;  // "trainer:after_iter:" — the function between the module and the line
+    } else if (p == '.' && w >= 2) {
+      dotted = true;
+      --w;
+    } else {
+      break;
+    }
+  }
+  if (!dotted || w >= start - 1) return false;
+  i_ = j;
+  Mix(h_, '#');
+  after_percent_ = false;
+  await_post_key_ = -1;
+  return true;
+}
+
+// Fraction digits ("0.5", "1.") and an exponent ("1e-3"); returns the end of the number.
+size_t SegmentLexer::ScanDecimals(const NumberHead& h, bool& integer) const {
+  size_t j = h.end;
+  if (h.thousands) return j;
+  if (j + 1 < n_ && s_[j] == '.' && IsDigit(U(j + 1))) {
+    integer = false;
+    ++j;
+    while (j < n_ && IsDigit(U(j))) ++j;
+  } else if (j + 1 < n_ && s_[j] == '.' && h.int_digits > 0 && !IsAlpha(U(j + 1))) {
+    integer = false;  // "1." style
+    ++j;
+  }
+  if (j + 1 < n_ && (s_[j] == 'e' || s_[j] == 'E')) {
+    size_t k = j + 1;
+    if (k < n_ && (s_[k] == '-' || s_[k] == '+')) ++k;
+    if (k < n_ && IsDigit(U(k))) {
+      while (k < n_ && IsDigit(U(k))) ++k;
+      j = k;
+      integer = false;
+    }
+  }
+  return j;
+}
+
+double SegmentLexer::NumberValue(const NumberHead& h, size_t end) const {
+  double value = 0;
+  if (h.thousands) {
+    for (size_t k = h.int_begin; k < end; ++k) {
+      if (IsDigit(U(k))) value = value * 10 + (s_[k] - '0');
+    }
+    if (h.start != h.int_begin && s_[h.start] == '-') value = -value;
+  } else {
+    const char* b = s_.data() + h.start + (s_[h.start] == '+' ? 1 : 0);
+    auto res = std::from_chars(b, s_.data() + end, value);
+    if (res.ec != std::errc()) value = 0;
+  }
+  return value;
+}
+
+// Fraction "a/b" or "a/ b" of integers: sets `f` and moves `k` past the denominator. A
+// month/day date ("11/17 11:39:23") is consumed as a date instead (kMonthDay).
+AfterSlash SegmentLexer::ScanFraction(const NumberHead& h, Field& f, size_t& k) {
+  if (!f.integer || h.int_digits == 0) return AfterSlash::kNone;
+  size_t q = k;
+  while (q < n_ && IsSpace(U(q))) ++q;
+  if (q >= n_ || s_[q] != '/' || q - k > 1) return AfterSlash::kNone;
+  ++q;
+  while (q < n_ && IsSpace(U(q)) && q - k < 4) ++q;
+  if (q >= n_ || !IsDigit(U(q))) return AfterSlash::kNone;
+  const size_t d0 = q;
+  double tot = 0;
+  while (q < n_ && IsDigit(U(q))) tot = tot * 10 + (s_[q++] - '0');
+  const bool denom_int = !(q + 1 < n_ && s_[q] == '.' && IsDigit(U(q + 1)));
+  if (!denom_int || q - d0 > 12) return AfterSlash::kNone;
+  size_t r = q;
+  while (r < n_ && IsSpace(U(r))) ++r;
+  if (r > q && r + 4 < n_ && IsDigit(U(r)) && IsDigit(U(r + 1)) && s_[r + 2] == ':' &&
+      h.int_digits <= 2 && q - d0 <= 2) {
+    last_was_date_ = true;
+    flags_ |= kFlagHasTimestamp;
+    i_ = q;
+    Mix(h_, 'D');
+    after_percent_ = false;
+    return AfterSlash::kMonthDay;
+  }
+  f.kind = ValueKind::kFraction;
+  f.total = tot;
+  k = q;
+  return AfterSlash::kFraction;
+}
+
+// Unit suffix, attached or after one space for rates and seconds ("6.79it/s", "12.53 steps/s",
+// "7s", "29ms/step", "50K"); the value is scaled to seconds or items per second.
+void SegmentLexer::ReadUnit(Field& f, size_t& k) const {
+  size_t u0 = k;
+  bool spaced = false;
+  if (u0 < n_ && s_[u0] == ' ' && u0 + 1 < n_ && IsAlpha(U(u0 + 1))) {
+    ++u0;
+    spaced = true;
+  }
+  size_t u = u0;
+  while (u < n_ && IsAlpha(U(u))) ++u;
+  if (u > u0 && u < n_ && s_[u] == '/' && u + 1 < n_ && IsAlpha(U(u + 1))) {
+    ++u;
+    while (u < n_ && IsAlpha(U(u))) ++u;
+  }
+  if (u == u0 || f.kind != ValueKind::kNumber || DigitAt(u)) return;
+  const std::string_view ut = s_.substr(u0, u - u0);
+  if (!spaced && f.integer && (ut == "it" || ut == "its")) f.it_suffix = true;
+  UnitInfo ui = ClassifyUnit(ut);
+  if (const double scale = spaced ? 0 : CountAbbreviation(ut); scale > 0) {
+    // "step:50K", "smpl:2M": an abbreviated count is read as the count it stands for.
+    ui = UnitInfo();
+    f.value *= scale;
+    f.integer = std::floor(f.value) == f.value;
+    f.abbreviated = true;
+    k = u;
+  }
+  bool accept =
+      ui.known &&
+      (!spaced || ui.unit == Unit::kRate || ui.unit == Unit::kTimePerItem ||
+       (ui.unit == Unit::kSeconds && ut.size() >= 1 && ut != "m" && ut != "h" && ut != "d"));
+  if (spaced && ui.unit == Unit::kOther) accept = false;
+  if (!accept) return;
+  f.unit = ui.unit;
+  f.noun = ui.noun;
+  f.unit_begin = static_cast<uint32_t>(u0);
+  f.unit_end = static_cast<uint32_t>(u);
+  if (ui.unit == Unit::kSeconds || ui.unit == Unit::kTimePerItem) {
+    f.value *= ui.scale;
+    if (ui.unit == Unit::kSeconds) f.kind = ValueKind::kDuration;
+  } else if (ui.unit == Unit::kRate) {
+    f.value *= ui.scale;
+  }
+  k = u;
+  if (k < n_ && s_[k] == '.' && (k + 1 >= n_ || s_[k + 1] == ' ')) ++k;  // "sec."
+  if (ui.unit == Unit::kSeconds && ui.scale == 86400) ReadDayClock(f, k);
+}
+
+// "1 day, 2:03:04" (mmengine / datetime.timedelta): the clock after a day count adds to it.
+void SegmentLexer::ReadDayClock(Field& f, size_t& k) const {
+  size_t q = k;
+  if (q < n_ && s_[q] == ',') ++q;
+  while (q < n_ && IsSpace(U(q))) ++q;
+  double parts[3] = {0, 0, 0};
+  int np = 0;
+  size_t r = q;
+  while (np < 3 && r < n_ && IsDigit(U(r))) {
+    double x = 0;
+    const size_t d0 = r;
+    while (r < n_ && IsDigit(U(r)) && r - d0 < 3) x = x * 10 + (s_[r++] - '0');
+    parts[np++] = x;
+    if (r < n_ && s_[r] == ':' && np < 3) {
+      ++r;
+    } else {
+      break;
+    }
+  }
+  if (np == 3) {
+    f.value += parts[0] * 3600 + parts[1] * 60 + parts[2];
+    k = r;
+    f.unit_end = static_cast<uint32_t>(r);
+  }
+}
+
+// Gives the number its key (the pending phrase, or the '|' cell before it) and emits it.
+void SegmentLexer::FinishNumber(Field&& f, size_t start, size_t k) {
+  TakeKey(f);
+  if (f.key_end == 0 && pipe_key_end_ > 0) {
+    // Only separators and blanks since the keyed cell.
+    bool clean = true;
+    for (size_t q = pipe_key_end_; q < start && clean; ++q) {
+      clean = s_[q] == ' ' || s_[q] == '\t' || s_[q] == '|' || s_[q] == ':';
+    }
+    if (clean) {
+      f.key_begin = pipe_key_begin_;
+      f.key_end = pipe_key_end_;
+    }
+  }
+  pipe_key_end_ = 0;
+  const bool unkeyed = f.key_end == 0;
+  // The unit's kind is part of the template: "9.45it/s" and "1.74s/it" are read differently
+  // (tqdm switches between them within one bar).
+  const unsigned char unit_mark =
+      static_cast<unsigned char>('a' + static_cast<int>(f.unit) * 8 + static_cast<int>(f.noun));
+  Emit(std::move(f));
+  after_percent_ = !out_.fields.empty() && out_.fields.back().kind == ValueKind::kPercent;
+  await_post_key_ = unkeyed && out_.fields.back().unit == Unit::kNone
+                        ? static_cast<int>(out_.fields.size()) - 1
+                        : -1;
+  i_ = k;
+  Mix(h_, '#');
+  Mix(h_, unit_mark);
+}
+
+// A word: part of the pending key phrase, the key of the value before it ("4312 updates"), a
+// nan/inf value, or a run of box-drawing characters (a bar).
+void SegmentLexer::LexWord() {
+  const size_t start = i_;
+  size_t j = i_ + 1;
+  while (j < n_) {
+    const unsigned char d = U(j);
+    if (IsWordChar(d)) {
+      ++j;
+    } else if ((d == '.' || d == '/' || d == '-' || d == '\\') && j + 1 < n_ &&
+               (IsAlpha(U(j + 1)) || s_[j + 1] == '_' || (d != '-' && IsDigit(U(j + 1))))) {
+      ++j;
+    } else {
+      break;
+    }
+  }
+  const std::string_view word = s_.substr(start, j - start);
+  if (TryBoxRun(start, j)) return;
+  for (char ch : word) {
+    if (!IsDigit(static_cast<unsigned char>(ch))) Mix(h_, static_cast<unsigned char>(ch));
+  }
+  if (TryNonFinite(word, start, j)) return;
+  if (await_post_key_ >= 0 && word_count_ == 0 && start > 0 && IsSpace(U(start - 1))) {
+    Field& f = out_.fields[static_cast<size_t>(await_post_key_)];
+    if (f.key_end == 0) {
+      f.key_begin = static_cast<uint32_t>(start);
+      f.key_end = static_cast<uint32_t>(j);
+      f.post_key = true;
+    }
+  }
+  await_post_key_ = -1;
+  if (binder_) ClearKey();  // "a: b: 1" -> key "b"
+  word_starts_[static_cast<size_t>(word_count_) % 8] = static_cast<uint32_t>(start);
+  ++word_count_;
+  key_end_ = static_cast<uint32_t>(j);
+  last_was_date_ = false;
+  after_percent_ = false;
+  i_ = j;
+}
+
+// A run of box-drawing/block characters (rich, Keras 3 bars: U+2500..U+259F).
+bool SegmentLexer::TryBoxRun(size_t start, size_t end) {
+  const std::string_view word = s_.substr(start, end - start);
+  if (word.size() < 9 || static_cast<unsigned char>(word[0]) != 0xE2 || word.size() % 3 != 0) {
+    return false;
+  }
+  for (size_t q = 0; q < word.size(); q += 3) {
+    const unsigned char b1 = static_cast<unsigned char>(word[q + 1]);
+    if (static_cast<unsigned char>(word[q]) != 0xE2 || b1 < 0x94 || b1 > 0x96) return false;
+  }
+  flags_ |= kFlagTqdmBar;
+  if (!out_.fields.empty() && out_.fields.back().kind == ValueKind::kFraction &&
+      out_.fields.back().key_end == 0 && out_.fields.back().value_end + 1 >= start) {
+    out_.fields.back().bar_fraction = true;  // "938/938 ━━━━" (Keras 3)
+  } else if (tqdm_bar_end_ == 0) {
+    tqdm_bar_end_ = static_cast<uint32_t>(end);  // "Epoch 3/9 ━━━━ 938/938" (rich)
+  }
+  Mix(h_, '|');
+  ClearKey();
+  await_post_key_ = -1;
+  i_ = end;
+  return true;
+}
+
+// nan / inf as values after a key.
+bool SegmentLexer::TryNonFinite(std::string_view word, size_t start, size_t end) {
+  if (word_count_ == 0) return false;
+  const bool nan = EqualsLower(word, "nan");
+  if (!nan && !EqualsLower(word, "inf") && !EqualsLower(word, "infinity")) return false;
+  Field f;
+  TakeKey(f);
+  f.value =
+      nan ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  if (start > 0 && s_[start - 1] == '-') f.value = -f.value;
+  f.value_begin = static_cast<uint32_t>(start);
+  f.value_end = static_cast<uint32_t>(end);
+  Emit(std::move(f));
+  await_post_key_ = -1;
+  i_ = end;
+  return true;
+}
+
+// Separators end the pending key; ':' and '=' bind it to the value that follows.
+void SegmentLexer::LexPunctuation(unsigned char c) {
+  Mix(h_, c);
+  switch (c) {
+    case ',':
+    case ';':
+    case '{':
+    case '}':
+    case ']':
+      if (c == '{' && i_ + 1 < n_ && (s_[i_ + 1] == '"' || s_[i_ + 1] == '\'')) flags_ |= kFlagJson;
+      ClearKey();
+      await_post_key_ = -1;
+      ++i_;
+      break;
+    case '|':
+      LexPipe();
+      break;
+    case '[':
+      LexBracket();
+      break;
+    case '-':
+      if ((i_ > 0 && IsSpace(U(i_ - 1)) && i_ + 1 < n_ && IsSpace(U(i_ + 1))) ||
+          (i_ + 1 < n_ && s_[i_ + 1] == '-')) {
+        ClearKey();
+        await_post_key_ = -1;
+      }
+      ++i_;
+      break;
+    case '=':
+      flags_ |= kFlagKeyEquals;
+      if (word_count_ > 0) binder_ = true;
+      ++i_;
+      break;
+    case ':':
+      if (word_count_ > 0) binder_ = true;
+      ++i_;
+      break;
+    case '>':
+      if (i_ > 0 && s_[i_ - 1] == '>') ClearKey();  // ">>" separates logger prefixes
+      ++i_;
+      break;
+    default:
+      await_post_key_ = -1;
+      ++i_;
+      break;
+  }
+  last_was_date_ = false;
+}
+
+// '|': a column separator (its cell's key may name the next cell's value) or, right after a
+// percentage, the start of a tqdm bar skipped to its closing '|'.
+void SegmentLexer::LexPipe() {
+  flags_ |= kFlagPipes;
+  if (word_count_ > 0) {
+    // "| loss | 12.3 |": the cell before may name the value in the next cell.
+    pipe_key_begin_ = word_starts_[static_cast<size_t>(word_count_ > 8 ? word_count_ - 8 : 0) % 8];
+    pipe_key_end_ = key_end_;
+  } else {
+    pipe_key_end_ = 0;
+  }
+  ClearKey();
+  await_post_key_ = -1;
+  if (after_percent_ || (i_ > 0 && s_[i_ - 1] == '%')) {
+    size_t k = i_ + 1;
+    const size_t limit = std::min(n_, i_ + 400);
+    while (k < limit && s_[k] != '|') ++k;
+    if (k < limit) {
+      flags_ |= kFlagTqdmBar;
+      i_ = k + 1;
+      if (tqdm_bar_end_ == 0) tqdm_bar_end_ = static_cast<uint32_t>(i_);
+      after_percent_ = false;
+      return;
+    }
+  }
+  after_percent_ = false;
+  ++i_;
+}
+
+// '[': a Keras bar "[=====>....]" is skipped whole; its counter is the fraction before it.
+void SegmentLexer::LexBracket() {
+  size_t k = i_ + 1;
+  const size_t limit = std::min(n_, i_ + 400);
+  while (k < limit && (s_[k] == '=' || s_[k] == '>' || s_[k] == '.' || s_[k] == '-' ||
+                       s_[k] == '#' || s_[k] == '*')) {
+    ++k;
+  }
+  if (k < limit && s_[k] == ']' && k - i_ >= 4) {
+    flags_ |= kFlagKerasBar;
+    if (!out_.fields.empty() && out_.fields.back().kind == ValueKind::kFraction &&
+        out_.fields.back().key_end == 0) {
+      out_.fields.back().bar_fraction = true;
+    }
+    i_ = k + 1;
+    ClearKey();
+    return;
+  }
+  ++i_;
+}
+
+// The counter of a tqdm bar: the first unkeyed fraction after the bar. Without the bar glyphs
+// ("100% 4/4 [00:00<00:00,  5.63it/s]", Ultralytics and tqdm with a zero-width bar) the
+// "[elapsed<remaining" slot marks a bar; its counter is the last unkeyed fraction before it.
+void SegmentLexer::MarkBarCounter() {
+  std::vector<Field>& fields = out_.fields;
+  if (!(flags_ & (kFlagTqdmBar | kFlagKerasBar))) {
+    for (size_t e = 0; e < fields.size(); ++e) {
+      if (!fields[e].eta_position) continue;
       for (size_t b = e; b-- > 0;) {
-        Field& f = out.fields[b];
+        Field& f = fields[b];
         if (f.kind == ValueKind::kFraction && f.key_end == 0) {
           f.bar_fraction = true;
-          flags |= kFlagTqdmBar;
-          tqdm_bar_end = f.value_begin;
+          flags_ |= kFlagTqdmBar;
+          tqdm_bar_end_ = f.value_begin;
           break;
         }
       }
       break;
     }
   }
-  // tqdm: the first unkeyed fraction after the bar is the bar's counter.
-  if (flags & kFlagTqdmBar) {
-    for (auto& f : out.fields) {
-      if (f.value_begin >= tqdm_bar_end && f.kind == ValueKind::kFraction && f.key_end == 0) {
+  if (flags_ & kFlagTqdmBar) {
+    for (auto& f : fields) {
+      if (f.value_begin >= tqdm_bar_end_ && f.kind == ValueKind::kFraction && f.key_end == 0) {
         f.bar_fraction = true;
         break;
       }
     }
   }
-  out.flags |= flags;
-  Mix(h, static_cast<unsigned char>(out.fields.size() & 0xff));
-  out.skeleton = h;
 }
+
+}  // namespace
+
+void LineParser::Lex(std::string_view s, ParsedSegment& out) { SegmentLexer(s, out).Run(); }
 
 bool LineParser::IsShareOfSomething(const ParsedSegment& seg, size_t idx) {
   const Field& f = seg.fields[idx];
