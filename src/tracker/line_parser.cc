@@ -220,90 +220,90 @@ void LineParser::KeyWords(std::string_view key, std::vector<std::string_view>& v
   // Strip trailing digits from letter+digit words for matching ("avg50" -> keep both forms).
 }
 
-KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
-  KeyRole r;
-  thread_local std::vector<std::string_view> words;
-  thread_local std::string scratch;
-  KeyWords(key, words, scratch);
-  if (words.size() > 8) words.erase(words.begin(), words.end() - 8);
-  if (words.empty()) return r;
-  auto has = [&](std::initializer_list<std::string_view> set) {
+namespace {
+
+// A key phrase for role analysis: its printed text and its lower-case words (the last 8 at
+// most), with the questions the rules ask about them.
+struct KeyPhrase {
+  std::string_view key;
+  const std::vector<std::string_view>& words;
+
+  bool Has(std::initializer_list<std::string_view> set) const {
     for (auto w : words) {
       if (InSet(w, set)) return true;
     }
     return false;
-  };
-  auto has_any = [&](const WordList& list) {
+  }
+  bool HasAny(const WordList& list) const {
     for (auto w : words) {
       if (list.Contains(w)) return true;
     }
     return false;
-  };
-  auto has_word = [&](std::string_view x) {
+  }
+  bool HasWord(std::string_view x) const {
     for (auto w : words) {
       if (w == x) return true;
     }
     return false;
-  };
-  r.eval = has_any(V().eval);
-  for (auto w : words) {
+  }
+};
+
+// The key says evaluation: an eval word, or a metric only evaluation reports ("bleu4" too).
+bool KeyIsEval(const KeyPhrase& k) {
+  bool eval = k.HasAny(V().eval);
+  for (auto w : k.words) {
     size_t e = w.size();
     while (e > 0 && IsDigit(static_cast<unsigned char>(w[e - 1]))) --e;
     if (InSet(w, V().eval_only_metric) || (e > 0 && InSet(w.substr(0, e), V().eval_only_metric))) {
-      r.eval = true;
+      eval = true;
     }
   }
-  r.avg = has_any(V().avg);
-  // Head word: the last word that is not a qualifier.
-  std::string_view head;
-  for (size_t k = words.size(); k-- > 0;) {
-    if (!InSet(words[k], V().head_qualifier) && !IsDigit(static_cast<unsigned char>(words[k][0]))) {
-      head = words[k];
-      break;
-    }
+  return eval;
+}
+
+// A key that is the word after its value ("4312 updates", "3 epochs").
+void PostKeyRole(const KeyPhrase& k, KeyRole& r) {
+  const std::string_view w = k.words.front();
+  if (InSet(w, V().epoch)) r.role = Role::kEpoch;
+  if (InSet(w, {"step", "steps", "iter", "iters", "iterations", "updates", "batches"})) {
+    r.role = Role::kStep;
   }
-  if (field.post_key) {
-    std::string_view w = words.front();
-    if (InSet(w, V().epoch)) r.role = Role::kEpoch;
-    if (InSet(w, {"step", "steps", "iter", "iters", "iterations", "updates", "batches"})) {
-      r.role = Role::kStep;
-    }
-    return r;
-  }
-  // Rates and times named by the key: "samples_per_second", "SamplesPerSec", "Samples/sec",
-  // "elapsed time per iteration (ms)".
-  for (size_t k = 0; k < words.size(); ++k) {
-    if (words[k] != "per" || k + 1 >= words.size()) continue;
-    std::string_view after = words[k + 1];
-    RateNoun before = k > 0 ? NounOf(words[k - 1]) : RateNoun::kNone;
-    if (InSet(after, {"sec", "second", "seconds", "s"})) {
-      if (before != RateNoun::kNone) {
-        r.role = Role::kThroughput;
-        r.noun = before;
-        r.counts_as_metric = true;
-        return r;
-      }
+}
+
+// Rates and times named by the key: "samples_per_second", "SamplesPerSec", "Samples/sec",
+// "Tokens/s/device", "wps", "elapsed time per iteration (ms)". Returns whether the key decided.
+bool RateRole(const KeyPhrase& k, KeyRole& r) {
+  const auto& words = k.words;
+  for (size_t q = 0; q < words.size(); ++q) {
+    if (words[q] != "per" || q + 1 >= words.size()) continue;
+    const std::string_view after = words[q + 1];
+    const RateNoun before = q > 0 ? NounOf(words[q - 1]) : RateNoun::kNone;
+    if (InSet(after, {"sec", "second", "seconds", "s"}) && before != RateNoun::kNone) {
+      r.role = Role::kThroughput;
+      r.noun = before;
+      r.counts_as_metric = true;
+      return true;
     }
     if (NounOf(after) != RateNoun::kNone &&
-        (has_word("time") || has_word("latency") || has_word("ms") || has_word("seconds"))) {
+        (k.HasWord("time") || k.HasWord("latency") || k.HasWord("ms") || k.HasWord("seconds"))) {
       r.role = Role::kStepTime;
-      r.millis = has_word("ms");
+      r.millis = k.HasWord("ms");
       r.counts_as_metric = true;
       r.rank = 1;
-      return r;
+      return true;
     }
   }
   // "Samples/sec", "Tokens/s/device" (MaxText), "tokens/s/gpu": a noun per second, maybe per
   // device.
-  for (size_t k = 0; k + 1 < words.size() && key.find('/') != std::string_view::npos; ++k) {
-    RateNoun n = NounOf(words[k]);
-    if (n != RateNoun::kNone && InSet(words[k + 1], {"sec", "s"}) &&
-        (k + 2 == words.size() ||
-         (k + 3 == words.size() && InSet(words[k + 2], {"device", "gpu", "chip", "core"})))) {
+  for (size_t q = 0; q + 1 < words.size() && k.key.find('/') != std::string_view::npos; ++q) {
+    const RateNoun n = NounOf(words[q]);
+    if (n != RateNoun::kNone && InSet(words[q + 1], {"sec", "s"}) &&
+        (q + 2 == words.size() ||
+         (q + 3 == words.size() && InSet(words[q + 2], {"device", "gpu", "chip", "core"})))) {
       r.role = Role::kThroughput;
       r.noun = n;
       r.counts_as_metric = true;
-      return r;
+      return true;
     }
   }
   for (auto w : words) {
@@ -311,66 +311,88 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
       r.role = Role::kThroughput;
       r.noun = RateNoun::kToken;
       r.counts_as_metric = true;
-      return r;
+      return true;
     }
     if (w == "ups" || w == "sps" || w == "ips") {
       r.role = Role::kThroughput;
       r.noun = w == "ups" ? RateNoun::kStep : (w == "sps" ? RateNoun::kSample : RateNoun::kImage);
       r.rank = -1;
       r.counts_as_metric = true;
-      return r;
+      return true;
     }
   }
-  // Losses.
-  for (size_t k = 0; k < words.size(); ++k) {
-    std::string_view w = words[k];
-    const size_t first = k;  // the loss's word(s): words[first..k]
+  return false;
+}
+
+// The rank of a loss named by words[first..last] among the losses of a line: "loss" alone and
+// "total loss" first, averages and component losses ("loss_cls") after.
+int LossRank(const KeyPhrase& k, size_t first, size_t last) {
+  const auto& words = k.words;
+  const std::string_view w = words[last];
+  int rank = 0;
+  if (words.size() == 1 && w == "loss") rank += 4;
+  for (size_t q = 0; q < words.size(); ++q) {
+    const std::string_view x = words[q];
+    if (x == w || (q >= first && q <= last)) continue;
+    if (x == "total" || x == "overall" || x == "full") {
+      rank += 3;
+    } else if (InSet(x, V().train)) {
+      rank += 1;
+    } else if (InSet(x, V().avg)) {
+      rank -= 2;
+    } else if (InSet(x, V().loss_neutral)) {
+    } else {
+      rank -= 1;
+    }
+  }
+  return std::max(-100, std::min(100, rank));
+}
+
+// Losses: "loss", "*loss", "nll", a loss function's name ("SmoothL1", one or two words). A loss
+// setting ("loss_weight", "loss scale") decides the key too: no role.
+bool LossRole(const KeyPhrase& k, KeyRole& r) {
+  const auto& words = k.words;
+  for (size_t q = 0; q < words.size(); ++q) {
+    std::string_view w = words[q];
+    const size_t first = q;  // the loss's word(s): words[first..q]
     bool lossy = w == "loss" || w == "losses" || w == "nll" || w == "xent" ||
                  (w.size() > 4 && w.substr(w.size() - 4) == "loss") || V().loss_name.Contains(w);
-    if (!lossy && k + 1 < words.size()) {
+    if (!lossy && q + 1 < words.size()) {
       std::string joined(w);
-      joined.append(words[k + 1]);
+      joined.append(words[q + 1]);
       lossy = V().loss_name.Contains(joined);
-      if (lossy) w = words[++k];  // the pair names one loss: "Smooth"+"L1"
+      if (lossy) w = words[++q];  // the pair names one loss: "Smooth"+"L1"
     }
     if (!lossy) continue;
-    if (has_any(V().loss_setting)) {
-      return r;  // a loss setting ("loss_weight", "loss scale"), not a loss value
-    }
+    if (k.HasAny(V().loss_setting)) return true;  // a loss setting, not a loss value
     r.role = Role::kLoss;
     r.counts_as_metric = true;
-    int rank = 0;
-    if (words.size() == 1 && w == "loss") rank += 4;
-    for (size_t q = 0; q < words.size(); ++q) {
-      const std::string_view x = words[q];
-      if (x == w || (q >= first && q <= k)) continue;
-      if (x == "total" || x == "overall" || x == "full") {
-        rank += 3;
-      } else if (InSet(x, V().train)) {
-        rank += 1;
-      } else if (InSet(x, V().avg)) {
-        rank -= 2;
-      } else if (InSet(x, V().loss_neutral)) {
-      } else {
-        rank -= 1;
-      }
-    }
-    r.rank = static_cast<int8_t>(std::max(-100, std::min(100, rank)));
-    return r;
+    r.rank = static_cast<int8_t>(LossRank(k, first, q));
+    return true;
   }
-  if (has_word("lr") || (has_word("learning") && has_word("rate")) || has_word("learningrate")) {
+  return false;
+}
+
+// Learning rate and remaining time.
+bool LrOrEtaRole(const KeyPhrase& k, KeyRole& r) {
+  if (k.HasWord("lr") || (k.HasWord("learning") && k.HasWord("rate")) ||
+      k.HasWord("learningrate")) {
     r.role = Role::kLr;
     r.counts_as_metric = true;
-    return r;
+    return true;
   }
-  if (has_word("eta") || has_word("remaining") || (has_word("time") && has_word("left"))) {
+  if (k.HasWord("eta") || k.HasWord("remaining") || (k.HasWord("time") && k.HasWord("left"))) {
     r.role = Role::kEta;
     r.counts_as_metric = true;
-    return r;
+    return true;
   }
-  // A duration named after a step ("step_avg:148.02ms", "iter_time 0.5s", "updt_s:0.50",
-  // "step_ms 120"): time per step, preferred over an unqualified time on the same line (often
-  // a cumulative one). A bare value counts when the key ends in a time unit word.
+  return false;
+}
+
+// Step durations and other times: "seconds: 0.512", "step_avg:148.02ms", "batch_cost", "time",
+// "elapsed".
+bool TimeRole(const KeyPhrase& k, const Field& field, KeyRole& r) {
+  const auto& words = k.words;
   // A key that is only a time unit on a step line ("completed step: 100, seconds: 0.512"
   // (MaxText), "ms: 95.3"): the step's duration.
   if (words.size() == 1 && InSet(words.front(), {"seconds", "secs", "sec", "ms", "msec"}) &&
@@ -379,83 +401,125 @@ KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
     r.rank = 1;
     r.millis = words.front() == "ms" || words.front() == "msec";
     r.counts_as_metric = true;
-    return r;
+    return true;
   }
+  // A duration named after a step ("step_avg:148.02ms", "iter_time 0.5s", "updt_s:0.50",
+  // "step_ms 120"): time per step, preferred over an unqualified time on the same line (often
+  // a cumulative one). A bare value counts when the key ends in a time unit word.
   const bool unit_word = words.size() >= 2 && InSet(words.back(), {"s", "sec", "secs", "ms"});
   if ((field.unit == Unit::kSeconds ||
        (unit_word && field.unit == Unit::kNone && field.kind == ValueKind::kNumber)) &&
-      has({"step", "iter", "iteration", "batch", "update", "updt"}) &&
-      !has_any(V().step_time_not)) {
+      k.Has({"step", "iter", "iteration", "batch", "update", "updt"}) &&
+      !k.HasAny(V().step_time_not)) {
     r.role = Role::kStepTime;
     r.rank = 3;
     r.millis = field.unit == Unit::kNone && words.back() == "ms";
     r.counts_as_metric = true;
-    return r;
+    return true;
   }
-  if (has_word("cost") && has({"batch", "step", "iter", "data", "reader"}) &&
+  if (k.HasWord("cost") && k.Has({"batch", "step", "iter", "data", "reader"}) &&
       field.kind == ValueKind::kNumber) {
     // PaddlePaddle's "batch_cost: 0.5123 data_cost: 0.0012": seconds per batch, data wait.
-    r.role = has({"data", "reader"}) ? Role::kElapsed : Role::kStepTime;
+    r.role = k.Has({"data", "reader"}) ? Role::kElapsed : Role::kStepTime;
     r.rank = 2;
     r.counts_as_metric = r.role == Role::kStepTime;
-    return r;
+    return true;
   }
-  if (has_word("time") || has_word("timer") || has_word("timing") || has_word("dt") ||
-      has_word("latency") || has_word("duration")) {
-    if (has_any(V().time_not_step)) {
+  if (k.HasWord("time") || k.HasWord("timer") || k.HasWord("timing") || k.HasWord("dt") ||
+      k.HasWord("latency") || k.HasWord("duration")) {
+    if (k.HasAny(V().time_not_step)) {
       r.role = Role::kElapsed;
-      return r;
+      return true;
     }
     r.role = Role::kStepTime;
-    r.millis = has_word("ms");
+    r.millis = k.HasWord("ms");
     r.rank = words.size() == 1 ? 2 : 0;
-    if (has({"step", "iter", "batch", "it", "iteration"})) r.rank = 3;
+    if (k.Has({"step", "iter", "batch", "it", "iteration"})) r.rank = 3;
     r.counts_as_metric = true;
-    return r;
+    return true;
   }
-  if (has_any(V().elapsed)) {
+  if (k.HasAny(V().elapsed)) {
     r.role = Role::kElapsed;
+    return true;
+  }
+  return false;
+}
+
+// The rank of a step counter among the counters of a line: global step first, micro steps last.
+int8_t StepRank(const KeyPhrase& k, std::string_view head) {
+  int rank = 0;
+  if (k.HasWord("global") || k.HasWord("gstep")) {
+    rank = 5;
+  } else if (head == "step" || head == "steps") {
+    rank = 4;
+  } else if (head.substr(0, 4) == "iter") {
+    rank = 3;
+  } else if (head == "updates") {
+    rank = k.HasWord("num") ? 3 : 2;
+  } else if (head == "update") {
+    rank = 1;
+  } else if (head == "it") {
+    rank = 0;
+  } else {
+    rank = 1;  // batch
+  }
+  if (k.HasWord("micro")) rank = -2;
+  return static_cast<int8_t>(rank);
+}
+
+// Counters and configured totals, by the head word (the last word that is not a qualifier):
+// "Num Epochs", "max_steps", "epoch", "global_step", "iter".
+bool CounterRole(const KeyPhrase& k, KeyRole& r) {
+  const auto& words = k.words;
+  std::string_view head;
+  for (size_t q = words.size(); q-- > 0;) {
+    if (!InSet(words[q], V().head_qualifier) && !IsDigit(static_cast<unsigned char>(words[q][0]))) {
+      head = words[q];
+      break;
+    }
+  }
+  if (head.empty()) return false;
+  const bool epoch = InSet(head, V().epoch);
+  if ((epoch || InSet(head, V().step)) && InSet(words.front(), V().total_prefix) &&
+      !k.HasAny(V().metric) && (words.front() != "num" || epoch)) {
+    r.role = epoch ? Role::kTotalEpochs : Role::kTotalSteps;
+    return true;
+  }
+  if (epoch) {
+    r.role = Role::kEpoch;
+    return true;
+  }
+  if (InSet(head, V().step) && head != "global" && !k.Has({"skipped", "nan", "inf", "zero"})) {
+    r.role = Role::kStep;
+    r.rank = StepRank(k, head);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+KeyRole LineParser::AnalyzeKey(std::string_view key, const Field& field) {
+  KeyRole r;
+  thread_local std::vector<std::string_view> words;
+  thread_local std::string scratch;
+  KeyWords(key, words, scratch);
+  if (words.size() > 8) words.erase(words.begin(), words.end() - 8);
+  if (words.empty()) return r;
+  const KeyPhrase k{key, words};
+  r.eval = KeyIsEval(k);
+  r.avg = k.HasAny(V().avg);
+  if (field.post_key) {
+    PostKeyRole(k, r);
     return r;
   }
-  if (!head.empty() && (InSet(head, V().epoch) || InSet(head, V().step)) &&
-      InSet(words.front(), V().total_prefix) && !has_any(V().metric) &&
-      (words.front() != "num" || InSet(head, V().epoch))) {
-    r.role = InSet(head, V().epoch) ? Role::kTotalEpochs : Role::kTotalSteps;
+  if (RateRole(k, r) || LossRole(k, r) || LrOrEtaRole(k, r) || TimeRole(k, field, r) ||
+      CounterRole(k, r)) {
     return r;
   }
-  if (!head.empty()) {
-    if (InSet(head, V().epoch)) {
-      r.role = Role::kEpoch;
-      return r;
-    }
-    if (InSet(head, V().step) && head != "global" && !has({"skipped", "nan", "inf", "zero"})) {
-      r.role = Role::kStep;
-      int rank = 0;
-      if (has_word("global") || has_word("gstep"))
-        rank = 5;
-      else if (head == "step" || head == "steps")
-        rank = 4;
-      else if (head.substr(0, 4) == "iter")
-        rank = 3;
-      else if (head == "updates")
-        rank = has_word("num") ? 3 : 2;
-      else if (head == "update")
-        rank = 1;
-      else if (head == "it")
-        rank = 0;
-      else
-        rank = 1;  // batch
-      if (has_word("micro")) rank = -2;
-      r.rank = static_cast<int8_t>(rank);
-      return r;
-    }
-  }
-  for (auto w : words) {
-    if (InSet(w, V().metric)) {
-      r.role = Role::kMetric;
-      r.counts_as_metric = true;
-      return r;
-    }
+  if (k.HasAny(V().metric)) {
+    r.role = Role::kMetric;
+    r.counts_as_metric = true;
   }
   return r;
 }
