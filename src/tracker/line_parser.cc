@@ -1233,6 +1233,221 @@ bool LineParser::IsShareOfSomething(const ParsedSegment& seg, size_t idx) {
   return paren;
 }
 
+namespace {
+
+// "Train: 3 [ 100/1251 (8%)]": a number keyed by a phase name right before a bracketed fraction
+// is the epoch. `idx` is the fraction; the role of the number before it is changed.
+void PhaseNumberIsEpoch(const ParsedSegment& out, size_t idx, std::vector<KeyRole>& roles) {
+  const std::string_view s = out.text;
+  const Field& f = out.fields[idx];
+  const Field& p = out.fields[idx - 1];
+  if (roles[idx - 1].role != Role::kNone || !p.integer || p.kind != ValueKind::kNumber ||
+      p.key_end <= p.key_begin) {
+    return;
+  }
+  const std::string_view pk = s.substr(p.key_begin, p.key_end - p.key_begin);
+  bool bracket_next = false;
+  for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
+    if (s[k] == '[') bracket_next = true;
+  }
+  if (bracket_next && (EqualsLower(pk, "train") || EqualsLower(pk, "training"))) {
+    roles[idx - 1].role = Role::kEpoch;
+  }
+}
+
+// An unkeyed fraction without a role: a bar's counter (steps, or epochs when the bar's
+// description is "Epoch"), a leading counter ("1875/1875 - 5s - loss: 0.26", "[100/1000]"), or
+// the step right after an epoch value ("Epoch [1][50/500]").
+void UnkeyedFractionRole(const ParsedSegment& out, size_t idx, std::vector<KeyRole>& roles,
+                         bool epoch_bar, KeyRole& r) {
+  const std::string_view s = out.text;
+  const Field& f = out.fields[idx];
+  if (idx > 0) PhaseNumberIsEpoch(out, idx, roles);
+  bool leading = idx == 0;
+  for (size_t k = 0; leading && k < f.value_begin && k < s.size(); ++k) {
+    leading = s[k] == ' ' || s[k] == '\t' || s[k] == '[';
+  }
+  if (f.bar_fraction) {
+    r.role = epoch_bar ? Role::kEpoch : Role::kStep;
+    r.rank = 2;
+  } else if (leading) {
+    r.role = Role::kStep;
+    r.rank = 1;
+  } else if (idx > 0 && roles[idx - 1].role == Role::kEpoch) {
+    // "Epoch [1][50/500]" / "Epoch(train) [1][ 50/500]"
+    const Field& p = out.fields[idx - 1];
+    bool adjacent = true;
+    for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
+      const char ch = s[k];
+      if (ch != '[' && ch != ']' && ch != ' ' && ch != '(' && ch != ')' && ch != ':') {
+        adjacent = false;
+      }
+    }
+    if (adjacent) {
+      r.role = Role::kStep;
+      r.rank = 1;
+    }
+  }
+}
+
+// Roles the value itself gives: its unit (rates, time per item, durations), a percentage (never
+// a counter; "Epoch:  10%|#  | 1/10" makes the bar count epochs), an unkeyed fraction.
+void ValueRole(const ParsedSegment& out, size_t idx, std::vector<KeyRole>& roles, bool& epoch_bar,
+               KeyRole& r) {
+  const Field& f = out.fields[idx];
+  if (f.unit == Unit::kRate && (r.role == Role::kNone || r.role == Role::kThroughput ||
+                                r.role == Role::kMetric || r.role == Role::kStep)) {
+    r.role = Role::kThroughput;
+    r.counts_as_metric = true;
+  } else if (f.unit == Unit::kTimePerItem &&
+             (r.role == Role::kNone || r.role == Role::kStepTime || r.role == Role::kMetric)) {
+    r.role = Role::kStepTime;
+    r.counts_as_metric = true;
+    r.rank = 4;
+  } else if (r.role == Role::kNone && f.kind == ValueKind::kDuration) {
+    r.role = f.eta_position ? Role::kEta : Role::kElapsed;
+    if (f.eta_position) r.counts_as_metric = true;
+  } else if (f.kind == ValueKind::kPercent && r.role == Role::kNone &&
+             LineParser::IsShareOfSomething(out, idx)) {
+    // "mfu 30.12%", "memory: 30.12GiB(38.04%)": a share, not progress; no role.
+  } else if (f.kind == ValueKind::kPercent &&
+             (r.role == Role::kNone || r.role == Role::kStep || r.role == Role::kEpoch)) {
+    epoch_bar = r.role == Role::kEpoch && !r.eval;
+    const bool eval = r.eval;
+    r = KeyRole();
+    r.role = Role::kPercent;
+    r.eval = eval;
+  } else if (r.role == Role::kNone && f.kind == ValueKind::kFraction && f.key_end == 0) {
+    UnkeyedFractionRole(out, idx, roles, epoch_bar, r);
+  }
+}
+
+// Counters recognised by their shape: "[10]\ttrain-logloss:0.51" (boosting libraries: a leading
+// bracketed integer) and tqdm without a total ("Training: 1234it [01:23, 14.8it/s]").
+void CounterShapeRole(const ParsedSegment& out, size_t idx, KeyRole& r) {
+  const std::string_view s = out.text;
+  const Field& f = out.fields[idx];
+  if (idx == 0 && r.role == Role::kNone && f.key_end == 0 && f.integer &&
+      f.kind == ValueKind::kNumber && f.value_begin > 0 && f.value_end < s.size() &&
+      s[f.value_begin - 1] == '[' && s[f.value_end] == ']') {
+    bool only_space = true;
+    for (size_t k = 0; k + 1 < f.value_begin; ++k) {
+      if (s[k] != ' ' && s[k] != '\t') only_space = false;
+    }
+    if (only_space) {
+      r.role = Role::kStep;
+      r.rank = 0;
+    }
+  }
+  if (f.it_suffix && f.integer && (r.role == Role::kNone || r.role == Role::kMetric)) {
+    r.role = Role::kStep;
+    r.rank = 1;
+  }
+}
+
+// "loss at step 100: 0.52": an integer read as a loss whose key ends in a counter word, joined to
+// an unkeyed number after it, is the counter; that number is the loss.
+void MoveLossPastCounter(const ParsedSegment& out, std::vector<KeyRole>& roles) {
+  const std::string_view s = out.text;
+  for (size_t idx = 0; idx + 1 < out.fields.size(); ++idx) {
+    const Field& f = out.fields[idx];
+    if (roles[idx].role != Role::kLoss || !f.integer || f.kind != ValueKind::kNumber ||
+        f.key_end <= f.key_begin) {
+      continue;
+    }
+    thread_local std::vector<std::string_view> words;
+    thread_local std::string scratch;
+    LineParser::KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
+    if (words.size() < 2) continue;
+    const std::string_view head = words.back();
+    const bool counter_head = InSet(head, V().step) || InSet(head, V().epoch);
+    const Field& next = out.fields[idx + 1];
+    bool joined = next.key_end == 0 && next.kind == ValueKind::kNumber;
+    for (size_t k = f.value_end; joined && k < next.value_begin && k < s.size(); ++k) {
+      joined = s[k] == ' ' || s[k] == ':' || s[k] == '=' || s[k] == '\t';
+    }
+    if (counter_head && joined) {
+      const KeyRole loss = roles[idx];
+      roles[idx] = KeyRole();
+      roles[idx].role = InSet(head, V().epoch) ? Role::kEpoch : Role::kStep;
+      roles[idx + 1] = loss;
+    }
+  }
+}
+
+// The flags one word of the segment sets, by the word lists (config/tracker_vocabulary.yaml).
+// `in_key`: the word is in the key of a value with a role; `in_plain_key`: of one without
+// ("Testing net (#0)"); `before_bar`: in a progress bar's description.
+uint32_t WordFlags(const std::string& lw, bool in_key, bool in_plain_key, bool before_bar) {
+  uint32_t wf = 0;
+  if (InSet(lw, V().eval) && !in_key) wf |= kFlagEvalTag;
+  if (InSet(lw, V().eval) && in_plain_key) wf |= kFlagEvalKeyTag;
+  if (InSet(lw, V().train) && !in_key) wf |= kFlagTrainTag;
+  if (InSet(lw, V().summary)) wf |= kFlagSummary;
+  if (InSet(lw, V().checkpoint)) wf |= kFlagCheckpoint;
+  if (InSet(lw, V().error)) wf |= kFlagError;
+  if (lw == "traceback") wf |= kFlagTraceback;
+  if (InSet(lw, V().warning)) wf |= kFlagWarning;
+  if (lw == "info") wf |= kFlagInfoLevel;
+  // Setup or I/O work before a progress bar ("Map", "Loading checkpoint shards", an lr finder):
+  // every word before the bar is its description, even one inside a key ("Finding best initial
+  // lr: 100%|...": the lr names what is searched for, not a value).
+  if (before_bar && InSet(lw, V().setup)) wf |= kFlagSetupBar;
+  return wf;
+}
+
+// Segment words: eval/train tags outside metric keys, summary, checkpoint, error/warning cues,
+// setup bars; a Python traceback frame ('  File "...", line N, in f').
+uint32_t SegmentWordFlags(const ParsedSegment& out, const std::vector<KeyRole>& roles) {
+  const std::string_view s = out.text;
+  size_t bar_pos = std::string_view::npos;  // where a progress bar starts (its description ends)
+  if (out.flags & (kFlagTqdmBar | kFlagKerasBar)) {
+    for (const Field& f : out.fields) {
+      if (f.kind == ValueKind::kPercent || f.bar_fraction) {
+        bar_pos = f.value_begin;
+        break;
+      }
+    }
+  }
+  uint32_t wf = 0;
+  size_t i = 0;
+  const size_t n = s.size();
+  std::string lw;
+  while (i < n) {
+    if (!IsAlpha(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    const size_t start = i;
+    while (i < n && IsAlpha(static_cast<unsigned char>(s[i]))) {
+      // camelCase split
+      if (i > start && s[i] >= 'A' && s[i] <= 'Z' && s[i - 1] >= 'a' && s[i - 1] <= 'z') break;
+      ++i;
+    }
+    lw.assign(s.substr(start, i - start));
+    for (auto& ch : lw) ch = Lower(ch);
+    bool in_key = false;
+    bool in_plain_key = false;
+    for (size_t idx = 0; idx < out.fields.size(); ++idx) {
+      const Field& f = out.fields[idx];
+      if (start >= f.key_begin && start < f.key_end &&
+          ((roles[idx].role != Role::kNone && roles[idx].role != Role::kPercent) ||
+           roles[idx].eval)) {
+        in_key = true;
+        in_plain_key = roles[idx].role == Role::kNone;
+        break;
+      }
+    }
+    wf |= WordFlags(lw, in_key, in_plain_key, start < bar_pos);
+  }
+  size_t p = 0;
+  while (p < n && IsSpace(static_cast<unsigned char>(s[p]))) ++p;
+  if (s.substr(p, 6) == "File \"") wf |= kFlagTraceback;
+  return wf;
+}
+
+}  // namespace
+
 void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
   const std::string_view s = out.text;
   info.roles.clear();
@@ -1243,188 +1458,20 @@ void LineParser::Analyze(ParsedSegment& out, TemplateInfo& info) {
     const Field& f = out.fields[idx];
     KeyRole r;
     if (f.key_end > f.key_begin) {
-      std::string_view key = s.substr(f.key_begin, f.key_end - f.key_begin);
+      const std::string_view key = s.substr(f.key_begin, f.key_end - f.key_begin);
       r = AnalyzeKey(key, f);
       if ((key.size() > 6 && EqualsLower(key.substr(0, 6), "train_")) ||
           (key.size() > 9 && EqualsLower(key.substr(0, 9), "training_"))) {
         ++train_prefixed;
       }
     }
-    // Value-driven roles.
-    if (f.unit == Unit::kRate && (r.role == Role::kNone || r.role == Role::kThroughput ||
-                                  r.role == Role::kMetric || r.role == Role::kStep)) {
-      r.role = Role::kThroughput;
-      r.counts_as_metric = true;
-    } else if (f.unit == Unit::kTimePerItem &&
-               (r.role == Role::kNone || r.role == Role::kStepTime || r.role == Role::kMetric)) {
-      r.role = Role::kStepTime;
-      r.counts_as_metric = true;
-      r.rank = 4;
-    } else if (r.role == Role::kNone && f.kind == ValueKind::kDuration) {
-      r.role = f.eta_position ? Role::kEta : Role::kElapsed;
-      if (f.eta_position) r.counts_as_metric = true;
-    } else if (f.kind == ValueKind::kPercent && r.role == Role::kNone &&
-               IsShareOfSomething(out, idx)) {
-      // "mfu 30.12%", "memory: 30.12GiB(38.04%)": a share, not progress; no role.
-    } else if (f.kind == ValueKind::kPercent &&
-               (r.role == Role::kNone || r.role == Role::kStep || r.role == Role::kEpoch)) {
-      // A percentage is never a counter. "Epoch:  10%|#  | 1/10": the bar counts epochs.
-      epoch_bar = r.role == Role::kEpoch && !r.eval;
-      const bool eval = r.eval;
-      r = KeyRole();
-      r.role = Role::kPercent;
-      r.eval = eval;
-    } else if (r.role == Role::kNone && f.kind == ValueKind::kFraction && f.key_end == 0) {
-      if (idx > 0 && info.roles[idx - 1].role == Role::kNone && out.fields[idx - 1].integer &&
-          out.fields[idx - 1].kind == ValueKind::kNumber &&
-          out.fields[idx - 1].key_end > out.fields[idx - 1].key_begin) {
-        // "Train: 3 [ 100/1251 (8%)]": a phase-named number before a bracketed fraction is the
-        // epoch.
-        const Field& p = out.fields[idx - 1];
-        std::string_view pk = s.substr(p.key_begin, p.key_end - p.key_begin);
-        bool bracket_next = false;
-        for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
-          if (s[k] == '[') bracket_next = true;
-        }
-        if (bracket_next && (EqualsLower(pk, "train") || EqualsLower(pk, "training"))) {
-          info.roles[idx - 1].role = Role::kEpoch;
-        }
-      }
-      bool leading = idx == 0;
-      for (size_t k = 0; leading && k < f.value_begin && k < s.size(); ++k) {
-        leading = s[k] == ' ' || s[k] == '\t' || s[k] == '[';
-      }
-      if (f.bar_fraction) {
-        r.role = epoch_bar ? Role::kEpoch : Role::kStep;
-        r.rank = 2;
-      } else if (leading) {
-        // "1875/1875 - 5s - loss: 0.26" (Keras verbose=2), "[100/1000] loss: 0.5"
-        r.role = Role::kStep;
-        r.rank = 1;
-      } else if (idx > 0 && info.roles[idx - 1].role == Role::kEpoch) {
-        // "Epoch [1][50/500]" / "Epoch(train) [1][ 50/500]"
-        const Field& p = out.fields[idx - 1];
-        bool adjacent = true;
-        for (size_t k = p.value_end; k < f.value_begin && k < s.size(); ++k) {
-          char ch = s[k];
-          if (ch != '[' && ch != ']' && ch != ' ' && ch != '(' && ch != ')' && ch != ':') {
-            adjacent = false;
-          }
-        }
-        if (adjacent) {
-          r.role = Role::kStep;
-          r.rank = 1;
-        }
-      }
-    }
-    if (idx == 0 && r.role == Role::kNone && f.key_end == 0 && f.integer &&
-        f.kind == ValueKind::kNumber && f.value_begin > 0 && f.value_end < s.size() &&
-        s[f.value_begin - 1] == '[' && s[f.value_end] == ']') {
-      // "[10]\ttrain-logloss:0.51" (boosting libraries): a leading bracketed counter.
-      bool only_space = true;
-      for (size_t k = 0; k + 1 < f.value_begin; ++k) {
-        if (s[k] != ' ' && s[k] != '\t') only_space = false;
-      }
-      if (only_space) {
-        r.role = Role::kStep;
-        r.rank = 0;
-      }
-    }
-    if (f.it_suffix && f.integer && (r.role == Role::kNone || r.role == Role::kMetric)) {
-      // tqdm without a total: "Training: 1234it [01:23, 14.8it/s]".
-      r.role = Role::kStep;
-      r.rank = 1;
-    }
+    ValueRole(out, idx, info.roles, epoch_bar, r);
+    CounterShapeRole(out, idx, r);
     info.roles.push_back(r);
   }
-  for (size_t idx = 0; idx + 1 < out.fields.size(); ++idx) {
-    const Field& f = out.fields[idx];
-    if (info.roles[idx].role != Role::kLoss || !f.integer || f.kind != ValueKind::kNumber ||
-        f.key_end <= f.key_begin) {
-      continue;
-    }
-    thread_local std::vector<std::string_view> words;
-    thread_local std::string scratch;
-    KeyWords(s.substr(f.key_begin, f.key_end - f.key_begin), words, scratch);
-    if (words.size() < 2) continue;
-    const std::string_view head = words.back();
-    const bool counter_head = InSet(head, V().step) || InSet(head, V().epoch);
-    const Field& next = out.fields[idx + 1];
-    bool joined = next.key_end == 0 && next.kind == ValueKind::kNumber;
-    for (size_t k = f.value_end; joined && k < next.value_begin && k < s.size(); ++k) {
-      joined = s[k] == ' ' || s[k] == ':' || s[k] == '=' || s[k] == '\t';
-    }
-    if (counter_head && joined) {
-      KeyRole loss = info.roles[idx];
-      info.roles[idx] = KeyRole();
-      info.roles[idx].role = InSet(head, V().epoch) ? Role::kEpoch : Role::kStep;
-      info.roles[idx + 1] = loss;
-    }
-  }
-  // Segment words: eval/train tags outside metric keys, summary, checkpoint, error/warning cues.
-  uint32_t wf = 0;
-  size_t bar_pos = std::string_view::npos;  // where a progress bar starts (its description ends)
-  if (out.flags & (kFlagTqdmBar | kFlagKerasBar)) {
-    for (const Field& f : out.fields) {
-      if (f.kind == ValueKind::kPercent || f.bar_fraction) {
-        bar_pos = f.value_begin;
-        break;
-      }
-    }
-  }
-  size_t i = 0;
-  const size_t n = s.size();
-  std::string lw;
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (!IsAlpha(c)) {
-      ++i;
-      continue;
-    }
-    size_t start = i;
-    while (i < n && IsAlpha(static_cast<unsigned char>(s[i]))) {
-      // camelCase split
-      if (i > start && s[i] >= 'A' && s[i] <= 'Z' && s[i - 1] >= 'a' && s[i - 1] <= 'z') break;
-      ++i;
-    }
-    lw.assign(s.substr(start, i - start));
-    for (auto& ch : lw) ch = Lower(ch);
-    bool in_key = false;
-    bool in_plain_key = false;  // in the key of a value that has no role ("Testing net (#0)")
-    for (size_t idx = 0; idx < out.fields.size(); ++idx) {
-      const Field& f = out.fields[idx];
-      if (start >= f.key_begin && start < f.key_end &&
-          ((info.roles[idx].role != Role::kNone && info.roles[idx].role != Role::kPercent) ||
-           info.roles[idx].eval)) {
-        in_key = true;
-        in_plain_key = info.roles[idx].role == Role::kNone;
-        break;
-      }
-    }
-    if (InSet(lw, V().eval) && !in_key) wf |= kFlagEvalTag;
-    if (InSet(lw, V().eval) && in_plain_key) wf |= kFlagEvalKeyTag;
-    if (InSet(lw, V().train) && !in_key) wf |= kFlagTrainTag;
-    if (InSet(lw, V().summary)) wf |= kFlagSummary;
-    if (InSet(lw, V().checkpoint)) wf |= kFlagCheckpoint;
-    if (InSet(lw, V().error)) wf |= kFlagError;
-    if (lw == "traceback") wf |= kFlagTraceback;
-    if (InSet(lw, V().warning)) wf |= kFlagWarning;
-    if (lw == "info") wf |= kFlagInfoLevel;
-    // Setup or I/O work before a progress bar ("Map", "Loading checkpoint shards", an lr finder):
-    // every word before the bar is its description, even one inside a key ("Finding best initial
-    // lr: 100%|...": the lr names what is searched for, not a value).
-    if (start < bar_pos && InSet(lw, V().setup)) {
-      wf |= kFlagSetupBar;
-    }
-  }
+  MoveLossPastCounter(out, info.roles);
+  uint32_t wf = SegmentWordFlags(out, info.roles);
   if (train_prefixed >= 3) wf |= kFlagSummary;
-  {
-    // Python traceback frames: '  File "...", line N, in f'.
-    std::string_view t = s;
-    size_t p = 0;
-    while (p < t.size() && IsSpace(static_cast<unsigned char>(t[p]))) ++p;
-    if (t.substr(p, 6) == "File \"") wf |= kFlagTraceback;
-  }
   info.word_flags = wf;
 }
 
