@@ -548,7 +548,9 @@ class SegmentLexer {
  public:
   SegmentLexer(std::string_view s, ParsedSegment& out) : s_(s), n_(s.size()), out_(out) {}
 
-  void Run() {
+  // Inlined into its one caller so that the lexer object can live in registers, as the state of
+  // one function would (BM_ParseOnly measured 7% slower when Run() was a call of its own).
+  [[gnu::always_inline]] void Run() {
     if (n_ > 0 && IsSpace(U(0))) flags_ |= kFlagIndented;
     while (i_ < n_) {
       const unsigned char c = U(i_);
