@@ -99,6 +99,36 @@ class MetricTracker {
 
   void ProcessSegment(std::string_view seg, std::string_view physical, int64_t line_no,
                       uint64_t offset, bool first_segment, double wall_time_s);
+  // A parsed and classified segment on its way to record assembly (ps_ and vals_ hold its parse
+  // and values).
+  struct SegmentContext {
+    std::string_view physical;  // the physical line
+    std::string_view printed;   // the segment as printed, without its rank prefix
+    int64_t line_no = 0;
+    uint64_t offset = 0;
+    int rank = -1;   // "[rank0]:" prefix, -1 when none
+    double ts = -1;  // its timestamp (or the wall time in follow mode)
+    LineKind k;
+  };
+  // Strips the rank prefix, reads table rows and positional formats, parses into ps_; returns
+  // the segment as printed.
+  std::string_view ParseSegment(std::string_view seg, int& rank);
+  // An indented line that fills the record just above ("    train/loss=2.95"): consumed.
+  bool ContinuesRecord(const LineKind& k, int64_t line_no);
+  void OnEvalSegment(int64_t line_no);
+  void OnSummary(int64_t line_no);
+  void OnEpochHeader(const LineKind& k, int64_t line_no);
+  // A line with its own counter (or a bar state, or a step header): a record unless it is eval
+  // output, an epoch's closing line or a message in a format that never carried progress.
+  void OnProgress(const SegmentContext& c);
+  bool IsProgressMessage(const LineKind& k);
+  // A bar state that starts another loop confirms the earlier bar states waiting for look-ahead.
+  void EndEarlierBarLoops(int64_t line_no);
+  // Training metrics without a counter: satellites of a record, or records of their own when no
+  // line carries a counter.
+  void OnMetricOnly(const SegmentContext& c);
+  Pending MakePending(const SegmentContext& c, bool own_counter) const;
+  bool KnownTrainingFamily(int family) const;
   void ResolveLookahead(bool eval_follows);
   // The epoch a line announces becomes the context of the lines below it.
   void OpenEpoch(const ExtractedValues& v);

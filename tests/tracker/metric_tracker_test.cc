@@ -91,6 +91,19 @@ TEST_F(TrackerTest, IndentedContinuationCompletesAStepHeader) {
   EXPECT_DOUBLE_EQ(latest_->v.throughput->value, 1234);
 }
 
+// Each indented line continues the record above it, so a long block is read whole (farther than
+// the satellite window) and its epoch line is the record's epoch, not a new epoch header.
+TEST_F(TrackerTest, IndentedBlockContinuesPastTheSatelliteWindow) {
+  Run("[step=10/100]\n    a=1\n    b=2\n    c=3\n    d=4\n    e=5\n    f=6\n    g=7\n"
+      "    train/loss=2.5\n    epoch=3\nother text\n");
+  ASSERT_TRUE(latest_);
+  EXPECT_EQ(latest_->line_no, 1);
+  EXPECT_EQ(latest_->v.step, 10);
+  ASSERT_TRUE(latest_->v.loss);
+  EXPECT_DOUBLE_EQ(*latest_->v.loss, 2.5);
+  EXPECT_EQ(latest_->v.epoch, 3);
+}
+
 TEST_F(TrackerTest, StepHeaderWithoutMetricsIsNotProgress) {
   Run("No Grad overflow for 100 iterations\nnothing else\n");
   EXPECT_FALSE(latest_.has_value());
