@@ -80,7 +80,7 @@ namespace schedmate::advisor {
 enum class PointEstimate : uint8_t { kWindowMode, kMedian };
 
 struct HistoryEstimatorOptions {
-  size_t recent = 16;          // evidence per tier: the last `recent` jobs of the group
+  size_t recent = 32;          // evidence per tier: the last `recent` jobs of the group
   double recency_decay = 0.7;  // weight of the k-th newest evidence job: decay^k
   PointEstimate point = PointEstimate::kWindowMode;
   double over_penalty = 0.6;     // kWindowMode: cost of evidence > 2x below the point
