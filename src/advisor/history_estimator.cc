@@ -53,7 +53,8 @@ double Median(std::vector<double> v) {
 
 constexpr size_t kMaxPending = size_t{1} << 20;  // estimates whose job never finished are dropped
 constexpr size_t kLimitRatios = 256;
-constexpr double kColdBandwidth = 2.5;  // log2 units: a cold start knows little
+constexpr double kColdBandwidth = 2.5;       // log2 units: a cold start knows little
+constexpr double kSemanticConfidence = 0.1;  // priors are typical cases, not this job
 
 // Outcome classes. A timeout ran its course (to the limit), so it counts with the completed.
 constexpr uint8_t kOutcomeUnknown = 0, kOutcomeCompleted = 1, kOutcomeEarly = 2;
@@ -396,8 +397,8 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   try_group(kUser, "u|" + job.user);
   if (known_fp && !q.fp.workload.empty()) try_group(kPeers, "pw|" + q.f + "|" + q.g);
   try_similar(kPeers, "f|");
-  // A job's own time limit says more than strangers' jobs of the same size.
-  if (!q.has_limit) {
+  // A job's own time limit or description says more than strangers' jobs of the same size.
+  if (!q.has_limit && !q.semantic) {
     try_group(kClass, "c|" + q.g);
     try_group(kGlobal, "g");
   }
@@ -407,6 +408,20 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
 void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandwidth,
                                  std::string* text) const {
   const JobRecord& job = q.job;
+  if (q.semantic) {
+    double s = q.semantic->seconds;
+    std::string cap;
+    if (q.has_limit && job.time_limit->seconds_f() < s) {
+      s = job.time_limit->seconds_f();
+      cap = fmt::format("; capped at the job's time limit {}", FormatDuration(*job.time_limit));
+    }
+    samples->emplace_back(s, 1.0);
+    *bandwidth = DurationPriors::Builtin().bandwidth;
+    *text = fmt::format(
+        "cold start from the job's description (no finished job like it): {} = {}{}",
+        q.semantic->explanation, FormatDuration(Duration::FromSecondsF(q.semantic->seconds)), cap);
+    return;
+  }
   if (!q.has_limit) {
     samples->emplace_back(options_.cold_start.seconds_f(), 1.0);
     *bandwidth = kColdBandwidth;
@@ -494,6 +509,10 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   q.g = GpuKey(job);
   q.r = ResourceKey(job);
   q.has_limit = job.time_limit && *job.time_limit > Duration::Zero();
+  if (options_.semantic_cold_start && !fp.semantics.empty()) {
+    q.semantic =
+        EstimateFromSemantics(DurationPriors::Builtin(), fp.semantics, job.gpus.as_double());
+  }
 
   Items ev;
   Pending pend;
@@ -504,7 +523,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   double bandwidth = 0;
   std::string evidence_text;
   if (tier == nullptr) {
-    out.tier = "cold-start";
+    out.tier = q.semantic ? "semantic" : "cold-start";
     ColdStart(q, &samples, &bandwidth, &evidence_text);
   } else {
     out.tier = tier->name;
@@ -524,6 +543,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     out.p_complete = odds.p_complete;
   }
   Summarise(tier, samples, bandwidth, evidence_text, &out);
+  if (tier == nullptr && q.semantic) out.estimate.confidence = kSemanticConfidence;
   out.estimate.explanation += split_note;
   out.estimate.explanation += embed_note;
 

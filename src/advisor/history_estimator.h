@@ -21,9 +21,14 @@
 // the estimator records which one's point was within x2 of the actual run time once the job
 // finished, and uses the workload split only while its record is at least as good (the
 // workload text of some traces is a synthetic label that splits a user's history into noise).
-// With no finished job at all (or only other users' jobs of other resources), a cold start from
-// what the job says about itself: its time limit times the ratio actual / limit learnt online
-// from finished jobs that had one (prior 0.5), else `cold_start`, with confidence 0.
+// With no finished job of the user and no other user's job of the same workload, a cold start
+// from what the job says about itself, in this order: (tier "semantic", confidence 0.1) its
+// amount of training (max steps x batch, or epochs x the data set's size) over a throughput
+// prior for its model family or parameter count, GPU type and count (config/
+// duration_priors.yaml; the explanation lists every assumption), capped by its time limit;
+// (tier "cold-start", confidence 0) its time limit times the ratio actual / limit learnt online
+// from finished jobs that had one (prior 0.5); else `cold_start`. Only jobs without either go to
+// tiers 8 and 9.
 //
 // Outcome odds. Many jobs end early (failed, cancelled): whether the user's previous job (with the
 // same GPU count, else any) completed or ended early, and how long before this submission
@@ -69,6 +74,7 @@
 #include <vector>
 
 #include "advisor/duration_distribution.h"
+#include "advisor/duration_priors.h"
 #include "advisor/fingerprint.h"
 #include "core/duration_estimator.h"
 #include "core/job.h"
@@ -97,6 +103,9 @@ struct HistoryEstimatorOptions {
   // preempted, node failure) are weighted by the predicted P(completes) of the query (see
   // above). false: every evidence job keeps its recency weight.
   bool outcome_mixture = false;
+  // Cold start from the job's description (steps or epochs, model, GPUs: duration_priors.h)
+  // before the other users' same-size jobs (tiers class and global) and the flat default.
+  bool semantic_cold_start = true;
   // Pseudo-counts of the cluster-wide odds in a user's own odds (shrinkage).
   double outcome_prior_strength = 4;
 };
@@ -170,6 +179,7 @@ class HistoryEstimator final : public DurationEstimator {
     uint32_t fid = UINT32_MAX;  // UINT32_MAX: workload never seen
     std::string f, g, r;        // fingerprint id, GPU and resource keys
     bool has_limit = false;
+    std::optional<SemanticEstimate> semantic;  // from the job's description (cold start)
   };
   using Items = std::vector<std::pair<uint32_t, float>>;   // (entry, similarity)
   using Samples = std::vector<std::pair<double, double>>;  // (seconds, weight)
