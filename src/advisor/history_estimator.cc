@@ -270,7 +270,9 @@ OutcomeOdds HistoryEstimator::PredictOutcome(const JobRecord& job) const {
   if (!same_gpus) it = last_outcome_.find(job.user);
   if (it == last_outcome_.end()) return odds;
   const auto [prev, finish_s] = it->second;
-  const int gap = GapBucket(std::max<int64_t>(job.submit.seconds() - finish_s, 0));
+  // A submission before the previous job ended: the submit time is unknown (e.g. `advise`).
+  if (job.submit.seconds() < finish_s) return odds;
+  const int gap = GapBucket(job.submit.seconds() - finish_s);
   odds.context = (prev == kOutcomeCompleted ? 0 : 3) + gap;
   // The cluster's odds in this context (Laplace prior 1/2), shrunk towards by the user's own.
   const OddsCell& all = odds_[odds.context];

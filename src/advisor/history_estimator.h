@@ -35,7 +35,8 @@
 // (< 10 min, < 2 h, later), predict strongly whether this one completes (Venus: 0.88 of jobs
 // after a completed job resubmitted within 10 min complete, 0.24 after an early end). The
 // estimator learns P(completes) per such context online (cluster-wide counts, Laplace prior,
-// shrunk towards the user's own counts) and reports it (DetailedEstimate::p_complete and the
+// shrunk towards the user's own counts; none when the job's submit time precedes that end, i.e.
+// is unknown) and reports it (DetailedEstimate::p_complete and the
 // explanation). With `outcome_mixture` the evidence is reweighted into a mixture: completed
 // runs carry P(completes) of the mass, early ends the rest. It is off by default: on the four
 // shared traces it moved within x2 by -0.6 to +0.3 points (even the true outcome as an oracle

@@ -225,6 +225,11 @@ TEST(HistoryEstimatorTest, OutcomeOddsFollowThePreviousOutcome) {
                                FingerprintOf(Resnet("q", "alice", 0).Build()));
   EXPECT_LT(d.p_complete, 0.4);
   EXPECT_NE(d.estimate.explanation.find("ended early"), std::string::npos);
+  // A submit time before the previous job's end (unknown, as in `advise`): no odds.
+  d = after_f.EstimateDetailed(Resnet("q", "alice", 0).Build(),
+                               FingerprintOf(Resnet("q", "alice", 0).Build()));
+  EXPECT_LT(d.p_complete, 0);
+  EXPECT_EQ(d.estimate.explanation.find("P(completes)"), std::string::npos);
   // No previous job of the user: no odds.
   d = after_f.EstimateDetailed(Resnet("q", "bob", 0).SubmitAt(t).Build(),
                                FingerprintOf(Resnet("q", "bob", 0).Build()));
