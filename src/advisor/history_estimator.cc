@@ -12,10 +12,6 @@ namespace {
 
 std::string GpuKey(const JobRecord& job) { return std::to_string(job.gpus.milli()); }
 
-struct TierSpec {
-  const char* name;
-  double strength;  // confidence ceiling of this tier
-};
 constexpr TierSpec kExact{"exact", 0.9};
 constexpr TierSpec kResources{"resources", 0.85};
 constexpr TierSpec kWorkload{"workload", 0.8};
@@ -57,7 +53,30 @@ double Median(std::vector<double> v) {
 
 constexpr size_t kMaxPending = size_t{1} << 20;  // estimates whose job never finished are dropped
 constexpr size_t kLimitRatios = 256;
-constexpr double kColdBandwidth = 2.5;  // log2 units: a cold start knows little
+constexpr double kColdBandwidth = 2.5;       // log2 units: a cold start knows little
+constexpr double kSemanticConfidence = 0.1;  // priors are typical cases, not this job
+
+// Outcome classes. A timeout ran its course (to the limit), so it counts with the completed.
+constexpr uint8_t kOutcomeUnknown = 0, kOutcomeCompleted = 1, kOutcomeEarly = 2;
+uint8_t OutcomeOf(JobState s) {
+  switch (s) {
+    case JobState::kUnknown:
+      return kOutcomeUnknown;
+    case JobState::kCompleted:
+    case JobState::kTimeout:
+      return kOutcomeCompleted;
+    default:
+      return kOutcomeEarly;
+  }
+}
+// Gap buckets between the previous job's end and this submission: a quick resubmission after a
+// crash is a debugging cycle; a return after hours is a fresh start.
+constexpr int64_t kGapBounds[] = {600, 7200};  // seconds: < 10 min, < 2 h, later
+int GapBucket(int64_t gap_s) {
+  if (gap_s < kGapBounds[0]) return 0;
+  return gap_s < kGapBounds[1] ? 1 : 2;
+}
+constexpr const char* kGapText[] = {"less than 10 min", "10 min to 2 h", "more than 2 h"};
 
 }  // namespace
 
@@ -193,7 +212,8 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   uint32_t fid = FingerprintId(fp.workload, /*create=*/true);
   uint32_t idx = static_cast<uint32_t>(entries_.size());
   double d = std::max(job.duration.seconds_f(), 1.0);
-  entries_.push_back({job.id, job.user, d, fp.work, finish.seconds(), fid});
+  const uint8_t outcome = OutcomeOf(job.state);
+  entries_.push_back({job.id, job.user, d, fp.work, finish.seconds(), fid, outcome});
   const std::string f = std::to_string(fid);
   const std::string g = GpuKey(job);
   const std::string r = ResourceKey(job);
@@ -211,8 +231,8 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
     limit_ratios_.push_back(d / std::max(job.time_limit->seconds_f(), 1.0));
     if (limit_ratios_.size() > kLimitRatios) limit_ratios_.pop_front();
   }
-  // Learn from what was predicted for this job: the PIT of its run time, and which of the
-  // exact and resources tiers would have been within x2.
+  // Learn from what was predicted for this job: the PIT of its run time, which of the exact and
+  // resources tiers would have been within x2, and its outcome in its context.
   auto it = pending_.find(job.id);
   if (it != pending_.end()) {
     const Pending& p = it->second;
@@ -223,179 +243,231 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
       exact_hits_ += WithinFactor2(p.exact_point, d);
       resources_hits_ += WithinFactor2(p.resources_point, d);
     }
+    LearnOutcome(job, outcome, p.outcome_context);
     pending_.erase(it);
+  }
+  if (outcome != kOutcomeUnknown) {
+    // Newest by finish time: observations arrive in finish order.
+    last_outcome_[job.user + "|" + g] = {outcome, finish.seconds()};
+    last_outcome_[job.user] = {outcome, finish.seconds()};
   }
 }
 
-DurationEstimate HistoryEstimator::Estimate(const JobRecord& job, SimTime /*now*/) {
-  return EstimateDetailed(job, FingerprintOf(job)).estimate;
+void HistoryEstimator::LearnOutcome(const JobRecord& job, uint8_t outcome, int context) {
+  if (context < 0 || context >= kContexts || outcome == kOutcomeUnknown) return;
+  const double c = outcome == kOutcomeCompleted ? 1.0 : 0.0;
+  odds_[context].completed += c;
+  odds_[context].total += 1;
+  OddsCell& u = user_odds_[job.user][context];
+  u.completed += c;
+  u.total += 1;
 }
 
-DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
-                                                    const JobFingerprint& fp) {
-  DetailedEstimate out;
-  const uint32_t fid = FingerprintId(fp.workload, /*create=*/false);
-  const bool known_fp = fid != UINT32_MAX;
-  const std::string f = known_fp ? std::to_string(fid) : std::string();
-  const std::string g = GpuKey(job);
-  const std::string r = ResourceKey(job);
+OutcomeOdds HistoryEstimator::PredictOutcome(const JobRecord& job) const {
+  OutcomeOdds odds;
+  auto it = last_outcome_.find(job.user + "|" + GpuKey(job));
+  const bool same_gpus = it != last_outcome_.end();
+  if (!same_gpus) it = last_outcome_.find(job.user);
+  if (it == last_outcome_.end()) return odds;
+  const auto [prev, finish_s] = it->second;
+  // A submission before the previous job ended: the submit time is unknown (e.g. `advise`).
+  if (job.submit.seconds() < finish_s) return odds;
+  const int gap = GapBucket(job.submit.seconds() - finish_s);
+  odds.context = (prev == kOutcomeCompleted ? 0 : 3) + gap;
+  // The cluster's odds in this context (Laplace prior 1/2), shrunk towards by the user's own.
+  const OddsCell& all = odds_[odds.context];
+  const double p_all = (all.completed + 1.0) / (all.total + 2.0);
+  double p = p_all, user_n = 0;
+  auto u = user_odds_.find(job.user);
+  if (u != user_odds_.end()) {
+    const OddsCell& c = u->second[odds.context];
+    const double k = options_.outcome_prior_strength;
+    p = (c.completed + k * p_all) / (c.total + k);
+    user_n = c.total;
+  }
+  odds.p_complete = std::clamp(p, 0.02, 0.98);
+  odds.text = fmt::format(
+      "; P(completes) {:.2f}: the user's previous job{} {} {} before this submission (cluster: "
+      "{:.2f} of {:.0f} jobs in that situation completed; the user's own: {:.0f})",
+      odds.p_complete, same_gpus ? " with these GPUs" : "",
+      prev == kOutcomeCompleted ? "completed" : "ended early", kGapText[gap], p_all, all.total,
+      user_n);
+  return odds;
+}
 
-  // Gather (entry, similarity) evidence from the first tier that has any.
-  std::vector<std::pair<uint32_t, float>> ev;
+HistoryEstimator::Samples HistoryEstimator::SamplesOf(const Query& q, const Items& ev,
+                                                      const OutcomeOdds& odds) const {
+  Samples s;
+  s.reserve(ev.size());
+  double mass[3] = {0, 0, 0};
+  double w = 1;
+  for (size_t k = ev.size(); k-- > 0;) {
+    const Entry& en = entries_[ev[k].first];
+    double scaled = en.duration_s;
+    if (q.fp.work > 0 && en.work > 0) scaled *= std::clamp(q.fp.work / en.work, 0.01, 100.0);
+    s.emplace_back(scaled, w);
+    mass[en.outcome] += w;
+    w *= options_.recency_decay;
+  }
+  // The mixture: completed runs get P(completes) of the known-outcome mass, early ends the rest.
+  if (!options_.outcome_mixture || odds.p_complete < 0 || mass[kOutcomeCompleted] <= 0 ||
+      mass[kOutcomeEarly] <= 0) {
+    return s;
+  }
+  const double known = mass[kOutcomeCompleted] + mass[kOutcomeEarly];
+  const double scale_c = odds.p_complete * known / mass[kOutcomeCompleted];
+  const double scale_e = (1 - odds.p_complete) * known / mass[kOutcomeEarly];
+  for (size_t i = 0; i < s.size(); ++i) {
+    const uint8_t o = entries_[ev[ev.size() - 1 - i].first].outcome;
+    if (o == kOutcomeCompleted) s[i].second *= scale_c;
+    if (o == kOutcomeEarly) s[i].second *= scale_e;
+  }
+  return s;
+}
+
+double HistoryEstimator::BandwidthFor(size_t n) const {
+  return options_.bandwidth * (1.0 + 2.0 / static_cast<double>(std::max<size_t>(n, 1)));
+}
+
+double HistoryEstimator::PointOf(const Samples& s) const {
+  DurationDistribution dist(s, BandwidthFor(s.size()));
+  return options_.point == PointEstimate::kWindowMode ? dist.WindowMode(options_.over_penalty)
+                                                      : dist.Quantile(calibrator_.Level(0.5));
+}
+
+const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pending* pend,
+                                                 std::string* split_note, std::string* embed_note) {
+  const JobRecord& job = q.job;
+  const bool known_fp = q.fid != UINT32_MAX;
   const TierSpec* tier = nullptr;
   auto take = [&](const Group* grp, float sim) {
     if (grp == nullptr) return;
-    for (uint32_t e : *grp) ev.emplace_back(e, sim);
+    for (uint32_t e : *grp) ev->emplace_back(e, sim);
   };
   auto try_group = [&](const TierSpec& t, const std::string& key) {
     if (tier != nullptr) return;
     take(Find(key), 1.0f);
-    if (!ev.empty()) tier = &t;
+    if (!ev->empty()) tier = &t;
   };
   // The similar tiers pool the most similar workloads' recent jobs, nearest workload first,
   // keeping at most `recent` of them.
-  std::vector<std::pair<uint32_t, float>> similar;
+  Items similar;
   bool similar_done = false;
-  std::string embed_note;  // non-empty when the external embedder failed
   auto try_similar = [&](const TierSpec& t, const std::string& prefix) {
     if (tier != nullptr) return;
     if (!similar_done) {
-      similar = SimilarFingerprints(fp.workload, &embed_note);
+      similar = SimilarFingerprints(q.fp.workload, embed_note);
       similar_done = true;
     }
     for (const auto& [sid, sim] : similar) {
-      if (sid == fid) continue;  // the identical workload was an earlier tier
+      if (sid == q.fid) continue;  // the identical workload was an earlier tier
       take(Find(prefix + std::to_string(sid)), sim);
-      if (ev.size() >= options_.recent) break;
+      if (ev->size() >= options_.recent) break;
     }
-    if (ev.size() > options_.recent) ev.resize(options_.recent);
-    if (!ev.empty()) tier = &t;
-  };
-
-  // Evidence -> weighted (scaled seconds, weight) samples; newest weight 1.
-  auto samples_of = [&](const std::vector<std::pair<uint32_t, float>>& items) {
-    std::vector<std::pair<double, double>> s;
-    s.reserve(items.size());
-    double w = 1;
-    for (size_t k = items.size(); k-- > 0;) {
-      const Entry& en = entries_[items[k].first];
-      double scaled = en.duration_s;
-      if (fp.work > 0 && en.work > 0) scaled *= std::clamp(fp.work / en.work, 0.01, 100.0);
-      s.emplace_back(scaled, w);
-      w *= options_.recency_decay;
-    }
-    return s;
-  };
-  auto bandwidth_for = [&](size_t n) {
-    return options_.bandwidth * (1.0 + 2.0 / static_cast<double>(std::max<size_t>(n, 1)));
-  };
-  auto point_of = [&](const std::vector<std::pair<double, double>>& s) {
-    DurationDistribution dist(s, bandwidth_for(s.size()));
-    return options_.point == PointEstimate::kWindowMode ? dist.WindowMode(options_.over_penalty)
-                                                        : dist.Quantile(calibrator_.Level(0.5));
+    if (ev->size() > options_.recent) ev->resize(options_.recent);
+    if (!ev->empty()) tier = &t;
   };
 
   // Tier 1 against tier 2: both points are kept to learn which one to trust.
-  Pending pend;
-  std::string split_note;
   if (known_fp) {
-    const Group* exact = Find("x|" + job.user + "|" + f + "|" + r);
-    const Group* resources = Find("r|" + job.user + "|" + r);
+    const Group* exact = Find("x|" + job.user + "|" + q.f + "|" + q.r);
+    const Group* resources = Find("r|" + job.user + "|" + q.r);
     if (exact != nullptr && resources != nullptr) {
-      std::vector<std::pair<uint32_t, float>> a, b;
+      Items a, b;
       for (uint32_t e : *exact) a.emplace_back(e, 1.0f);
       for (uint32_t e : *resources) b.emplace_back(e, 1.0f);
-      pend.exact_point = point_of(samples_of(a));
-      pend.resources_point = point_of(samples_of(b));
+      pend->exact_point = PointOf(SamplesOf(q, a, {}));
+      pend->resources_point = PointOf(SamplesOf(q, b, {}));
       if (exact_hits_ >= resources_hits_) {
         take(exact, 1.0f);
         tier = &kExact;
       } else {
-        split_note = fmt::format(
+        *split_note = fmt::format(
             "; workload split ignored: the user's same-resource jobs were within x2 {} times, "
             "same-workload ones {} times",
             resources_hits_, exact_hits_);
       }
     }
   }
-  if (known_fp && tier == nullptr && split_note.empty()) {
-    try_group(kExact, "x|" + job.user + "|" + f + "|" + r);
+  if (known_fp && tier == nullptr && split_note->empty()) {
+    try_group(kExact, "x|" + job.user + "|" + q.f + "|" + q.r);
   }
-  try_group(kResources, "r|" + job.user + "|" + r);
-  if (known_fp) try_group(kWorkload, "w|" + job.user + "|" + f + "|" + g);
+  try_group(kResources, "r|" + job.user + "|" + q.r);
+  if (known_fp) try_group(kWorkload, "w|" + job.user + "|" + q.f + "|" + q.g);
   try_similar(kSimilar, "uf|" + job.user + "|");
-  try_group(kUserGpus, "ug|" + job.user + "|" + g);
+  try_group(kUserGpus, "ug|" + job.user + "|" + q.g);
   try_group(kUser, "u|" + job.user);
-  if (known_fp && !fp.workload.empty()) try_group(kPeers, "pw|" + f + "|" + g);
+  if (known_fp && !q.fp.workload.empty()) try_group(kPeers, "pw|" + q.f + "|" + q.g);
   try_similar(kPeers, "f|");
-  const bool has_limit = job.time_limit && *job.time_limit > Duration::Zero();
-  // A job's own time limit says more than strangers' jobs of the same size.
-  if (!has_limit) {
-    try_group(kClass, "c|" + g);
+  // A job's own time limit or description says more than strangers' jobs of the same size.
+  if (!q.has_limit && !q.semantic) {
+    try_group(kClass, "c|" + q.g);
     try_group(kGlobal, "g");
   }
+  return tier;
+}
 
-  DurationEstimate& est = out.estimate;
-  std::vector<std::pair<double, double>> samples;
-  double bandwidth = 0;
-  std::string evidence_text;
-  if (tier == nullptr) {
-    out.tier = "cold-start";
-    if (has_limit) {
-      // The limit times the learnt ratios actual / limit (newest weighted most), else x 0.5.
-      const double limit_s = job.time_limit->seconds_f();
-      double w = 1;
-      for (size_t k = limit_ratios_.size(); k-- > 0 && samples.size() < 64;) {
-        samples.emplace_back(limit_s * limit_ratios_[k], w);
-        w *= 0.97;
-      }
-      if (samples.empty()) {
-        samples.emplace_back(limit_s * 0.5, 1.0);
-        bandwidth = kColdBandwidth;
-        evidence_text = fmt::format(
-            "cold start: no finished job of this user; half the job's time limit {} (assumed: "
-            "jobs use about half their limit until finished jobs say otherwise)",
-            FormatDuration(*job.time_limit));
-      } else {
-        bandwidth = bandwidth_for(samples.size());
-        std::vector<double> ratios(limit_ratios_.begin(), limit_ratios_.end());
-        evidence_text = fmt::format(
-            "cold start: no finished job of this user; the job's time limit {} times the ratio "
-            "run time / limit of {} recently finished jobs (median {:.2f})",
-            FormatDuration(*job.time_limit), limit_ratios_.size(), Median(ratios));
-      }
-    } else {
-      samples.emplace_back(options_.cold_start.seconds_f(), 1.0);
-      bandwidth = kColdBandwidth;
-      evidence_text = fmt::format("cold start: no finished jobs yet; default {}",
-                                  FormatDuration(options_.cold_start));
+void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandwidth,
+                                 std::string* text) const {
+  const JobRecord& job = q.job;
+  if (q.semantic) {
+    double s = q.semantic->seconds;
+    std::string cap;
+    if (q.has_limit && job.time_limit->seconds_f() < s) {
+      s = job.time_limit->seconds_f();
+      cap = fmt::format("; capped at the job's time limit {}", FormatDuration(*job.time_limit));
     }
-  } else {
-    out.tier = tier->name;
-    samples = samples_of(ev);
-    bandwidth = bandwidth_for(samples.size());
-    for (size_t k = ev.size(); k-- > 0;) {
-      const Entry& en = entries_[ev[k].first];
-      out.neighbours.push_back({en.job_id, en.user, en.duration_s, samples[ev.size() - 1 - k].first,
-                                ev[k].second, en.finish_s});
-    }
-    evidence_text = fmt::format(
-        "{} ({}): {} finished job{}, newest weighted most (x{:.2f} per "
-        "older job)",
-        tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
-        options_.recency_decay);
+    samples->emplace_back(s, 1.0);
+    *bandwidth = DurationPriors::Builtin().bandwidth;
+    *text = fmt::format(
+        "cold start from the job's description (no finished job like it): {} = {}{}",
+        q.semantic->explanation, FormatDuration(Duration::FromSecondsF(q.semantic->seconds)), cap);
+    return;
   }
+  if (!q.has_limit) {
+    samples->emplace_back(options_.cold_start.seconds_f(), 1.0);
+    *bandwidth = kColdBandwidth;
+    *text = fmt::format("cold start: no finished jobs yet; default {}",
+                        FormatDuration(options_.cold_start));
+    return;
+  }
+  // The limit times the learnt ratios actual / limit (newest weighted most), else x 0.5.
+  const double limit_s = job.time_limit->seconds_f();
+  double w = 1;
+  for (size_t k = limit_ratios_.size(); k-- > 0 && samples->size() < 64;) {
+    samples->emplace_back(limit_s * limit_ratios_[k], w);
+    w *= 0.97;
+  }
+  if (samples->empty()) {
+    samples->emplace_back(limit_s * 0.5, 1.0);
+    *bandwidth = kColdBandwidth;
+    *text = fmt::format(
+        "cold start: no finished job of this user; half the job's time limit {} (assumed: "
+        "jobs use about half their limit until finished jobs say otherwise)",
+        FormatDuration(*job.time_limit));
+    return;
+  }
+  *bandwidth = BandwidthFor(samples->size());
+  std::vector<double> ratios(limit_ratios_.begin(), limit_ratios_.end());
+  *text = fmt::format(
+      "cold start: no finished job of this user; the job's time limit {} times the ratio "
+      "run time / limit of {} recently finished jobs (median {:.2f})",
+      FormatDuration(*job.time_limit), limit_ratios_.size(), Median(ratios));
+}
 
+void HistoryEstimator::Summarise(const TierSpec* tier, const Samples& samples, double bandwidth,
+                                 const std::string& evidence_text, DetailedEstimate* out) const {
+  DurationEstimate& est = out->estimate;
   DurationDistribution dist(samples, bandwidth);
   const double l10 = calibrator_.Level(0.1), l50 = calibrator_.Level(0.5),
                l90 = calibrator_.Level(0.9);
-  out.p10_s = dist.Quantile(l10);
-  out.p50_s = std::max(out.p10_s, dist.Quantile(l50));
-  out.p90_s = std::max(out.p50_s, dist.Quantile(l90));
+  out->p10_s = dist.Quantile(l10);
+  out->p50_s = std::max(out->p10_s, dist.Quantile(l50));
+  out->p90_s = std::max(out->p50_s, dist.Quantile(l90));
   if (samples.size() == 1 && calibrator_.samples() < options_.calibrate_after) {
-    out.p50_s = samples.front().first;  // one symmetric kernel: its centre, exactly
+    out->p50_s = samples.front().first;  // one symmetric kernel: its centre, exactly
   }
-  double point = out.p50_s;
+  double point = out->p50_s;
   std::string point_text = "the median";
   if (options_.point == PointEstimate::kWindowMode && tier != nullptr) {
     point = dist.WindowMode(options_.over_penalty);
@@ -403,13 +475,13 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
                              100 * dist.WindowMass(point));
   }
   est.duration = Duration::FromSecondsF(point);
-  est.median = Duration::FromSecondsF(out.p50_s);
-  est.low = Duration::FromSecondsF(out.p10_s);
-  est.high = Duration::FromSecondsF(out.p90_s);
+  est.median = Duration::FromSecondsF(out->p50_s);
+  est.low = Duration::FromSecondsF(out->p10_s);
+  est.high = Duration::FromSecondsF(out->p90_s);
   if (tier == nullptr) {
     est.confidence = 0;
   } else {
-    const double spread = std::log(std::max(out.p90_s, 1.0) / std::max(out.p10_s, 1.0));
+    const double spread = std::log(std::max(out->p90_s, 1.0) / std::max(out->p10_s, 1.0));
     const double n = static_cast<double>(samples.size());
     est.confidence = tier->strength * (1.0 - std::exp(-n / 3.0)) / (1.0 + 0.5 * spread);
   }
@@ -421,10 +493,61 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
                 calibrator_.samples(), l10, l50, l90)
           : std::string("not yet calibrated");
   est.explanation =
-      fmt::format("{}; estimate {} ({}); median {}, p10..p90 {} .. {} ({}){}", evidence_text,
+      fmt::format("{}; estimate {} ({}); median {}, p10..p90 {} .. {} ({})", evidence_text,
                   FormatDuration(est.duration), point_text, FormatDuration(est.median),
-                  FormatDuration(est.low), FormatDuration(est.high), calib, split_note);
-  est.explanation += embed_note;
+                  FormatDuration(est.low), FormatDuration(est.high), calib);
+}
+
+DurationEstimate HistoryEstimator::Estimate(const JobRecord& job, SimTime /*now*/) {
+  return EstimateDetailed(job, FingerprintOf(job)).estimate;
+}
+
+DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
+                                                    const JobFingerprint& fp) {
+  DetailedEstimate out;
+  Query q{job, fp};
+  q.fid = FingerprintId(fp.workload, /*create=*/false);
+  if (q.fid != UINT32_MAX) q.f = std::to_string(q.fid);
+  q.g = GpuKey(job);
+  q.r = ResourceKey(job);
+  q.has_limit = job.time_limit && *job.time_limit > Duration::Zero();
+  if (options_.semantic_cold_start && !fp.semantics.empty()) {
+    q.semantic =
+        EstimateFromSemantics(DurationPriors::Builtin(), fp.semantics, job.gpus.as_double());
+  }
+
+  Items ev;
+  Pending pend;
+  std::string split_note, embed_note;
+  const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_note, &embed_note);
+
+  Samples samples;
+  double bandwidth = 0;
+  std::string evidence_text;
+  if (tier == nullptr) {
+    out.tier = q.semantic ? "semantic" : "cold-start";
+    ColdStart(q, &samples, &bandwidth, &evidence_text);
+  } else {
+    out.tier = tier->name;
+    const OutcomeOdds odds = PredictOutcome(job);
+    pend.outcome_context = odds.context;
+    samples = SamplesOf(q, ev, odds);
+    bandwidth = BandwidthFor(samples.size());
+    for (size_t k = ev.size(); k-- > 0;) {
+      const Entry& en = entries_[ev[k].first];
+      out.neighbours.push_back({en.job_id, en.user, en.duration_s, samples[ev.size() - 1 - k].first,
+                                ev[k].second, en.finish_s});
+    }
+    evidence_text =
+        fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per older job){}",
+                    tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
+                    options_.recency_decay, odds.text);
+    out.p_complete = odds.p_complete;
+  }
+  Summarise(tier, samples, bandwidth, evidence_text, &out);
+  if (tier == nullptr && q.semantic) out.estimate.confidence = kSemanticConfidence;
+  out.estimate.explanation += split_note;
+  out.estimate.explanation += embed_note;
 
   if (!job.id.empty()) {
     if (pending_.size() >= kMaxPending) pending_.clear();

@@ -188,5 +188,71 @@ TEST(ReplayTest, SameSubmitTimeKeepsTraceOrder) {
   EXPECT_EQ(p[2].job_id, "a");
 }
 
+// Runs alice's jobs one after the other, each resubmitted a minute after the previous one ended
+// and estimated before it is observed (so the estimator learns each job's outcome in its
+// context): 'C' completes after 3600 s, 'F' fails after 60 s. Returns the next submit time.
+int64_t RunSequence(HistoryEstimator& e, const std::string& pattern) {
+  int64_t t = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const bool completed = pattern[i] == 'C';
+    JobRecord j =
+        Resnet("j" + std::to_string(i), "alice", completed ? 3600 : 60).SubmitAt(t).Build();
+    j.state = completed ? JobState::kCompleted : JobState::kFailed;
+    JobRecord query = j;
+    query.duration = Duration::Zero();
+    query.state = JobState::kUnknown;
+    (void)e.EstimateDetailed(query, FingerprintOf(query));
+    t += completed ? 3600 : 60;
+    e.Observe(j, SimTime::FromSeconds(t));
+    t += 60;
+  }
+  return t;
+}
+
+// Outcomes come in runs (debugging bursts, then real runs): after an early end the estimator
+// expects another one, after a completion a completion, learnt from the outcomes it saw.
+TEST(HistoryEstimatorTest, OutcomeOddsFollowThePreviousOutcome) {
+  const std::string blocks = "FFFFCCCCFFFFCCCCFFFFCCCC";
+  HistoryEstimator after_c;
+  int64_t t = RunSequence(after_c, blocks);
+  DetailedEstimate d = after_c.EstimateDetailed(Resnet("q", "alice", 0).SubmitAt(t).Build(),
+                                                FingerprintOf(Resnet("q", "alice", 0).Build()));
+  EXPECT_GT(d.p_complete, 0.6);
+  EXPECT_NE(d.estimate.explanation.find("P(completes)"), std::string::npos);
+  HistoryEstimator after_f;
+  t = RunSequence(after_f, blocks + "FFFF");
+  d = after_f.EstimateDetailed(Resnet("q", "alice", 0).SubmitAt(t).Build(),
+                               FingerprintOf(Resnet("q", "alice", 0).Build()));
+  EXPECT_LT(d.p_complete, 0.4);
+  EXPECT_NE(d.estimate.explanation.find("ended early"), std::string::npos);
+  // A submit time before the previous job's end (unknown, as in `advise`): no odds.
+  d = after_f.EstimateDetailed(Resnet("q", "alice", 0).Build(),
+                               FingerprintOf(Resnet("q", "alice", 0).Build()));
+  EXPECT_LT(d.p_complete, 0);
+  EXPECT_EQ(d.estimate.explanation.find("P(completes)"), std::string::npos);
+  // No previous job of the user: no odds.
+  d = after_f.EstimateDetailed(Resnet("q", "bob", 0).SubmitAt(t).Build(),
+                               FingerprintOf(Resnet("q", "bob", 0).Build()));
+  EXPECT_LT(d.p_complete, 0);
+}
+
+// With the mixture on, the completed runs carry P(completes) of the evidence: after a block of
+// completions the point is a full run although half the (equally weighted) evidence failed fast.
+TEST(HistoryEstimatorTest, OutcomeMixtureReweightsTheEvidence) {
+  const std::string blocks = "FFFFCCCCFFFFCCCCFFFFCCCC";
+  HistoryEstimatorOptions opts{.recent = 8, .recency_decay = 1.0};
+  HistoryEstimator plain(opts);
+  opts.outcome_mixture = true;
+  HistoryEstimator mixed(opts);
+  const int64_t t = RunSequence(plain, blocks);
+  ASSERT_EQ(RunSequence(mixed, blocks), t);
+  JobRecord q = Resnet("q", "alice", 0).SubmitAt(t).Build();
+  // Half the mass within x2 of 60 s, half of 3600 s: the over-penalty picks the short mode.
+  EXPECT_EQ(plain.EstimateDetailed(q, FingerprintOf(q)).estimate.duration, Duration::Seconds(60));
+  DetailedEstimate m = mixed.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(m.estimate.duration, Duration::Seconds(3600));
+  EXPECT_GT(m.p50_s, 1000);
+}
+
 }  // namespace
 }  // namespace schedmate::advisor
