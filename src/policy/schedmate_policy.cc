@@ -22,8 +22,14 @@ class VictimQueue {
     int64_t run_seq;
     const JobView* view;
   };
-  void Add(Victim v) { sorted_.push_back(v); }
+  void Add(Victim v) {
+    top_ = std::max(top_, v.gain);
+    sorted_.push_back(v);
+  }
+  // Sorts the victims; done once, on first need (most calls never preempt).
   void Build() {
+    if (built_) return;
+    built_ = true;
     std::sort(sorted_.begin(), sorted_.end(), [](const Victim& a, const Victim& b) {
       return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
     });
@@ -41,9 +47,14 @@ class VictimQueue {
   // GPUs of victims [0, n).
   int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
   // Gain of victim `from` (-1 if none).
-  double TopGain(size_t from) const { return from < sorted_.size() ? sorted_[from].gain : -1.0; }
+  double TopGain(size_t from) const {
+    if (!built_) return sorted_.empty() ? -1.0 : top_;  // from is 0 before any preemption
+    return from < sorted_.size() ? sorted_[from].gain : -1.0;
+  }
 
  private:
+  bool built_ = false;
+  double top_ = -std::numeric_limits<double>::infinity();
   std::vector<Victim> sorted_;
   std::vector<int64_t> gpus_prefix_{0};
 };
@@ -252,7 +263,9 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     }
   }
 
-  PartnerCandidates partners(in.running);
+  // Partners are only looked for under contention: build the candidate list only then (it is
+  // a pass over every running job).
+  PartnerCandidates partners(contention ? in.running : std::span<const JobView>{});
   auto priority_of = [this](JobIndex j) {
     return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
   };
@@ -305,7 +318,6 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         if (s.placement.nodes.size() != 1) continue;  // multi-node jobs are not preempted
         victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
-      victims.Build();
       std::sort(natural.begin(), natural.end());
       int64_t sum = 0;
       for (auto& e : natural) e.second = (sum += e.second);  // GPUs freed by then
@@ -322,6 +334,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     const double wait =
         freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
+    if (may_pay) victims.Build();
     const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
     if (used.size() < eligible) used.resize(eligible, false);
     const auto no_room = no_room_at.find(v.gpus());
