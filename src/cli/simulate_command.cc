@@ -273,6 +273,10 @@ void Run(const SimulateArgs& a) {
     auto est = trace::ReadEstimates(a.estimates);
     if (!est.ok()) Fail(est.status());
     auto stats = trace::ApplyEstimates(table, *est);
+    // A `history replay` file also carries the predictive distribution's quantiles.
+    auto quantiles = trace::ReadEstimateQuantiles(a.estimates);
+    if (!quantiles.ok()) Fail(quantiles.status());
+    trace::ApplyEstimateQuantiles(table, *quantiles);
     if (stats.missing > 0) {
       std::cerr << fmt::format("schedmate: note: {} jobs have no estimate in {}\n", stats.missing,
                                a.estimates);
