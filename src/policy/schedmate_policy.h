@@ -57,7 +57,7 @@
 // beyond its histogram resolution (see gittins_ranker.h). The policy assumes the default cost;
 // a backend configured with another one should pass it in SchedmateOptions.
 // Measured (Helios Venus, 15 VCs, advisor estimates, no future leak): average JCT 12,618 s over
-// the predicted distribution (12,631 s with the window-mode point estimate alone; 12,437 s with
+// the predicted distribution (12,631 s with the window-mode point estimate alone; 12,430 s with
 // oracle durations); with the modelled tracker ETA (sigma 0.3, after 10% of the run) 12,555 s;
 // lucid with Lucid's own EBM estimates 13,260 s.
 
