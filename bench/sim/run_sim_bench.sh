@@ -17,3 +17,26 @@ for n in "jobs:10000/load_pct:80" "jobs:100000/load_pct:80" "jobs:1000000/load_p
       awk -F, -v n="$n" '/BM_ScaleTiresias/ {print n, $3, $NF}'
   done | sort -k2 -g | awk 'NR==2 {printf "jobs=%s median_wall_s=%s peak_rss_mib=%s\n", $1, $2, $3}'
 done
+# The schedmate policy on 1,000,000 jobs sampled from Venus (`trace generate`, 10,000 GPUs, load
+# 0.9), end to end through the CLI: once with its default estimator (the advisor, online) and once
+# with --estimator oracle, which isolates the simulator and policy from the estimator's cost.
+# REPS runs each (default 3), median user CPU; wall and peak RSS of that run; the load average.
+VENUS=${SHARED:-../shared}/traces/venus_sept2020_lucid/venus_sept2020_jobs.csv
+CLI="$BUILD/src/cli/schedmate"
+if [ -f "$VENUS" ] && [ -x "$CLI" ]; then
+  big=$(mktemp -d)
+  "$CLI" trace generate --from "$VENUS" --jobs 1000000 --cluster-gpus 10000 --target-load 0.9 \
+    --vc all --out "$big/big.csv" >/dev/null 2>&1
+  for est in advisor oracle; do
+    echo "== 1,000,000 generated jobs, 10,000 GPUs, schedmate, estimator $est (median of ${REPS:-3})"
+    i=0
+    while [ "$i" -lt "${REPS:-3}" ]; do
+      /usr/bin/time -f "%U %e %M" -o "$big/t" "$CLI" simulate --trace "$big/big.csv" --gpus 10000 \
+        --policy schedmate --estimator "$est" --json >/dev/null 2>&1
+      echo "$(cat "$big/t") $(cut -d' ' -f1 /proc/loadavg)"
+      i=$((i + 1))
+    done | sort -g | awk -v n="${REPS:-3}" 'NR == int((n + 1) / 2) {
+      printf "user_cpu_s=%s wall_s=%s peak_rss_mib=%.0f load=%s\n", $1, $2, $3 / 1024, $4 }'
+  done
+  rm -rf "$big"
+fi

@@ -55,6 +55,8 @@ struct SimulateArgs {
   std::string single_data;
   std::string preemption_cost = "40,60";
   double mtbf_hours = 0;
+  double eta_sigma = -1;  // < 0: no modelled tracker ETA
+  double eta_after = 0.1;
   double mttr_hours = 2;
   double checkpoint_interval_s = 0;
   bool skip_malformed = false;
@@ -271,6 +273,10 @@ void Run(const SimulateArgs& a) {
     auto est = trace::ReadEstimates(a.estimates);
     if (!est.ok()) Fail(est.status());
     auto stats = trace::ApplyEstimates(table, *est);
+    // A `history replay` file also carries the predictive distribution's quantiles.
+    auto quantiles = trace::ReadEstimateQuantiles(a.estimates);
+    if (!quantiles.ok()) Fail(quantiles.status());
+    trace::ApplyEstimateQuantiles(table, *quantiles);
     if (stats.missing > 0) {
       std::cerr << fmt::format("schedmate: note: {} jobs have no estimate in {}\n", stats.missing,
                                a.estimates);
@@ -292,6 +298,11 @@ void Run(const SimulateArgs& a) {
   base.preemption_cost.large = cost->second;
   base.seed = a.seed;
   base.max_events = a.max_events;
+  if (a.eta_sigma >= 0) {
+    base.eta.enabled = true;
+    base.eta.sigma = a.eta_sigma;
+    base.eta.after_fraction = a.eta_after;
+  }
   if (a.mtbf_hours > 0) {
     base.failures.enabled = true;
     base.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
@@ -492,6 +503,16 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--eta-sigma", args->eta_sigma,
+                  "model a tracker ETA for running jobs: after --eta-after of its run, the true "
+                  "remaining time x exp(SIGMA x N(0,1)), one seeded draw per job (schedmate ranks "
+                  "by it)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--eta-after", args->eta_after,
+                  "fraction of a job's run after which its modelled ETA is known")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs("--eta-sigma");
   cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
   cmd->add_option("--plot", args->plot,
                   "write a plot: JCT CDF, queue length, utilisation (.svg|.png)");

@@ -41,6 +41,11 @@ struct JobRecord {
   Duration duration;    // actual run time when running alone (the trace's runtime)
   std::optional<Duration> time_limit;  // requested wall-clock limit, if the trace has one
   std::optional<Duration> estimate;    // a per-job duration estimate supplied with the trace
+  // Quantiles of a predictive distribution supplied with the estimate (a `history replay` CSV).
+  struct EstimateQuantiles {
+    Duration p10, p50, p90;
+  };
+  std::optional<EstimateQuantiles> estimate_quantiles;
   // Queue wait the source recorded (Slurm: Start - Eligible), for validating a replay.
   std::optional<Duration> observed_wait;
   JobState state = JobState::kUnknown;

@@ -30,6 +30,13 @@ class FileEstimator : public DurationEstimator {
  public:
   std::string_view Name() const override { return "file"; }
   DurationEstimate Estimate(const JobRecord& job, SimTime) override {
+    if (job.estimate && job.estimate_quantiles) {
+      DurationEstimate e = Point(*job.estimate, 0.5, "estimate column with p10/p50/p90");
+      e.low = job.estimate_quantiles->p10;
+      e.median = job.estimate_quantiles->p50;
+      e.high = job.estimate_quantiles->p90;
+      return e;
+    }
     if (job.estimate) return Point(*job.estimate, 0.5, "estimate column");
     if (all_.n == 0) return Point(kNoHistory, 0.0, "no estimate, no history: 1h");
     return Point(Duration::FromSecondsF(all_.Get()), 0.1, "no estimate: mean of finished jobs");

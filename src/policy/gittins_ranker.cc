@@ -11,11 +11,23 @@ constexpr double kMinLog10 = -4.0;
 
 }  // namespace
 
-GittinsRanker::GittinsRanker() {
-  // Prior: one pseudo-sample at R = 1.
-  const int b = BinOf(1.0);
-  count_[b] += 1.0;
-  sum_[b] += 1.0;
+GittinsRanker::GittinsRanker() : GittinsRanker(std::vector<PriorSample>{}) {}
+
+GittinsRanker::GittinsRanker(const std::vector<PriorSample>& prior) {
+  bool any = false;
+  for (const PriorSample& p : prior) {
+    if (!(p.ratio > 0) || !std::isfinite(p.ratio) || !(p.weight > 0) || !std::isfinite(p.weight))
+      continue;
+    const int b = BinOf(p.ratio);
+    count_[b] += p.weight;
+    sum_[b] += p.weight * p.ratio;
+    any = true;
+  }
+  if (!any) {  // one pseudo-sample at R = 1
+    const int b = BinOf(1.0);
+    count_[b] += 1.0;
+    sum_[b] += 1.0;
+  }
   Recompute();
 }
 

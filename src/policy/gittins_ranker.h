@@ -21,7 +21,9 @@
 // samples has grown by max(16, n/16) since the last computation: O(log n) recomputations (about
 // 90 for 24,000 jobs), ranks lag at most 1/16 of the evidence, and they do not depend on when
 // they are asked for.
-// Prior: one pseudo-sample at R = 1 (trust the estimator until told otherwise). When no sample
+// Prior: by default one pseudo-sample at R = 1 (trust the estimator until told otherwise);
+// callers may pass weighted pseudo-samples instead (the schedmate policy: the quantiles of the
+// job's predicted distribution). When no sample
 // exceeds x the job has outlived everything seen: rank(x) = x (expected further run time equal
 // to the time already run, the Pareto tail with index 2, the classic doubling rule).
 // Determinism: pure function of the observed sequence. Not thread-safe.
@@ -32,9 +34,18 @@
 
 namespace schedmate::policy {
 
+// One prior pseudo-sample: an error ratio and its weight (> 0).
+struct PriorSample {
+  double ratio = 1.0;
+  double weight = 1.0;
+};
+
 class GittinsRanker {
  public:
+  // The default prior: one pseudo-sample at R = 1.
   GittinsRanker();
+  // A prior of weighted pseudo-samples (invalid ones are ignored; none valid: the default).
+  explicit GittinsRanker(const std::vector<PriorSample>& prior);
   // Records one finished job's actual / estimated run time (> 0; others are ignored).
   void Observe(double ratio);
   // Rank of a job that has run `x` (>= 0) of its estimate, in units of its estimate. Positive.

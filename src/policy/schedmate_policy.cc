@@ -22,8 +22,14 @@ class VictimQueue {
     int64_t run_seq;
     const JobView* view;
   };
-  void Add(Victim v) { sorted_.push_back(v); }
+  void Add(Victim v) {
+    top_ = std::max(top_, v.gain);
+    sorted_.push_back(v);
+  }
+  // Sorts the victims; done once, on first need (most calls never preempt).
   void Build() {
+    if (built_) return;
+    built_ = true;
     std::sort(sorted_.begin(), sorted_.end(), [](const Victim& a, const Victim& b) {
       return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
     });
@@ -41,9 +47,14 @@ class VictimQueue {
   // GPUs of victims [0, n).
   int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
   // Gain of victim `from` (-1 if none).
-  double TopGain(size_t from) const { return from < sorted_.size() ? sorted_[from].gain : -1.0; }
+  double TopGain(size_t from) const {
+    if (!built_) return sorted_.empty() ? -1.0 : top_;  // from is 0 before any preemption
+    return from < sorted_.size() ? sorted_[from].gain : -1.0;
+  }
 
  private:
+  bool built_ = false;
+  double top_ = -std::numeric_limits<double>::infinity();
   std::vector<Victim> sorted_;
   std::vector<int64_t> gpus_prefix_{0};
 };
@@ -148,7 +159,7 @@ SchedmatePolicy::SchedmatePolicy(const PolicyConfig& config, SchedmateOptions op
       opt_(options),
       index_([this](const JobView& v, SimTime now) {
         EnsureEstimate(v, now);
-        const auto rank_ms = static_cast<int64_t>(RankSeconds(v.index, AttainedUs(v, now)) * 1e3);
+        const auto rank_ms = static_cast<int64_t>(RankOrEtaSeconds(v, now) * 1e3);
         return std::make_pair(int64_t{v.status->failure_restarts > 0 ? 0 : 1}, rank_ms * v.gpus());
       }),
       model_(config.colocation ? config.colocation : &fallback_model_),
@@ -157,9 +168,37 @@ SchedmatePolicy::SchedmatePolicy(const PolicyConfig& config, SchedmateOptions op
 void SchedmatePolicy::OnJobFinished(const JobRecord& job, SimTime) {
   auto it = index_of_.find(&job);
   if (it == index_of_.end()) return;  // another partition's job
-  ranker_.Observe(static_cast<double>(job.duration.micros()) /
-                  static_cast<double>(estimate_us_[it->second]));
+  RankerOf(it->second)
+      .Observe(static_cast<double>(job.duration.micros()) /
+               static_cast<double>(estimate_us_[it->second]));
   index_of_.erase(it);
+}
+
+int SchedmatePolicy::SpreadLevel(double log_spread) {
+  int level = 0;
+  while (level + 1 < kSpreadLevels && log_spread >= kSpreadEdges[level]) ++level;
+  return level;
+}
+
+GittinsRanker& SchedmatePolicy::RankerOf(JobIndex j) {
+  const int shape = shape_[j];
+  if (rankers_.empty()) rankers_.resize(kPointShape + 1);
+  auto& r = rankers_[static_cast<size_t>(shape)];
+  if (!r && shape == kPointShape) {
+    r = std::make_unique<GittinsRanker>();  // a point estimate: one pseudo-sample at R = 1
+  } else if (!r) {
+    // Prior: the two-piece log-normal whose p10 and p90 sit at the level's typical spreads
+    // below and above the median; ten pseudo-samples at its deciles' midpoints, weight 2 in all.
+    const double z90 = 1.2815515655446004;
+    const double lo = kSpreadTypical[shape / kSpreadLevels] / z90;
+    const double hi = kSpreadTypical[shape % kSpreadLevels] / z90;
+    static constexpr double kZ[10] = {-1.6449, -1.0364, -0.6745, -0.3853, -0.1257,
+                                      0.1257,  0.3853,  0.6745,  1.0364,  1.6449};
+    std::vector<PriorSample> prior;
+    for (double z : kZ) prior.push_back({std::exp(z * (z < 0 ? lo : hi)), 0.2});
+    r = std::make_unique<GittinsRanker>(prior);
+  }
+  return *r;
 }
 
 void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
@@ -169,11 +208,24 @@ void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
   }
   if (estimate_us_[v.index] >= 0) return;
   Duration est = Duration::Hours(1);
+  int shape = kPointShape;  // else spread level below x kSpreadLevels + level above
   if (config_.estimator) {
-    est = config_.estimator->Estimate(*v.record, now).duration;
+    const DurationEstimate e = config_.estimator->Estimate(*v.record, now);
+    est = e.duration;
+    // The predictive distribution: scale = its median, shape = how far p10 and p90 lie from it.
+    if (opt_.use_distribution && e.median > Duration::Zero()) {
+      est = e.median;
+      const auto m = static_cast<double>(std::max(kMinEstimateUs, e.median.micros()));
+      const auto lo = static_cast<double>(std::max(kMinEstimateUs / 1000, e.low.micros()));
+      const auto hi = static_cast<double>(std::max(kMinEstimateUs / 1000, e.high.micros()));
+      shape = SpreadLevel(std::log(m / std::min(m, lo))) * kSpreadLevels +
+              SpreadLevel(std::log(std::max(m, hi) / m));
+    }
   } else if (v.record->estimate) {
     est = *v.record->estimate;
   }
+  if (static_cast<size_t>(v.index) >= shape_.size()) shape_.resize(v.index + 1, kPointShape);
+  shape_[v.index] = static_cast<uint8_t>(shape);
   estimate_us_[v.index] = std::max(kMinEstimateUs, est.micros());
   priority_[v.index] = estimate_us_[v.index] / 1000 * v.gpus();
   index_of_.emplace(v.record, v.index);
@@ -182,13 +234,14 @@ void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
 double SchedmatePolicy::RankSeconds(JobIndex j, int64_t attained_us) {
   if (static_cast<size_t>(j) >= rank_cache_.size()) rank_cache_.resize(j + 1);
   RankCache& c = rank_cache_[j];
-  if (c.version == ranker_.version() && attained_us >= c.lo_us && attained_us < c.hi_us) {
+  GittinsRanker& ranker = RankerOf(j);
+  if (c.version == ranker.version() && attained_us >= c.lo_us && attained_us < c.hi_us) {
     return c.rank_s;
   }
   const auto est = static_cast<double>(estimate_us_[j]);
   double lo = 0, hi = 0;
-  const double rank = ranker_.Rank(static_cast<double>(attained_us) / est, &lo, &hi);
-  c.version = ranker_.version();
+  const double rank = ranker.Rank(static_cast<double>(attained_us) / est, &lo, &hi);
+  c.version = ranker.version();
   // Integer bounds strictly inside the ratio interval, so a cached answer is always exact.
   c.lo_us = static_cast<int64_t>(std::ceil(lo * est));
   c.hi_us = static_cast<int64_t>(std::floor(hi * est));
@@ -196,9 +249,17 @@ double SchedmatePolicy::RankSeconds(JobIndex j, int64_t attained_us) {
   return c.rank_s;
 }
 
+double SchedmatePolicy::RankOrEtaSeconds(const JobView& v, SimTime now) {
+  if (opt_.use_eta) {
+    // The tracker knows how far the job is: its ETA is the remaining time (SRPT's rank).
+    if (const std::optional<Duration> eta = v.EtaAt(now)) return std::max(1e-3, eta->seconds_f());
+  }
+  return RankSeconds(v.index, AttainedUs(v, now));
+}
+
 double SchedmatePolicy::RankServiceAt(const JobView& v, SimTime now) {
   EnsureEstimate(v, now);
-  return RankSeconds(v.index, AttainedUs(v, now)) * v.gpus();
+  return RankOrEtaSeconds(v, now) * v.gpus();
 }
 
 double SchedmatePolicy::CostSeconds(int32_t gpus) const {
@@ -252,7 +313,9 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     }
   }
 
-  PartnerCandidates partners(in.running);
+  // Partners are only looked for under contention: build the candidate list only then (it is
+  // a pass over every running job).
+  PartnerCandidates partners(contention ? in.running : std::span<const JobView>{});
   auto priority_of = [this](JobIndex j) {
     return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
   };
@@ -305,7 +368,6 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         if (s.placement.nodes.size() != 1) continue;  // multi-node jobs are not preempted
         victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
-      victims.Build();
       std::sort(natural.begin(), natural.end());
       int64_t sum = 0;
       for (auto& e : natural) e.second = (sum += e.second);  // GPUs freed by then
@@ -322,6 +384,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     const double wait =
         freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
+    if (may_pay) victims.Build();
     const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
     if (used.size() < eligible) used.resize(eligible, false);
     const auto no_room = no_room_at.find(v.gpus());

@@ -15,6 +15,13 @@ Duration JobView::RemainingAt(SimTime now) const {
   return std::max(Duration::Zero(), status->remaining - Duration::Micros(done));
 }
 
+std::optional<Duration> JobView::EtaAt(SimTime now) const {
+  if (!(status->eta_noise > 0)) return std::nullopt;
+  const Duration left = RemainingAt(now);
+  if (left > status->eta_from_remaining) return std::nullopt;
+  return Duration::Micros(std::llround(static_cast<double>(left.micros()) * status->eta_noise));
+}
+
 int64_t JobView::AttainedGpuSecondsAt(SimTime now) const {
   int64_t us = status->attained_gpu_us;
   if (status->state == RunState::kRunning && now > status->updated) {

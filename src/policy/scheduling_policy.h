@@ -70,6 +70,11 @@ struct JobStatus {
   Placement placement;            // valid while running
   // Lucid-compatible step semantics: a countdown job is noticed finished one step late.
   Duration finish_lag;
+  // A tracker's remaining-time estimate (ETA) read from the job's log, when the backend has one.
+  // The simulator models it (SimOptions::eta): once the remaining solo work is at most
+  // `eta_from_remaining`, the ETA is the true remaining work x `eta_noise` (> 0; 0: no ETA).
+  double eta_noise = 0;
+  Duration eta_from_remaining;
 };
 
 // A pending or running job as a policy sees it.
@@ -80,6 +85,8 @@ struct JobView {
 
   // Remaining solo-run work at `now` (never negative).
   Duration RemainingAt(SimTime now) const;
+  // The tracker's ETA (remaining solo-run time) at `now`, if the job's log gives one yet.
+  std::optional<Duration> EtaAt(SimTime now) const;
   // Attained GPU-service at `now`, in GPU-seconds (whole seconds, truncated).
   int64_t AttainedGpuSecondsAt(SimTime now) const;
   int32_t gpus() const { return status->gpus; }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <queue>
 
 #include "core/check.h"
@@ -129,6 +130,17 @@ class Engine {
   Status ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime t);
   Status CallPolicy(Partition& p, SimTime t);
   void Compact(Partition& p);
+  // Run()'s parts: partitions and their policies; every job's status (arrival order out);
+  // the event-limit guard; whether nothing can change any more; the events due at t (finishes
+  // in job order); one node failure or repair; one arrival; one time-series sample.
+  Status SetUpPartitions(const ClusterSpec& cluster, const PolicyMaker& make_policy);
+  std::vector<JobIndex> SetUpJobs(const ClusterSpec& cluster);
+  Status LimitReached(SimTime t, int64_t live) const;
+  bool Stuck() const;
+  void PopEventsAt(SimTime t, std::vector<JobIndex>& finishing, std::vector<Event>& node_events);
+  void ApplyNodeEvent(const Event& e, SimTime t);
+  void Arrive(JobIndex j, SimTime t);
+  void Sample(SimTime t);
   void AddBusy(int64_t gpus) { busy_gpus_ += gpus; }
   void Integrate(SimTime t) {
     if (t > last_integrate_) {
@@ -156,6 +168,8 @@ class Engine {
   int64_t busy_gpus_ = 0;
   long double busy_gpu_us_ = 0;
   SimTime last_integrate_;
+  Duration sample_;      // time-series sampling period
+  SimTime next_sample_;  // next sample due
   SimResult result_;
   int64_t finished_ = 0;
 };
@@ -413,18 +427,7 @@ Status Engine::CallPolicy(Partition& p, SimTime t) {
   return Status::Ok();
 }
 
-Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
-  SM_RETURN_IF_ERROR(CheckSimConfig(cluster, options_));
-  SM_RETURN_IF_ERROR(CheckFailureFeasibility(table_, cluster, options_));
-  max_events_ =
-      options_.max_events > 0 ? options_.max_events : DefaultMaxEvents(table_, cluster, options_);
-  model_ = options_.colocation ? options_.colocation : &default_model_;
-  const size_t n = table_.jobs.size();
-  status_.assign(n, JobStatus{});
-  version_.assign(n, 0);
-  lag_.assign(n, Duration::Zero());
-  result_.jobs.assign(n, JobOutcome{});
-  result_.seed = options_.seed;
+Status Engine::SetUpPartitions(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
   parts_.resize(cluster.vcs.size());
   for (size_t i = 0; i < cluster.vcs.size(); ++i) {
     const VcSpec& vc = cluster.vcs[i];
@@ -441,8 +444,14 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
     result_.total_gpus += static_cast<int64_t>(vc.nodes) * vc.gpus_per_node;
   }
   result_.policy = parts_.empty() ? "" : std::string(parts_[0].policy->Name());
+  return Status::Ok();
+}
 
-  // Partition of each job; arrival order = stable by submit time.
+std::vector<JobIndex> Engine::SetUpJobs(const ClusterSpec& cluster) {
+  const size_t n = table_.jobs.size();
+  // The modelled tracker ETA: one log-normal noise factor per job, drawn in job order from its
+  // own stream (so turning it on changes nothing else).
+  Rng eta_rng(options_.seed ^ 0x9e3779b97f4a7c15ULL);
   const std::vector<int32_t> partition_of = PartitionsOf(table_, cluster);
   std::vector<JobIndex> arrivals;
   arrivals.reserve(n);
@@ -450,6 +459,15 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
     const JobRecord& r = table_.jobs[j];
     JobOutcome& o = result_.jobs[j];
     o.submit = r.submit;
+    JobStatus& s = status_[j];
+    if (options_.eta.enabled) {
+      const double z = std::sqrt(-2.0 * std::log1p(-eta_rng.Uniform())) *
+                       std::cos(2 * std::numbers::pi * eta_rng.Uniform());
+      s.eta_noise = std::exp(options_.eta.sigma * z);
+      s.eta_from_remaining = Duration::Micros(
+          std::llround(static_cast<double>(std::max(Duration::Zero(), r.duration).micros()) *
+                       (1.0 - options_.eta.after_fraction)));
+    }
     if (r.gpus.milli() <= 0) {
       ++result_.skipped_no_gpu;
       continue;
@@ -460,7 +478,6 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       continue;
     }
     o.partition = part;
-    JobStatus& s = status_[j];
     s.partition = part;
     s.gpus = static_cast<int32_t>(r.gpus.ceil_whole());
     s.remaining = std::max(Duration::Zero(), r.duration);
@@ -468,9 +485,147 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
     if (options_.lucid_compat && parts_[part].traits.preemptive) lag_[j] = Duration::Seconds(1);
     arrivals.push_back(static_cast<JobIndex>(j));
   }
+  // Arrival order: stable by submit time (file order among equal times).
   std::stable_sort(arrivals.begin(), arrivals.end(), [&](JobIndex a, JobIndex b) {
     return table_.jobs[a].submit < table_.jobs[b].submit;
   });
+  return arrivals;
+}
+
+Status Engine::LimitReached(SimTime t, int64_t live) const {
+  if (event_seq_ <= max_events_ && t <= kMaxSimTime) return Status::Ok();
+  const std::string what =
+      event_seq_ > max_events_
+          ? fmt::format("more than {} events were queued (the event limit)", max_events_)
+          : fmt::format("simulated time passed {:.0f} years", kMaxSimTime.seconds_f() / 3.15576e7);
+  return Status::ResourceExhausted(fmt::format(
+      "simulation stopped: {}; at simulated time {:.0f} s, {} of {} jobs had finished, {} node "
+      "failures so far",
+      what, (t - result_.first_submit).seconds_f(), finished_ + result_.rejected, live,
+      result_.node_failures));
+}
+
+bool Engine::Stuck() const {
+  for (const Partition& p : parts_) {
+    if (p.running_count > 0 || p.dirty || p.scheduled_wake != SimTime::Max() ||
+        p.free.up_nodes() != p.nodes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Engine::PopEventsAt(SimTime t, std::vector<JobIndex>& finishing,
+                         std::vector<Event>& node_events) {
+  finishing.clear();
+  node_events.clear();
+  while (!events_.empty() && events_.top().time == t) {
+    Event e = events_.top();
+    events_.pop();
+    switch (e.kind) {
+      case EventKind::kFinish:
+        if (version_[e.a] == e.version && status_[e.a].state == RunState::kRunning)
+          finishing.push_back(e.a);
+        break;
+      case EventKind::kFailure:
+      case EventKind::kRepair:
+        node_events.push_back(e);
+        break;
+      case EventKind::kWake: {
+        Partition& p = parts_[e.a];
+        if (p.scheduled_wake == t) p.scheduled_wake = SimTime::Max();
+        p.dirty = true;
+        break;
+      }
+    }
+  }
+  std::sort(finishing.begin(), finishing.end());
+}
+
+void Engine::ApplyNodeEvent(const Event& e, SimTime t) {
+  Partition& p = parts_[e.a];
+  if (e.kind != EventKind::kFailure) {
+    p.free.SetUp(e.b);
+    p.dirty = true;
+    const double mtbf = static_cast<double>(options_.failures.mtbf.micros());
+    Push(t + Duration::Micros(std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mtbf)))),
+         EventKind::kFailure, e.a, e.b);
+    return;
+  }
+  if (!p.free.IsUp(e.b)) return;
+  ++result_.node_failures;
+  std::vector<JobIndex> victims;
+  for (size_t r = 0; r < p.running.size(); ++r) {
+    const JobStatus& s = *p.running[r].status;
+    if (s.state != RunState::kRunning || s.run_seq != p.running_seq[r]) continue;
+    for (const auto& ns : s.placement.nodes) {
+      if (ns.node == e.b) {
+        victims.push_back(p.running[r].index);
+        break;
+      }
+    }
+  }
+  std::sort(victims.begin(), victims.end());
+  for (JobIndex j : victims) {
+    if (status_[j].state == RunState::kRunning) Kill(j, t);
+  }
+  Compact(p);
+  p.free.SetDown(e.b);
+  p.recently_failed.push_back(e.b);
+  if (p.recently_failed.size() > 16) p.recently_failed.erase(p.recently_failed.begin());
+  p.dirty = true;
+  const double mttr = static_cast<double>(options_.failures.mttr.micros());
+  Push(t + Duration::Micros(std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mttr)))),
+       EventKind::kRepair, e.a, e.b);
+}
+
+void Engine::Arrive(JobIndex j, SimTime t) {
+  JobStatus& s = status_[j];
+  const Partition& p = parts_[s.partition];
+  if (static_cast<int64_t>(s.gpus) > static_cast<int64_t>(p.nodes) * p.gpus_per_node) {
+    s.state = RunState::kRejected;
+    result_.jobs[j].rejected = true;
+    ++result_.rejected;
+    return;
+  }
+  Enqueue(j, t);
+}
+
+void Engine::Sample(SimTime t) {
+  if (t < next_sample_) return;
+  TimePoint tp;
+  tp.time = t;
+  for (const Partition& p : parts_) {
+    tp.pending_jobs += p.pending_count;
+    tp.running_jobs += p.running_count;
+    tp.up_gpus += p.free.total_up_gpus();
+  }
+  tp.busy_gpus = busy_gpus_;
+  result_.series.push_back(tp);
+  if (result_.series.size() >= kMaxSeriesPoints) {
+    // Bounded memory on long runs: keep every other sample and sample half as often.
+    size_t w = 0;
+    for (size_t r = 0; r < result_.series.size(); r += 2) result_.series[w++] = result_.series[r];
+    result_.series.resize(w);
+    sample_ = sample_ * 2;
+  }
+  next_sample_ = t + sample_;
+}
+
+Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
+  SM_RETURN_IF_ERROR(CheckSimConfig(cluster, options_));
+  SM_RETURN_IF_ERROR(CheckFailureFeasibility(table_, cluster, options_));
+  max_events_ =
+      options_.max_events > 0 ? options_.max_events : DefaultMaxEvents(table_, cluster, options_);
+  model_ = options_.colocation ? options_.colocation : &default_model_;
+  const size_t n = table_.jobs.size();
+  status_.assign(n, JobStatus{});
+  version_.assign(n, 0);
+  lag_.assign(n, Duration::Zero());
+  result_.jobs.assign(n, JobOutcome{});
+  result_.seed = options_.seed;
+  SM_RETURN_IF_ERROR(SetUpPartitions(cluster, make_policy));
+  const std::vector<JobIndex> arrivals = SetUpJobs(cluster);
   if (arrivals.empty()) return std::move(result_);
   result_.first_submit = table_.jobs[arrivals.front()].submit;
   result_.last_finish = result_.first_submit;
@@ -485,17 +640,16 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       }
     }
   }
-
-  Duration sample = options_.sample_interval;
-  if (sample.micros() <= 0) {
+  sample_ = options_.sample_interval;
+  if (sample_.micros() <= 0) {
     const Duration span = table_.jobs[arrivals.back()].submit - result_.first_submit;
-    sample = std::max(Duration::Seconds(60), span / 1000);
+    sample_ = std::max(Duration::Seconds(60), span / 1000);
   }
-  SimTime next_sample = result_.first_submit;
+  next_sample_ = result_.first_submit;
 
   ProgressBar bar(options_.progress_label, static_cast<int64_t>(arrivals.size()),
                   options_.progress);
-  int64_t live = static_cast<int64_t>(arrivals.size());  // jobs not yet finished or rejected
+  const auto live = static_cast<int64_t>(arrivals.size());  // jobs to finish or reject
   size_t next_arrival = 0;
   std::vector<JobIndex> finishing;
   std::vector<Event> node_events;
@@ -506,112 +660,25 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (t == SimTime::Max()) break;
     // The guards: a run that would not end stops here, saying which limit it reached.
-    if (event_seq_ > max_events_ || t > kMaxSimTime) {
-      const std::string what =
-          event_seq_ > max_events_
-              ? fmt::format("more than {} events were queued (the event limit)", max_events_)
-              : fmt::format("simulated time passed {:.0f} years",
-                            kMaxSimTime.seconds_f() / 3.15576e7);
-      return Status::ResourceExhausted(fmt::format(
-          "simulation stopped: {}; at simulated time {:.0f} s, {} of {} jobs had finished, {} node "
-          "failures so far",
-          what, (t - result_.first_submit).seconds_f(), finished_ + result_.rejected, live,
-          result_.node_failures));
-    }
+    SM_RETURN_IF_ERROR(LimitReached(t, live));
     if (next_arrival >= arrivals.size()) {
       // Every job done: stop (node failure events alone would run forever).
       if (finished_ + result_.rejected >= live) break;
       // Jobs left pending, nothing running, every node up, no call due: nothing can change.
-      bool stuck = true;
-      for (const Partition& p : parts_) {
-        if (p.running_count > 0 || p.dirty || p.scheduled_wake != SimTime::Max() ||
-            p.free.up_nodes() != p.nodes) {
-          stuck = false;
-          break;
-        }
-      }
-      if (stuck) break;
+      if (Stuck()) break;
     }
     now_ = t;
     Integrate(t);
-    finishing.clear();
-    node_events.clear();
-    while (!events_.empty() && events_.top().time == t) {
-      Event e = events_.top();
-      events_.pop();
-      switch (e.kind) {
-        case EventKind::kFinish:
-          if (version_[e.a] == e.version && status_[e.a].state == RunState::kRunning)
-            finishing.push_back(e.a);
-          break;
-        case EventKind::kFailure:
-        case EventKind::kRepair:
-          node_events.push_back(e);
-          break;
-        case EventKind::kWake: {
-          Partition& p = parts_[e.a];
-          if (p.scheduled_wake == t) p.scheduled_wake = SimTime::Max();
-          p.dirty = true;
-          break;
-        }
-      }
-    }
-    std::sort(finishing.begin(), finishing.end());
+    PopEventsAt(t, finishing, node_events);
     for (JobIndex j : finishing) {
       // A job can be finished earlier in this batch only through its partner; re-check.
       if (status_[j].state != RunState::kRunning) continue;
       Progress(j, t);
       Finish(j, t);
     }
-    for (const Event& e : node_events) {
-      Partition& p = parts_[e.a];
-      if (e.kind == EventKind::kFailure) {
-        if (!p.free.IsUp(e.b)) continue;
-        ++result_.node_failures;
-        std::vector<JobIndex> victims;
-        for (size_t r = 0; r < p.running.size(); ++r) {
-          const JobStatus& s = *p.running[r].status;
-          if (s.state != RunState::kRunning || s.run_seq != p.running_seq[r]) continue;
-          for (const auto& ns : s.placement.nodes) {
-            if (ns.node == e.b) {
-              victims.push_back(p.running[r].index);
-              break;
-            }
-          }
-        }
-        std::sort(victims.begin(), victims.end());
-        for (JobIndex j : victims) {
-          if (status_[j].state == RunState::kRunning) Kill(j, t);
-        }
-        Compact(p);
-        p.free.SetDown(e.b);
-        p.recently_failed.push_back(e.b);
-        if (p.recently_failed.size() > 16) p.recently_failed.erase(p.recently_failed.begin());
-        p.dirty = true;
-        const double mttr = static_cast<double>(options_.failures.mttr.micros());
-        Push(t + Duration::Micros(
-                     std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mttr)))),
-             EventKind::kRepair, e.a, e.b);
-      } else {
-        p.free.SetUp(e.b);
-        p.dirty = true;
-        const double mtbf = static_cast<double>(options_.failures.mtbf.micros());
-        Push(t + Duration::Micros(
-                     std::max<int64_t>(1, static_cast<int64_t>(rng_.Exponential(mtbf)))),
-             EventKind::kFailure, e.a, e.b);
-      }
-    }
+    for (const Event& e : node_events) ApplyNodeEvent(e, t);
     while (next_arrival < arrivals.size() && table_.jobs[arrivals[next_arrival]].submit == t) {
-      const JobIndex j = arrivals[next_arrival++];
-      JobStatus& s = status_[j];
-      Partition& p = parts_[s.partition];
-      if (static_cast<int64_t>(s.gpus) > static_cast<int64_t>(p.nodes) * p.gpus_per_node) {
-        s.state = RunState::kRejected;
-        result_.jobs[j].rejected = true;
-        ++result_.rejected;
-        continue;
-      }
-      Enqueue(j, t);
+      Arrive(arrivals[next_arrival++], t);
     }
     for (Partition& p : parts_) {
       if (!p.dirty) continue;
@@ -621,26 +688,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       }
       SM_RETURN_IF_ERROR(CallPolicy(p, t));
     }
-    if (t >= next_sample) {
-      TimePoint tp;
-      tp.time = t;
-      for (const Partition& p : parts_) {
-        tp.pending_jobs += p.pending_count;
-        tp.running_jobs += p.running_count;
-        tp.up_gpus += p.free.total_up_gpus();
-      }
-      tp.busy_gpus = busy_gpus_;
-      result_.series.push_back(tp);
-      if (result_.series.size() >= kMaxSeriesPoints) {
-        // Bounded memory on long runs: keep every other sample and sample half as often.
-        size_t w = 0;
-        for (size_t r = 0; r < result_.series.size(); r += 2)
-          result_.series[w++] = result_.series[r];
-        result_.series.resize(w);
-        sample = sample * 2;
-      }
-      next_sample = t + sample;
-    }
+    Sample(t);
     if ((++loops & 4095) == 0) bar.Update(finished_ + result_.rejected);
   }
   bar.Finish();
@@ -675,6 +723,13 @@ Status CheckSimConfig(const ClusterSpec& cluster, const SimOptions& options) {
     }
   }
   if (cluster.vcs.empty() || gpus <= 0) return Status::InvalidArgument("the cluster has no GPUs");
+  if (options.eta.enabled &&
+      (!(options.eta.sigma >= 0) || !std::isfinite(options.eta.sigma) ||
+       !(options.eta.after_fraction >= 0 && options.eta.after_fraction <= 1))) {
+    return Status::InvalidArgument(
+        fmt::format("ETA model: sigma {} must be finite and >= 0, after-fraction {} in [0, 1]",
+                    options.eta.sigma, options.eta.after_fraction));
+  }
   if (options.failures.enabled) {
     int64_t nodes = 0;
     for (const VcSpec& vc : cluster.vcs) nodes += vc.nodes;

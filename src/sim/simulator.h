@@ -93,10 +93,22 @@ struct FailureOptions {
   Duration checkpoint_interval;
 };
 
+// A modelled tracker ETA for running jobs (issue 12): what a job's log would say about its
+// remaining time. Once a job has done `after_fraction` of its true run time, its ETA is the true
+// remaining solo work x N, N = exp(sigma x Z), Z standard normal, one draw per job (in job order,
+// from a stream seeded by SimOptions::seed, separate from the failure stream). Policies read it
+// through JobView::EtaAt; off by default.
+struct EtaOptions {
+  bool enabled = false;
+  double sigma = 0.3;           // >= 0; 0: exact
+  double after_fraction = 0.1;  // in [0, 1]
+};
+
 struct SimOptions {
   bool lucid_compat = false;
   PreemptionCost preemption_cost;
   FailureOptions failures;
+  EtaOptions eta;
   uint64_t seed = 1;
   // Co-location slowdown model; null: a utilisation-only ColocationModel.
   const policy::ColocationModel* colocation = nullptr;

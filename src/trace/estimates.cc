@@ -21,7 +21,7 @@ Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view s
     return Status::InvalidArgument(fmt::format("{}:1: empty estimates file", source));
   internal::HeaderMap h(f);
   const int id_col = h.Find({"job_id"});
-  const int val_col = h.Find({"priority", "estimate", "duration"});
+  const int val_col = h.Find({"priority", "estimate", "duration", "predicted_duration_s"});
   if (id_col < 0 || val_col < 0) {
     return Status::InvalidArgument(
         fmt::format("{}:{}: header must have job_id and priority columns", source, cursor.line()));
@@ -52,6 +52,59 @@ Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view s
     map.insert_or_assign(std::string(id), v);
   }
   return map;
+}
+
+Result<QuantileMap> ParseEstimateQuantiles(std::string_view contents, std::string_view source) {
+  CsvCursor cursor(contents, ',');
+  std::vector<std::string_view> f;
+  QuantileMap map;
+  if (!cursor.NextNonBlank(f)) return map;
+  internal::HeaderMap h(f);
+  const int id_col = h.Find({"job_id"});
+  const int cols[3] = {h.Find({"p10_s"}), h.Find({"p50_s"}), h.Find({"p90_s"})};
+  if (id_col < 0 || cols[0] < 0 || cols[1] < 0 || cols[2] < 0) return map;
+  while (cursor.Next(f)) {
+    if (CsvCursor::IsBlank(f)) continue;
+    const int64_t line = cursor.line();
+    if (f.size() != h.size()) {
+      return Status::InvalidArgument(
+          fmt::format("{}:{}: expected {} fields, got {}", source, line, h.size(), f.size()));
+    }
+    double q[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+      std::string_view text = f[static_cast<size_t>(cols[i])];
+      if (!internal::ParseRealField(text, q[i]) || q[i] < 0 || q[i] > kMaxTraceSeconds) {
+        return Status::InvalidArgument(fmt::format("{}:{}: {} '{}' is not a duration in s", source,
+                                                   line, h.name(cols[i]),
+                                                   Trim(text).substr(0, 40)));
+      }
+    }
+    if (q[0] > q[1] || q[1] > q[2]) {
+      return Status::InvalidArgument(fmt::format(
+          "{}:{}: quantiles out of order: p10 {} p50 {} p90 {}", source, line, q[0], q[1], q[2]));
+    }
+    map.insert_or_assign(
+        std::string(Trim(f[static_cast<size_t>(id_col)])),
+        JobRecord::EstimateQuantiles{Duration::FromSecondsF(q[0]), Duration::FromSecondsF(q[1]),
+                                     Duration::FromSecondsF(q[2])});
+  }
+  return map;
+}
+
+Result<QuantileMap> ReadEstimateQuantiles(const std::string& path) {
+  SM_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  return ParseEstimateQuantiles(contents, path);
+}
+
+int64_t ApplyEstimateQuantiles(JobTable& table, const QuantileMap& map) {
+  int64_t n = 0;
+  for (auto& job : table.jobs) {
+    auto it = map.find(job.id);
+    if (it == map.end()) continue;
+    job.estimate_quantiles = it->second;
+    ++n;
+  }
+  return n;
 }
 
 Result<EstimateMap> ReadEstimates(const std::string& path) {

@@ -20,11 +20,21 @@ namespace schedmate::trace {
 // job id (verbatim text of the job_id column) -> raw estimate value.
 using EstimateMap = std::unordered_map<std::string, double>;
 
-// Reads a job_id,priority CSV (header names: job_id and priority|estimate|duration). A job id
-// that appears twice: the LAST value wins (a re-estimate). Errors name "path:line: reason";
-// non-finite or non-numeric values are errors.
+// Reads a job_id,priority CSV (header names: job_id and priority|estimate|duration|
+// predicted_duration_s, the last being `history replay --out`'s). A job id that appears twice:
+// the LAST value wins (a re-estimate). Errors name "path:line: reason"; non-finite or
+// non-numeric values are errors.
 Result<EstimateMap> ReadEstimates(const std::string& path);
 Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view source);
+
+// The p10_s, p50_s and p90_s columns of a `history replay` CSV (job_id,predicted_duration_s,
+// p10_s,p50_s,p90_s), in seconds; an empty map when the header lacks any of them. Errors as
+// ParseEstimates; a negative quantile or p10 > p50 > p90 out of order is an error. Last wins.
+using QuantileMap = std::unordered_map<std::string, JobRecord::EstimateQuantiles>;
+Result<QuantileMap> ReadEstimateQuantiles(const std::string& path);
+Result<QuantileMap> ParseEstimateQuantiles(std::string_view contents, std::string_view source);
+// Sets JobRecord::estimate_quantiles for every job whose id is in `map`; returns how many.
+int64_t ApplyEstimateQuantiles(JobTable& table, const QuantileMap& map);
 
 enum class NegativeEstimates : uint8_t {
   kReplace,  // Lucid's rule: a negative value becomes `negative_replacement` (default 1000)

@@ -51,6 +51,20 @@ TEST(GittinsRankerTest, PriorTrustsTheEstimateThenDoubles) {
   EXPECT_GT(r.Rank(5.0), 4.5);
 }
 
+TEST(GittinsRankerTest, AWeightedPriorSetsTheRanksBeforeAnySample) {
+  // Prior masses 1 at 0.5 and 1 at 2. Fresh: a quantum ending at 0.5 costs (0.5 + 1 x 0.5) / 1
+  // = 1.0, one ending at 2 costs (0.5 + 2) / 2 = 1.25: rank 1.0. Past 0.5 only 2 is left: rank
+  // 2 - edge(x). Invalid pseudo-samples are dropped; none valid: the default prior (R = 1).
+  GittinsRanker r({{0.5, 1.0}, {2.0, 1.0}, {-1.0, 1.0}, {3.0, 0.0}});
+  EXPECT_EQ(r.samples(), 0);
+  EXPECT_NEAR(r.Rank(0), 1.0, 1e-12);
+  EXPECT_NEAR(r.Rank(1.5), 2.0 - Edge(1.5), 1e-9);
+  EXPECT_NEAR(r.Rank(3.0), Edge(3.0), 1e-9);  // outlived the prior: the doubling rule
+  GittinsRanker none({{0.0, 1.0}, {std::numeric_limits<double>::quiet_NaN(), 1.0}});
+  EXPECT_DOUBLE_EQ(none.Rank(0), 1.0);
+  EXPECT_NEAR(none.Rank(0.25), 1.0 - Edge(0.25), 1e-9);
+}
+
 TEST(GittinsRankerTest, BimodalErrorsMakeSurvivorsLong) {
   // 48 jobs ran 0.1x their estimate, 48 ran 10x, plus the prior at 1x (97 masses; 96 samples is
   // a recompute point: 16, 32, ..., 96).
@@ -243,6 +257,71 @@ TEST(SchedmatePolicyTest, KeepsAPackedJobWhenMovingGainsLessThanItCosts) {
   EXPECT_EQ(Start(*r, 2), 10);
   EXPECT_EQ(r->jobs[2].preemptions, 0);
   EXPECT_EQ(End(*r, 2), 343);
+}
+
+// Answers by job id: a median of 100 s with a narrow (90..110 s) or a wide (5..2,000 s) p10..p90.
+class ShapeEstimator : public DurationEstimator {
+ public:
+  std::string_view Name() const override { return "shapes"; }
+  DurationEstimate Estimate(const JobRecord& job, SimTime) override {
+    DurationEstimate e;
+    e.duration = e.median = Duration::Seconds(100);
+    const bool wide = job.id == "wide";
+    e.low = Duration::Seconds(wide ? 5 : 90);
+    e.high = Duration::Seconds(wide ? 2000 : 110);
+    return e;
+  }
+  void Observe(const JobRecord&, SimTime) override {}
+};
+
+TEST(SchedmatePolicyTest, RanksByThePredictedDistributionNotOnlyItsMedian) {
+  // One node, held by "c" until t=10. "wide" then "narrow" (same median, 100 s) wait. Narrow
+  // spreads (level 0) rank at about their median; the widest level's prior (two-piece
+  // log-normal, ln(p90/p50) = 1.5 each side: deciles 0.15 .. 6.9 x the median) ranks a fresh
+  // job at 1.34 x its median (best quantum ends at its 4th decile). So narrow starts at 10 and
+  // wide at 110. With use_distribution off both rank 100 and queue order decides: wide first.
+  JobTable t = Table({JobBuilder().Id("c").Gpus(8).SubmitAt(0).Runtime(10),
+                      JobBuilder().Id("wide").Gpus(8).SubmitAt(1).Runtime(100),
+                      JobBuilder().Id("narrow").Gpus(8).SubmitAt(1).Runtime(100)});
+  for (const bool use : {true, false}) {
+    SCOPED_TRACE(use);
+    ShapeEstimator est;
+    PolicyConfig pc;
+    pc.estimator = &est;
+    SchedmateOptions opt;
+    opt.use_distribution = use;
+    auto r = sim::Simulate(t, OneVc(1),
+                           [&]() -> Result<std::unique_ptr<SchedulingPolicy>> {
+                             return std::make_unique<SchedmatePolicy>(pc, opt);
+                           },
+                           {});
+    ASSERT_OK(r);
+    EXPECT_EQ(Start(*r, use ? 2 : 1), 10);
+    EXPECT_EQ(Start(*r, use ? 1 : 2), 110);
+  }
+}
+
+TEST(SchedmatePolicyTest, UsesTheTrackerEtaForRunningJobs) {
+  // As PreemptsAJobThatOutlivedItsEstimate, but A runs 570 s: at 500 its Gittins rank is 487 s
+  // and B (50 s) preempts it (B 500..550; A ends 550 + 70 + 40 = 660). With an exact tracker ETA
+  // (sigma 0, known after 1% of the run) A ranks at its 70 s left: 70 - 40 < 50, no victim;
+  // B waits for A: 570..620.
+  JobTable t = Table({JobBuilder().Gpus(8).SubmitAt(0).Runtime(570).Estimate(100),
+                      JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
+  auto blind = RunPolicy("schedmate", t, OneVc(1));
+  ASSERT_OK(blind);
+  EXPECT_EQ(blind->jobs[0].preemptions, 1);
+  EXPECT_EQ(End(*blind, 1), 550);
+  EXPECT_EQ(End(*blind, 0), 660);
+  sim::SimOptions so;
+  so.eta.enabled = true;
+  so.eta.sigma = 0;
+  so.eta.after_fraction = 0.01;
+  auto eta = RunPolicy("schedmate", t, OneVc(1), {}, so);
+  ASSERT_OK(eta);
+  EXPECT_EQ(eta->jobs[0].preemptions, 0);
+  EXPECT_EQ(End(*eta, 0), 570);
+  EXPECT_EQ(End(*eta, 1), 620);
 }
 
 TEST(SchedmatePolicyTest, DeterministicOnAShuffledWorkload) {

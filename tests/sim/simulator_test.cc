@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
+
 #include "sim/job_builder.h"
 #include "sim/metrics.h"
 #include "testing/test_util.h"
@@ -515,6 +518,91 @@ TEST(MetricsTest, QuantileInterpolatesLinearly) {
   EXPECT_DOUBLE_EQ(Quantile(v, 1.0), 40);
   EXPECT_DOUBLE_EQ(Quantile(v, 0.0), 10);
   EXPECT_DOUBLE_EQ(Quantile({}, 0.5), 0);
+}
+
+}  // namespace
+}  // namespace schedmate::sim
+
+namespace schedmate::sim {
+namespace {
+
+// Starts every pending job on node 0 and records the running jobs' tracker ETAs, waking every
+// 10 s.
+class EtaRecorder : public policy::SchedulingPolicy {
+ public:
+  explicit EtaRecorder(std::vector<std::pair<int64_t, std::optional<Duration>>>* out) : out_(out) {}
+  std::string_view Name() const override { return "eta-recorder"; }
+  policy::Decisions Schedule(const policy::SchedulingInput& in) override {
+    policy::Decisions d;
+    for (const auto& v : in.running) out_->push_back({in.now.seconds(), v.EtaAt(in.now)});
+    for (const auto& v : in.pending) {
+      policy::Placement p;
+      p.nodes.push_back({0, v.gpus()});
+      d.start.push_back({v.index, p});
+    }
+    d.wake_at = in.now + Duration::Seconds(10);
+    return d;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, std::optional<Duration>>>* out_;
+};
+
+std::vector<std::pair<int64_t, std::optional<Duration>>> RecordEtas(const EtaOptions& eta,
+                                                                    uint64_t seed) {
+  JobTable t = Table({JobBuilder().Gpus(1).SubmitAt(0).Runtime(100)});
+  std::vector<std::pair<int64_t, std::optional<Duration>>> out;
+  SimOptions o;
+  o.eta = eta;
+  o.seed = seed;
+  auto r = Simulate(
+      t, OneVc(1),
+      [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+        return std::make_unique<EtaRecorder>(&out);
+      },
+      o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return out;
+}
+
+TEST(SimulatorEtaTest, ModelledEtaIsNoisyRemainingTimeAfterTheFraction) {
+  // A 100 s job, ETA known after half its run: none at 10..40 s, then the true remaining time
+  // (50, 40, ... s) times one per-job factor exp(0.5 Z).
+  EtaOptions eta{true, 0.5, 0.5};
+  const auto a = RecordEtas(eta, 7);
+  ASSERT_EQ(a.size(), 9u);  // calls at 10..90 s while the job runs
+  double factor = 0;
+  for (const auto& [t, e] : a) {
+    SCOPED_TRACE(t);
+    if (t < 50) {
+      EXPECT_FALSE(e.has_value());
+      continue;
+    }
+    ASSERT_TRUE(e.has_value());
+    const double f = e->seconds_f() / static_cast<double>(100 - t);
+    if (factor == 0) factor = f;
+    EXPECT_NEAR(f, factor, 1e-5);  // one draw per job
+  }
+  EXPECT_GT(std::fabs(std::log(factor)), 1e-6);  // noisy
+  EXPECT_EQ(RecordEtas(eta, 7), a);              // seeded: the same run twice
+  EXPECT_NE(RecordEtas(eta, 8), a);              // another seed draws another factor
+  // sigma 0: the exact remaining time; disabled: no ETA at all.
+  for (const auto& [t, e] : RecordEtas(EtaOptions{true, 0.0, 0.5}, 7)) {
+    if (t >= 50) {
+      EXPECT_EQ(e, Duration::Seconds(100 - t));
+    }
+  }
+  for (const auto& [t, e] : RecordEtas(EtaOptions{}, 7)) EXPECT_FALSE(e.has_value());
+}
+
+TEST(SimulatorEtaTest, BadEtaOptionsAreRefused) {
+  SimOptions o;
+  o.eta = EtaOptions{true, -0.1, 0.1};
+  EXPECT_EQ(CheckSimConfig(OneVc(1), o).code(), StatusCode::kInvalidArgument);
+  o.eta = EtaOptions{true, 0.3, 1.5};
+  EXPECT_EQ(CheckSimConfig(OneVc(1), o).code(), StatusCode::kInvalidArgument);
+  o.eta = EtaOptions{true, 0.3, 0.1};
+  EXPECT_TRUE(CheckSimConfig(OneVc(1), o).ok());
 }
 
 }  // namespace

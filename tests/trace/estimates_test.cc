@@ -72,5 +72,48 @@ TEST(EstimatesTest, MalformedFiles) {
   }
 }
 
+TEST(EstimatesTest, ReadsHistoryReplayFilesWithQuantiles) {
+  const std::string csv =
+      "job_id,predicted_duration_s,p10_s,p50_s,p90_s\n"
+      "101,97.000,21.398,97.000,439.714\n"
+      "103,3600,441.5,3000,29374\n";
+  auto points = ParseEstimates(csv, "pred.csv");
+  ASSERT_OK(points);
+  EXPECT_DOUBLE_EQ(points->at("101"), 97);
+  EXPECT_DOUBLE_EQ(points->at("103"), 3600);
+  auto q = ParseEstimateQuantiles(csv, "pred.csv");
+  ASSERT_OK(q);
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ(q->at("103").p10, Duration::Micros(441'500'000));
+  EXPECT_EQ(q->at("103").p50, Duration::Seconds(3000));
+  EXPECT_EQ(q->at("103").p90, Duration::Seconds(29374));
+  auto table = ReadTrace(testing::TestDataPath("trace/lucid_jobs.csv"));
+  ASSERT_OK(table);
+  EXPECT_EQ(ApplyEstimateQuantiles(*table, *q), 2);
+  ASSERT_TRUE(table->jobs[0].estimate_quantiles.has_value());
+  EXPECT_EQ(table->jobs[0].estimate_quantiles->p90, Duration::Micros(439'714'000));
+  EXPECT_FALSE(table->jobs[1].estimate_quantiles.has_value());  // 102: not in the file
+  // Lucid's job_id,priority files have no quantiles: an empty map, not an error.
+  auto none = ParseEstimateQuantiles("job_id,priority\n1,2\n", "e.csv");
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(EstimatesTest, MalformedQuantiles) {
+  const char* cases[] = {
+      "job_id,p10_s,p50_s,p90_s\n1,5,4,6\n",   // out of order
+      "job_id,p10_s,p50_s,p90_s\n1,-1,4,6\n",  // negative
+      "job_id,p10_s,p50_s,p90_s\n1,x,4,6\n",   // not a number
+      "job_id,p10_s,p50_s,p90_s\n1,1,4\n",     // short row
+  };
+  for (const char* c : cases) {
+    SCOPED_TRACE(c);
+    auto r = ParseEstimateQuantiles(c, "pred.csv");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("pred.csv:2:"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace schedmate::trace
