@@ -20,7 +20,7 @@ Duration Needed(const Prediction& p) { return p.high > Duration::Zero() ? p.high
 
 }  // namespace
 
-void AnomalyDetector::JobAnomalies(const ServiceView& view, SimTime now,
+void AnomalyDetector::JobAnomalies(const ServiceView& view, SimTime /*now*/,
                                    std::vector<Candidate>& out) const {
   for (const auto& v : view.jobs) {
     const slurm::SlurmJob& j = v.job;
