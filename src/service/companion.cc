@@ -767,7 +767,7 @@ void Companion::EstimateStarts(SimTime now) {
     } else if (t.job.state == "PENDING") {
       pending.push_back({id, t.job.priority, t.job.submit, std::max(1, t.job.nodes),
                          t.job.gpus_per_node, predicted, t.job.reason, t.job.eligible,
-                         t.job.excluded_nodes});
+                         t.job.excluded_nodes, limit});
     }
   }
   auto estimates = start_estimator_.Estimate(now, caps, running, std::move(pending));
