@@ -263,16 +263,16 @@ void PrintJsonRuns(const SimulateArgs& a, const JobTable& table, const ClusterSp
 // trace, run after run.
 void WriteJobsOut(const std::string& path, const JobTable& table,
                   const std::vector<PolicyRun>& runs) {
-  std::string csv = "policy,index,id,submit_s,start_s,finish_s,queued_s\n";
+  std::string csv = "policy,index,id,submit_s,start_s,finish_s,queued_s,nodes\n";
   auto seconds = [](SimTime t) {
     return t == SimTime::Max() ? std::string() : fmt::format("{:.6f}", t.seconds_f());
   };
   for (const auto& r : runs) {
     for (size_t i = 0; i < r.result.jobs.size() && i < table.jobs.size(); ++i) {
       const sim::JobOutcome& o = r.result.jobs[i];
-      csv += fmt::format("{},{},{},{},{},{},{:.6f}\n", r.summary.policy, i, table.jobs[i].id,
+      csv += fmt::format("{},{},{},{},{},{},{:.6f},{}\n", r.summary.policy, i, table.jobs[i].id,
                          seconds(o.submit), seconds(o.first_start), seconds(o.finish),
-                         o.queued.seconds_f());
+                         o.queued.seconds_f(), fmt::join(o.first_nodes, " "));
     }
   }
   if (Status st = WriteStringToFile(path, csv); !st.ok()) Fail(st);
@@ -454,6 +454,7 @@ void Run(const SimulateArgs& a) {
     so.estimator = estimator.get();
     so.progress = ProgressBar::StderrIsInteractive();
     so.progress_label = "simulate " + name;
+    so.record_first_nodes = !a.jobs_out.empty();
     Stopwatch watch;
     auto result = sim::Simulate(
         table, cluster,
@@ -586,9 +587,10 @@ void RegisterSimulateCommand(CLI::App& app) {
                   "slurm.conf whose priority weights and backfill settings the slurm policy uses "
                   "(default: Slurm's defaults)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--jobs-out", args->jobs_out,
-                  "write each job's simulated start and finish (CSV: policy, index, id, submit_s, "
-                  "start_s, finish_s, queued_s) to this file");
+  cmd->add_option(
+      "--jobs-out", args->jobs_out,
+      "write each job's simulated start and finish (CSV: policy, index, id, submit_s, "
+      "start_s, finish_s, queued_s, nodes: its first start's node indices) to this file");
   vc_config->excludes(gpus)->excludes(nodes);
   cmd->callback([args]() { Run(*args); });
 }
