@@ -110,7 +110,7 @@ JobState JobStateFromSlurm(const std::string& state) {
 }
 
 Companion::Companion(CompanionDeps deps, ServiceConfig config)
-    : deps_(deps), config_(std::move(config)) {
+    : deps_(deps), config_(std::move(config)), start_estimator_(config_.start_estimates) {
   auto view = std::make_shared<ServiceView>();
   view->dry_run = config_.dry_run;
   view_ = view;
