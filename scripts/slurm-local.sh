@@ -18,6 +18,12 @@
 #   SCHEDMATE_URL        where job_submit.lua asks for estimates         default http://127.0.0.1:8787
 #   SLURM_OVERTIME_LIMIT minutes a job may run past its time limit       default 0 (Slurm's)
 #                        (UNLIMITED for bench/slurm_order: limits set from predictions never kill)
+#   SLURM_SCHED_PARAMS   SchedulerParameters=                            default batch_sched_delay=0
+#   SLURM_EXTRA_CONF     more slurm.conf lines (newline-separated), e.g. PriorityType=...
+#                        (bench/slurm_fidelity sets the priority and backfill settings it replays)
+# Several instances can run side by side: give each its own SCHEDMATE_SLURM_DIR (configs, state,
+# logs, pid files, spool, jobcomp) and SLURM_PORT_BASE (slurmctld and slurmd ports). munged is
+# shared: the first instance to start it stops it; a later one reuses it and never stops it.
 # Clients need SLURM_CONF: `source $SCHEDMATE_SLURM_DIR/env.sh` after start.
 set -euo pipefail
 
@@ -28,6 +34,8 @@ CPUS=${SLURM_CPUS:-8}
 PORT_BASE=${SLURM_PORT_BASE:-16910}
 SCHEDMATE_URL=${SCHEDMATE_URL:-http://127.0.0.1:8787}
 OVERTIME=${SLURM_OVERTIME_LIMIT:-0}
+SCHED_PARAMS=${SLURM_SCHED_PARAMS:-batch_sched_delay=0}
+EXTRA_CONF=${SLURM_EXTRA_CONF:-}
 CTLD_PORT=$((PORT_BASE + 7))
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LUA_SRC=$REPO/src/slurm/job_submit.lua
@@ -96,7 +104,7 @@ TaskPlugin=task/none
 MpiDefault=none
 MailProg=/bin/true
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=$SCHED_PARAMS
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
@@ -112,6 +120,7 @@ JobCompLoc=$DIR/log/jobcomp.txt
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 EOF
+  [ -z "$EXTRA_CONF" ] || printf '%s\n' "$EXTRA_CONF" >>"$DIR/etc/slurm.conf"
   for n in $(seq 1 "$NODES"); do
     echo "NodeName=gpu$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_BASE + 100 + n)) CPUs=$CPUS Sockets=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPUS State=UNKNOWN" >>"$DIR/etc/slurm.conf"
   done

@@ -444,8 +444,7 @@ void ApiServer::Routes() {
     }
     SendJson(res,
              json{{"updated_at", v->updated_at.seconds()},
-                  {"model",
-                   "conservative-backfill fast-forward over free GPUs with predicted durations"},
+                  {"model", "slurm-policy fast-forward in the simulator with predicted run times"},
                   {"pending", std::move(out)}});
   });
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "core/file_util.h"
 #include "core/strings.h"
+#include "policy/slurm_config.h"
 #include "service/companion.h"
 #include "service/engines.h"
 #include "service/service_config.h"
@@ -99,8 +101,10 @@ bool IsLoopbackAddress(const std::string& host) {
   return false;
 }
 
-void RunServe(const ServeFlags& f) {
-  if (!f.slurm) FailUsage("serve needs a backend: --slurm");
+// The service's configuration: the config file, then the flags over it. Start estimates model the
+// site's scheduler: the slurm.conf its Slurm clients read (SLURM_CONF, else
+// /etc/slurm/slurm.conf) when there is one the slurm model accepts, else Slurm's defaults.
+service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
   service::ServiceConfig config;
   if (!f.config_path.empty()) config = OrFail(service::LoadServiceConfig(f.config_path));
   if (!f.data_dir.empty()) config.data_dir = f.data_dir;
@@ -123,6 +127,25 @@ void RunServe(const ServeFlags& f) {
         f.mode == "order" ? service::SchedulingMode::kOrder : service::SchedulingMode::kAdvise;
   }
   if (!f.order_policy.empty()) config.order_policy = f.order_policy;
+  const char* slurm_conf = std::getenv("SLURM_CONF");
+  const std::string conf_path = slurm_conf != nullptr ? slurm_conf : "/etc/slurm/slurm.conf";
+  struct stat st {};
+  if (stat(conf_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    auto site = policy::ReadSlurmConf(conf_path);
+    if (site.ok()) {
+      config.start_estimates.slurm = site->config;
+    } else {
+      std::cerr << "schedmate serve: note: start estimates use Slurm's default scheduler "
+                   "settings: "
+                << site.status().message() << "\n";
+    }
+  }
+  return config;
+}
+
+void RunServe(const ServeFlags& f) {
+  if (!f.slurm) FailUsage("serve needs a backend: --slurm");
+  service::ServiceConfig config = ConfigFromFlags(f);
   std::string token_file = !f.token_file.empty() ? f.token_file : config.token_file;
   std::string token = config.token;
   if (!token_file.empty()) token = ReadTokenFile(token_file);

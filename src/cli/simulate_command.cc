@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "core/clock.h"
+#include "core/file_util.h"
 #include "core/progress.h"
 #include "core/strings.h"
 #include "plot/svg_plot.h"
@@ -62,6 +64,7 @@ struct SimulateArgs {
   bool skip_malformed = false;
   int64_t max_events = 0;  // 0: sim::DefaultMaxEvents
   std::string slurm_conf;  // weights and backfill settings for the slurm policy
+  std::string jobs_out;    // per-job starts and finishes (CSV)
 };
 
 // Bounds of the numeric options (the cluster's are the simulator's, sim/simulator.h).
@@ -215,24 +218,71 @@ void PrintTable(const std::string& trace, const JobTable& table,
   }
 }
 
-void Run(const SimulateArgs& a) {
-  // --- inputs ---------------------------------------------------------------------------------
-  auto format = ParseTraceFormat(ToLower(a.format));
-  if (!format) FailUsage("unknown --format '" + a.format + "'");
-  auto placement = policy::ParsePlacementKind(a.placement);
-  if (!placement) FailUsage("unknown --placement '" + a.placement + "' (consolidate|spread)");
-  // Counts and ranges are checked by the options' validators; what remains are combinations.
-  if (a.nodes > 0 && a.nodes * a.gpus_per_node > sim::kMaxClusterGpus) {
-    FailUsage(
-        fmt::format("--nodes {} x --gpus-per-node {} is more than {} GPUs, the most the "
-                    "simulator accepts",
-                    a.nodes, a.gpus_per_node, sim::kMaxClusterGpus));
+// The runs as one JSON document (`--json`).
+void PrintJsonRuns(const SimulateArgs& a, const JobTable& table, const ClusterSpec& cluster,
+                   const std::vector<PolicyRun>& runs, const std::string& estimator_name,
+                   const std::function<std::string(const std::string&)>& estimator_for) {
+  nlohmann::json out;
+  out["trace"] = a.trace;
+  out["jobs"] = table.jobs.size();
+  out["seed"] = a.seed;
+  out["lucid_compat"] = a.lucid_compat;
+  out["estimator"] = estimator_name;
+  out["cluster_gpus"] = cluster.total_gpus();
+  nlohmann::json pols = nlohmann::json::array();
+  for (const auto& r : runs) {
+    const auto& s = r.summary;
+    nlohmann::json p;
+    p["policy"] = s.policy;
+    p["estimator"] = estimator_for(s.policy);
+    p["jobs"] = s.jobs;
+    p["rejected"] = s.rejected;
+    p["unfinished"] = s.unfinished;
+    p["skipped"] = s.skipped;
+    p["preemptions"] = s.preemptions;
+    p["failure_restarts"] = s.failure_restarts;
+    p["avg_jct_s"] = s.avg_jct_s;
+    p["avg_queue_s"] = s.avg_queue_s;
+    p["p50_jct_s"] = s.p50_jct_s;
+    p["p95_jct_s"] = s.p95_jct_s;
+    p["p99_jct_s"] = s.p99_jct_s;
+    p["makespan_s"] = s.makespan_s;
+    p["gpu_utilization"] = s.gpu_utilization;
+    p["wall_s"] = r.wall_s;
+    nlohmann::json per = nlohmann::json::object();
+    for (const auto& v : s.per_vc) {
+      per[v.name] = {{"jobs", v.jobs}, {"avg_jct_s", v.avg_jct_s}, {"avg_queue_s", v.avg_queue_s}};
+    }
+    p["per_vc"] = std::move(per);
+    pols.push_back(std::move(p));
   }
-  auto cost = ParseCost(a.preemption_cost);
-  if (!cost.ok()) FailUsage(cost.status().message());
+  out["policies"] = std::move(pols);
+  PrintJson(out);
+}
 
-  policy::PolicyRegistry registry;
-  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
+// One CSV row per trace job and run (`--jobs-out`): when the simulator started and finished it,
+// in seconds of the trace's clock (empty when it never started or finished). Rows follow the
+// trace, run after run.
+void WriteJobsOut(const std::string& path, const JobTable& table,
+                  const std::vector<PolicyRun>& runs) {
+  std::string csv = "policy,index,id,submit_s,start_s,finish_s,queued_s,nodes\n";
+  auto seconds = [](SimTime t) {
+    return t == SimTime::Max() ? std::string() : fmt::format("{:.6f}", t.seconds_f());
+  };
+  for (const auto& r : runs) {
+    for (size_t i = 0; i < r.result.jobs.size() && i < table.jobs.size(); ++i) {
+      const sim::JobOutcome& o = r.result.jobs[i];
+      csv += fmt::format("{},{},{},{},{},{},{:.6f},{}\n", r.summary.policy, i, table.jobs[i].id,
+                         seconds(o.submit), seconds(o.first_start), seconds(o.finish),
+                         o.queued.seconds_f(), fmt::join(o.first_nodes, " "));
+    }
+  }
+  if (Status st = WriteStringToFile(path, csv); !st.ok()) Fail(st);
+}
+
+// The policies --policy names ("all": the default set); unknown names are a usage error.
+std::vector<std::string> PolicyNames(const SimulateArgs& a,
+                                     const policy::PolicyRegistry& registry) {
   std::vector<std::string> names;
   if (ToLower(a.policies) == "all") {
     names = policy::DefaultPolicyNames();
@@ -247,15 +297,13 @@ void Run(const SimulateArgs& a) {
       names.push_back(name);
     }
   }
-  if (names.empty()) FailUsage("--policy is empty");
-  auto& estimators = policy::DefaultEstimatorRegistry();
-  if (!a.estimator.empty() && !estimators.Contains(a.estimator)) {
-    FailUsage(fmt::format("unknown --estimator '{}' (known: {})", a.estimator,
-                          fmt::join(estimators.Names(), ", ")));
-  }
+  return names;
+}
 
+// The trace, with --estimates applied.
+JobTable LoadTrace(const SimulateArgs& a, TraceFormat format) {
   trace::TraceReadOptions ro;
-  ro.format = *format;
+  ro.format = format;
   ro.skip_malformed = a.skip_malformed;
   auto table_or = trace::ReadTrace(a.trace, ro);
   if (!table_or.ok()) Fail(table_or.status());
@@ -282,6 +330,56 @@ void Run(const SimulateArgs& a) {
                                a.estimates);
     }
   }
+  return table;
+}
+
+// Co-location measurements: explicit files, else beside the VC config (Lucid's lucid_aux/).
+std::optional<policy::ColocationModel> LoadColocation(const SimulateArgs& a) {
+  std::string colo = a.colocate_info, single = a.single_data;
+  if (colo.empty() && single.empty() && !a.vc_config.empty()) {
+    const std::string dir = DirOf(a.vc_config);
+    if (FileExists(dir + "/colocate_info.csv") && FileExists(dir + "/single_data.csv")) {
+      colo = dir + "/colocate_info.csv";
+      single = dir + "/single_data.csv";
+    }
+  }
+  if (colo.empty() != single.empty()) FailUsage("--colocate-info and --single-data go together");
+  std::optional<policy::ColocationModel> model;
+  if (!colo.empty()) {
+    auto m = policy::ColocationModel::Load(colo, single);
+    if (!m.ok()) Fail(m.status());
+    model = std::move(m).value();
+  }
+  return model;
+}
+
+void Run(const SimulateArgs& a) {
+  // --- inputs ---------------------------------------------------------------------------------
+  auto format = ParseTraceFormat(ToLower(a.format));
+  if (!format) FailUsage("unknown --format '" + a.format + "'");
+  auto placement = policy::ParsePlacementKind(a.placement);
+  if (!placement) FailUsage("unknown --placement '" + a.placement + "' (consolidate|spread)");
+  // Counts and ranges are checked by the options' validators; what remains are combinations.
+  if (a.nodes > 0 && a.nodes * a.gpus_per_node > sim::kMaxClusterGpus) {
+    FailUsage(
+        fmt::format("--nodes {} x --gpus-per-node {} is more than {} GPUs, the most the "
+                    "simulator accepts",
+                    a.nodes, a.gpus_per_node, sim::kMaxClusterGpus));
+  }
+  auto cost = ParseCost(a.preemption_cost);
+  if (!cost.ok()) FailUsage(cost.status().message());
+
+  policy::PolicyRegistry registry;
+  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
+  std::vector<std::string> names = PolicyNames(a, registry);
+  if (names.empty()) FailUsage("--policy is empty");
+  auto& estimators = policy::DefaultEstimatorRegistry();
+  if (!a.estimator.empty() && !estimators.Contains(a.estimator)) {
+    FailUsage(fmt::format("unknown --estimator '{}' (known: {})", a.estimator,
+                          fmt::join(estimators.Names(), ", ")));
+  }
+
+  JobTable table = LoadTrace(a, *format);
   ClusterSpec cluster;
   if (!a.vc_config.empty()) {
     auto c = trace::ReadVcConfig(a.vc_config, static_cast<int32_t>(a.gpus_per_node));
@@ -322,22 +420,7 @@ void Run(const SimulateArgs& a) {
     FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
   }
 
-  // Co-location measurements: explicit files, else beside the VC config (Lucid's lucid_aux/).
-  std::string colo = a.colocate_info, single = a.single_data;
-  if (colo.empty() && single.empty() && !a.vc_config.empty()) {
-    const std::string dir = DirOf(a.vc_config);
-    if (FileExists(dir + "/colocate_info.csv") && FileExists(dir + "/single_data.csv")) {
-      colo = dir + "/colocate_info.csv";
-      single = dir + "/single_data.csv";
-    }
-  }
-  if (colo.empty() != single.empty()) FailUsage("--colocate-info and --single-data go together");
-  std::optional<policy::ColocationModel> model;
-  if (!colo.empty()) {
-    auto m = policy::ColocationModel::Load(colo, single);
-    if (!m.ok()) Fail(m.status());
-    model = std::move(m).value();
-  }
+  std::optional<policy::ColocationModel> model = LoadColocation(a);
 
   bool any_estimate = false;
   for (const auto& j : table.jobs) any_estimate = any_estimate || j.estimate.has_value();
@@ -382,6 +465,7 @@ void Run(const SimulateArgs& a) {
     so.estimator = estimator.get();
     so.progress = ProgressBar::StderrIsInteractive();
     so.progress_label = "simulate " + name;
+    so.record_first_nodes = !a.jobs_out.empty();
     Stopwatch watch;
     auto result = sim::Simulate(
         table, cluster,
@@ -406,46 +490,11 @@ void Run(const SimulateArgs& a) {
 
   // --- output ---------------------------------------------------------------------------------
   if (a.json) {
-    nlohmann::json out;
-    out["trace"] = a.trace;
-    out["jobs"] = table.jobs.size();
-    out["seed"] = a.seed;
-    out["lucid_compat"] = a.lucid_compat;
-    out["estimator"] = estimator_name;
-    out["cluster_gpus"] = cluster.total_gpus();
-    nlohmann::json pols = nlohmann::json::array();
-    for (const auto& r : runs) {
-      const auto& s = r.summary;
-      nlohmann::json p;
-      p["policy"] = s.policy;
-      p["estimator"] = estimator_for(s.policy);
-      p["jobs"] = s.jobs;
-      p["rejected"] = s.rejected;
-      p["unfinished"] = s.unfinished;
-      p["skipped"] = s.skipped;
-      p["preemptions"] = s.preemptions;
-      p["failure_restarts"] = s.failure_restarts;
-      p["avg_jct_s"] = s.avg_jct_s;
-      p["avg_queue_s"] = s.avg_queue_s;
-      p["p50_jct_s"] = s.p50_jct_s;
-      p["p95_jct_s"] = s.p95_jct_s;
-      p["p99_jct_s"] = s.p99_jct_s;
-      p["makespan_s"] = s.makespan_s;
-      p["gpu_utilization"] = s.gpu_utilization;
-      p["wall_s"] = r.wall_s;
-      nlohmann::json per = nlohmann::json::object();
-      for (const auto& v : s.per_vc) {
-        per[v.name] = {
-            {"jobs", v.jobs}, {"avg_jct_s", v.avg_jct_s}, {"avg_queue_s", v.avg_queue_s}};
-      }
-      p["per_vc"] = std::move(per);
-      pols.push_back(std::move(p));
-    }
-    out["policies"] = std::move(pols);
-    PrintJson(out);
+    PrintJsonRuns(a, table, cluster, runs, estimator_name, estimator_for);
   } else {
     PrintTable(a.trace, table, runs);
   }
+  if (!a.jobs_out.empty()) WriteJobsOut(a.jobs_out, table, runs);
   if (!a.plot.empty()) {
     WritePlot(runs, a.plot);
     if (!a.json) std::cout << "\nplot written to " << a.plot << "\n";
@@ -559,6 +608,10 @@ void RegisterSimulateCommand(CLI::App& app) {
                   "slurm.conf whose priority weights and backfill settings the slurm policy uses "
                   "(default: Slurm's defaults)")
       ->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--jobs-out", args->jobs_out,
+      "write each job's simulated start and finish (CSV: policy, index, id, submit_s, "
+      "start_s, finish_s, queued_s, nodes: its first start's node indices) to this file");
   vc_config->excludes(gpus)->excludes(nodes);
   cmd->callback([args]() { Run(*args); });
 }

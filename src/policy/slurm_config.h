@@ -25,6 +25,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -55,6 +56,12 @@ struct SlurmConfig {
   std::map<std::string, int64_t> partition_factor;
   // QOS priorities by name (not in slurm.conf: sacctmgr's; set with Set("qos.NAME", N)).
   std::map<std::string, int64_t> qos_priority;
+  // Live start estimates (service/start_estimator.h), not slurm.conf: Slurm's own priorities by
+  // job id replace the multifactor formula for the jobs listed (Slurm knows factors the model
+  // does not), and a job listed in `excluded_nodes` never runs on those nodes (partition node
+  // indices; its ExcNodeList). Empty for replays.
+  std::unordered_map<std::string, int64_t> given_priority;
+  std::unordered_map<std::string, std::vector<int32_t>> excluded_nodes;
   // Keys seen that are known but not modelled, "Key" or "SchedulerParameters=opt".
   std::vector<std::string> unmodelled;
 };

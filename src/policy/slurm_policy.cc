@@ -117,6 +117,11 @@ double SlurmPolicy::FairShare(int32_t user) const {
 double SlurmPolicy::Priority(const Entry& e, SimTime now, int64_t partition_gpus) const {
   const JobRecord& job = *e.record;
   const int32_t gpus = e.gpus;
+  if (!config_.given_priority.empty()) {
+    if (auto it = config_.given_priority.find(job.id); it != config_.given_priority.end()) {
+      return static_cast<double>(it->second);
+    }
+  }
   if (!config_.multifactor) return 0;  // priority/basic: eligible order only
   double p = 0;
   if (config_.weight_age > 0) {
@@ -149,6 +154,22 @@ double SlurmPolicy::Priority(const Entry& e, SimTime now, int64_t partition_gpus
     }
   }
   return std::floor(p);  // Slurm's priorities are integers
+}
+
+std::optional<Placement> SlurmPolicy::PlaceJob(const Entry& e, FreeMap& free) const {
+  auto ex = config_.excluded_nodes.find(e.record->id);
+  if (ex == config_.excluded_nodes.end()) return Place(base_.placement, e.gpus, free);
+  FreeMap masked = free;
+  for (int32_t node : ex->second) {
+    if (node >= 0 && node < masked.nodes() && masked.Free(node) > 0) {
+      masked.Take(node, masked.Free(node));
+    }
+  }
+  auto placement = Place(base_.placement, e.gpus, masked);
+  if (placement) {
+    for (const auto& ns : placement->nodes) free.Take(ns.node, ns.gpus);
+  }
+  return placement;
 }
 
 void SlurmPolicy::Recalculate(const SchedulingInput& input) {
@@ -206,7 +227,7 @@ Decisions SlurmPolicy::Schedule(const SchedulingInput& input) {
   size_t started_main = 0;
   while (started_main < queue_.size()) {
     const Entry& e = queue_[started_main];
-    auto placement = Place(base_.placement, e.gpus, free);
+    auto placement = PlaceJob(e, free);
     if (!placement) break;
     d.start.push_back({e.index, std::move(*placement)});
     main_started_.emplace_back(PlanLength(*e.record), e.gpus);
@@ -291,7 +312,7 @@ void SlurmPolicy::Backfill(const SchedulingInput& input, FreeMap& free,
     int64_t at = dominated ? INT64_MAX : EarliestFit(line, e.gpus, len, window_end);
     if (at == INT64_MAX && !dominated) no_slot.emplace_back(e.gpus, len);
     if (at == now) {
-      if (auto placement = Place(base_.placement, e.gpus, free)) {
+      if (auto placement = PlaceJob(e, free)) {
         starts.push_back({e.index, std::move(*placement)});
         Reserve(line, now, len, e.gpus);
         started.push_back(i);

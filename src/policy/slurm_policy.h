@@ -28,6 +28,9 @@
 //    reservation at its earliest fitting start if that is within bf_window. The job then runs
 //    its true duration (its limit caps it: callers cap durations at limits).
 //  - sched/builtin: the main scheduler only (strict priority order, no backfill).
+//  - Live estimates: SlurmConfig::given_priority (Slurm's own numbers, fixed) replaces the
+//    formula for the jobs it lists; SlurmConfig::excluded_nodes keeps a job off its excluded
+//    nodes when it is placed (the backfill timeline still counts all GPUs).
 // Not modelled: fair-share trees and FAIR_TREE ranks, association limits (GrpTRES, MaxJobs),
 //  QOS preemption, TRES billing weights (size uses GPUs, not CPUs or nodes), reservations,
 //  licences, node features/constraints, memory, job dependencies beyond the Eligible time, the
@@ -43,6 +46,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -86,6 +90,9 @@ class SlurmPolicy : public SchedulingPolicy {
   void Recalculate(const SchedulingInput& input);
   void Insert(const JobView& view, const SchedulingInput& input);
   void DecayUsage(SimTime now);
+  // Places e's GPUs on `free` (taking them), avoiding its excluded nodes; nullopt if they do not
+  // fit.
+  std::optional<Placement> PlaceJob(const Entry& e, FreeMap& free) const;
   // Backfill over `order` (jobs not started by the main pass), starting what fits now.
   void Backfill(const SchedulingInput& input, FreeMap& free, std::vector<StartDecision>& starts);
 

@@ -110,7 +110,7 @@ JobState JobStateFromSlurm(const std::string& state) {
 }
 
 Companion::Companion(CompanionDeps deps, ServiceConfig config)
-    : deps_(deps), config_(std::move(config)) {
+    : deps_(deps), config_(std::move(config)), start_estimator_(config_.start_estimates) {
   auto view = std::make_shared<ServiceView>();
   view->dry_run = config_.dry_run;
   view_ = view;
@@ -767,7 +767,7 @@ void Companion::EstimateStarts(SimTime now) {
     } else if (t.job.state == "PENDING") {
       pending.push_back({id, t.job.priority, t.job.submit, std::max(1, t.job.nodes),
                          t.job.gpus_per_node, predicted, t.job.reason, t.job.eligible,
-                         t.job.excluded_nodes});
+                         t.job.excluded_nodes, limit});
     }
   }
   auto estimates = start_estimator_.Estimate(now, caps, running, std::move(pending));

@@ -10,6 +10,7 @@
 
 #include "core/result.h"
 #include "core/sim_time.h"
+#include "service/start_estimator.h"
 
 namespace schedmate::service {
 
@@ -69,6 +70,8 @@ struct ServiceConfig {
   bool annotate_comment = true;      // say what was done (and the checkpoint) in the job's Comment
   // scheduling: (order mode: queue_orderer.h; every change is an action of kind "priority")
   SchedulingMode scheduling_mode = SchedulingMode::kAdvise;
+  // Start-time estimates: the scheduler they model (serve: the site's slurm.conf; not in YAML).
+  StartEstimatorOptions start_estimates;
   std::string order_policy = "schedmate";  // a simulator policy: schedmate, sjf, tiresias, ...
   int max_changes_per_pass = 20;           // scontrol priority updates per pass
   Duration max_wait = Duration::Hours(6);  // jobs waiting half of it go first (aging)

@@ -4,42 +4,22 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <memory>
+
+#include "core/job.h"
+#include "policy/placer.h"
+#include "policy/policy_registry.h"
+#include "policy/slurm_policy.h"
+#include "sim/simulator.h"
 
 namespace schedmate::service {
 namespace {
 
-// Free GPUs of one node as a step function: `base` at now, plus `deltas` from each time on.
-struct Profile {
-  std::string name;
-  int32_t total = 0;
-  int32_t base = 0;
-  std::map<SimTime, int32_t> deltas;
+using policy::JobIndex;
+using policy::kNoJob;
 
-  int32_t FreeAt(SimTime t) const {
-    int32_t f = base;
-    for (const auto& [at, d] : deltas) {
-      if (at > t) break;
-      f += d;
-    }
-    return f;
-  }
-  // Minimum free GPUs over [t, t + d).
-  int32_t MinFree(SimTime t, Duration d) const {
-    int32_t f = FreeAt(t);
-    int32_t lo = f;
-    SimTime end = t + d;
-    for (auto it = deltas.upper_bound(t); it != deltas.end() && it->first < end; ++it) {
-      f += it->second;
-      lo = std::min(lo, f);
-    }
-    return lo;
-  }
-  void Reserve(SimTime t, Duration d, int32_t gpus) {
-    deltas[t] -= gpus;
-    deltas[t + d] += gpus;
-  }
-};
+// A node that holds fewer GPUs than the partition's largest keeps the rest taken this long.
+constexpr Duration kFillerRun = Duration::Hours(24 * 365 * 10);
 
 bool IsHeld(const std::string& reason) {
   return reason.rfind("JobHeld", 0) == 0 || reason == "job_requeued_in_held_state" ||
@@ -47,39 +27,109 @@ bool IsHeld(const std::string& reason) {
          reason == "PartitionDown" || reason == "PartitionInactive";
 }
 
+// The snapshot as a trace, a one-partition cluster and the jobs running at its start.
+struct Snapshot {
+  std::vector<std::string> names;          // available nodes, by name (= partition node index)
+  std::map<std::string, int32_t> node_of;  // name -> index
+  int32_t max_gpus = 0;
+  JobTable table;
+  sim::SimOptions options;
+};
+
+JobRecord Row(const std::string& id, SimTime submit, Duration duration, int64_t gpus,
+              std::optional<Duration> limit) {
+  JobRecord r;
+  r.id = id;
+  r.submit = submit;
+  r.duration = std::max(duration, Duration::Micros(1));
+  r.gpus = GpuAmount::Whole(gpus);
+  r.time_limit = limit;
+  r.state = JobState::kCompleted;
+  return r;
+}
+
+void AddNodes(Snapshot& s, SimTime now, const std::vector<NodeCapacity>& nodes) {
+  std::vector<NodeCapacity> sorted = nodes;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const NodeCapacity& a, const NodeCapacity& b) { return a.name < b.name; });
+  for (const auto& n : sorted) {
+    if (!n.available || s.node_of.count(n.name) > 0) continue;
+    s.node_of[n.name] = static_cast<int32_t>(s.names.size());
+    s.names.push_back(n.name);
+    s.max_gpus = std::max(s.max_gpus, std::max(0, n.gpus_total));
+  }
+  for (const auto& n : sorted) {
+    auto it = s.node_of.find(n.name);
+    if (it == s.node_of.end() || !n.available || n.gpus_total >= s.max_gpus) continue;
+    const int32_t missing = s.max_gpus - std::max(0, n.gpus_total);
+    s.options.running_at_start.push_back(
+        {static_cast<JobIndex>(s.table.jobs.size()), now, {{it->second, missing}}});
+    s.table.jobs.push_back(Row("~filler-" + n.name, now, kFillerRun, missing, std::nullopt));
+  }
+}
+
+void AddRunning(Snapshot& s, SimTime now, Duration overrun,
+                const std::vector<RunningJobLoad>& running) {
+  for (const auto& r : running) {
+    SimTime end = r.start + r.predicted;
+    if (end < now + overrun) end = now + overrun;
+    if (r.time_limit && r.start + *r.time_limit < end) {
+      end = std::max(now + Duration::Seconds(1), r.start + *r.time_limit);
+    }
+    std::vector<policy::NodeShare> shares;
+    int64_t gpus = 0;
+    for (const auto& node : r.nodes) {
+      auto it = s.node_of.find(node);
+      if (it == s.node_of.end() || r.gpus_per_node <= 0) continue;  // a drained node frees nothing
+      shares.push_back({it->second, r.gpus_per_node});
+      gpus += r.gpus_per_node;
+    }
+    if (gpus == 0) continue;
+    s.options.running_at_start.push_back(
+        {static_cast<JobIndex>(s.table.jobs.size()), r.start, std::move(shares)});
+    s.table.jobs.push_back(Row(r.job_id, now, end - now, gpus, r.time_limit));
+  }
+}
+
+// Why `job` gets no time before the fast-forward, or "" when it takes part.
+std::string NoTimeNote(const PendingJobRequest& job, const Snapshot& s) {
+  if (IsHeld(job.reason)) return "held: starts only after " + job.reason + " clears";
+  const int32_t want_nodes = std::max(1, job.nodes);
+  if (job.gpus_per_node > s.max_gpus || want_nodes > static_cast<int32_t>(s.names.size())) {
+    return fmt::format(
+        "never fits: asks {} node(s) x {} GPU(s); {} available node(s) with at most {} GPU(s)",
+        want_nodes, job.gpus_per_node, s.names.size(), s.max_gpus);
+  }
+  int32_t allowed = 0;
+  for (const auto& name : s.names) {
+    if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), name) ==
+        job.excluded_nodes.end()) {
+      ++allowed;
+    }
+  }
+  if (allowed < want_nodes) {
+    std::string list;
+    for (const auto& n : job.excluded_nodes) list += (list.empty() ? "" : ",") + n;
+    return "never fits on the available nodes outside its ExcNodeList (" + list + ")";
+  }
+  return "";
+}
+
+std::string StartNote(SimTime start, SimTime now, SimTime earliest) {
+  if (start == now) return "fits now; waiting for Slurm's next scheduling pass";
+  if (start == earliest) {
+    return fmt::format("eligible in {} (Slurm's BeginTime, e.g. a requeue's backoff)",
+                       FormatDuration(start - now));
+  }
+  return fmt::format("after {} as running and earlier jobs end (predicted)",
+                     FormatDuration(start - now));
+}
+
 }  // namespace
 
 std::vector<StartEstimate> StartTimeEstimator::Estimate(
     SimTime now, const std::vector<NodeCapacity>& nodes, const std::vector<RunningJobLoad>& running,
     std::vector<PendingJobRequest> pending) const {
-  std::vector<Profile> profiles;
-  std::map<std::string, size_t> index;
-  std::vector<NodeCapacity> sorted_nodes = nodes;
-  std::sort(sorted_nodes.begin(), sorted_nodes.end(),
-            [](const NodeCapacity& a, const NodeCapacity& b) { return a.name < b.name; });
-  for (const auto& n : sorted_nodes) {
-    if (!n.available) continue;
-    index[n.name] = profiles.size();
-    profiles.push_back(Profile{n.name, n.gpus_total, n.gpus_total, {}});
-  }
-  int32_t max_gpus = 0;
-  for (const auto& p : profiles) max_gpus = std::max(max_gpus, p.total);
-
-  for (const auto& r : running) {
-    SimTime end = r.start + r.predicted;
-    if (end < now + options_.overrun) end = now + options_.overrun;
-    if (r.time_limit && r.start + *r.time_limit < end) {
-      end = std::max(now + Duration::Seconds(1), r.start + *r.time_limit);
-    }
-    for (const auto& node : r.nodes) {
-      auto it = index.find(node);
-      if (it == index.end()) continue;  // on a drained/down node: it frees nothing usable
-      Profile& p = profiles[it->second];
-      p.base -= r.gpus_per_node;
-      p.deltas[end] += r.gpus_per_node;
-    }
-  }
-
   std::stable_sort(pending.begin(), pending.end(),
                    [](const PendingJobRequest& a, const PendingJobRequest& b) {
                      if (a.priority != b.priority) return a.priority > b.priority;
@@ -88,66 +138,67 @@ std::vector<StartEstimate> StartTimeEstimator::Estimate(
                        return a.job_id.size() < b.job_id.size();
                      return a.job_id < b.job_id;
                    });
+  Snapshot s;
+  AddNodes(s, now, nodes);
+  AddRunning(s, now, options_.overrun, running);
+  policy::SlurmConfig slurm = options_.slurm;
+  std::vector<StartEstimate> out(pending.size());
+  std::vector<JobIndex> row(pending.size(), kNoJob);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingJobRequest& job = pending[i];
+    out[i].job_id = job.job_id;
+    out[i].reason = job.reason;
+    out[i].note = NoTimeNote(job, s);
+    if (!out[i].note.empty()) continue;
+    const SimTime earliest = job.not_before && *job.not_before > now ? *job.not_before : now;
+    const int64_t gpus = static_cast<int64_t>(std::max(1, job.nodes)) * job.gpus_per_node;
+    if (gpus <= 0) {  // no GPUs: nothing here holds it back
+      out[i].start = earliest;
+      out[i].note = StartNote(earliest, now, earliest);
+      continue;
+    }
+    // Unique ids inside the fast-forward: Slurm's priority orders; ties keep this order.
+    const std::string id = fmt::format("~{}~{}", i, job.job_id);
+    slurm.given_priority[id] = static_cast<int64_t>(pending.size() - i);
+    for (const auto& name : job.excluded_nodes) {
+      if (auto it = s.node_of.find(name); it != s.node_of.end()) {
+        slurm.excluded_nodes[id].push_back(it->second);
+      }
+    }
+    row[i] = static_cast<JobIndex>(s.table.jobs.size());
+    s.table.jobs.push_back(
+        Row(id, earliest, std::max(job.predicted, Duration::Seconds(1)), gpus, job.time_limit));
+  }
+  if (std::none_of(row.begin(), row.end(), [](JobIndex j) { return j != kNoJob; })) return out;
 
-  std::vector<StartEstimate> out;
-  out.reserve(pending.size());
-  for (const auto& job : pending) {
-    StartEstimate e;
-    e.job_id = job.job_id;
-    e.reason = job.reason;
-    int32_t want_nodes = std::max(1, job.nodes);
-    Duration d = std::max(job.predicted, Duration::Seconds(1));
-    if (IsHeld(job.reason)) {
-      e.note = "held: starts only after " + job.reason + " clears";
-      out.push_back(std::move(e));
+  ClusterSpec cluster;
+  cluster.vcs.push_back(VcSpec{});
+  cluster.vcs[0].nodes = static_cast<int32_t>(s.names.size());
+  cluster.vcs[0].gpus_per_node = s.max_gpus;
+  s.options.record_first_nodes = true;
+  policy::PolicyConfig pc;
+  pc.placement = policy::PlacementKind::kConsolidate;
+  pc.slurm = &slurm;
+  auto result = sim::Simulate(
+      s.table, cluster,
+      [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+        return std::make_unique<policy::SlurmPolicy>(pc, slurm);
+      },
+      s.options);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (row[i] == kNoJob) continue;
+    if (!result.ok()) {
+      out[i].note = "no estimate: the fast-forward failed: " + result.status().message();
       continue;
     }
-    if (job.gpus_per_node > max_gpus || want_nodes > static_cast<int32_t>(profiles.size())) {
-      e.note = fmt::format(
-          "never fits: asks {} node(s) x {} GPU(s); {} available node(s) with at most {} GPU(s)",
-          want_nodes, job.gpus_per_node, profiles.size(), max_gpus);
-      out.push_back(std::move(e));
+    const sim::JobOutcome& o = result->jobs[static_cast<size_t>(row[i])];
+    if (o.first_start == SimTime::Max() || o.first_start - now > kEstimateHorizon) {
+      out[i].note = "never fits: not started within the fast-forward";
       continue;
     }
-    SimTime earliest = job.not_before && *job.not_before > now ? *job.not_before : now;
-    std::set<SimTime> candidates{earliest};
-    for (const auto& p : profiles)
-      for (const auto& [t, delta] : p.deltas)
-        if (t > earliest) candidates.insert(t);
-    auto excluded = [&](const Profile& p) {
-      return std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), p.name) !=
-             job.excluded_nodes.end();
-    };
-    for (SimTime t : candidates) {
-      std::vector<size_t> fit;
-      for (size_t i = 0; i < profiles.size() && static_cast<int32_t>(fit.size()) < want_nodes;
-           ++i) {
-        if (!excluded(profiles[i]) && profiles[i].MinFree(t, d) >= job.gpus_per_node)
-          fit.push_back(i);
-      }
-      if (static_cast<int32_t>(fit.size()) < want_nodes) continue;
-      for (size_t i : fit) {
-        if (job.gpus_per_node > 0) profiles[i].Reserve(t, d, job.gpus_per_node);
-        e.nodes.push_back(profiles[i].name);
-      }
-      e.start = t;
-      if (t == now) {
-        e.note = "fits now; waiting for Slurm's next scheduling pass";
-      } else if (t == earliest) {
-        e.note = fmt::format("eligible in {} (Slurm's BeginTime, e.g. a requeue's backoff)",
-                             FormatDuration(t - now));
-      } else {
-        e.note = fmt::format("after {} as running and earlier jobs end (predicted)",
-                             FormatDuration(t - now));
-      }
-      break;
-    }
-    if (!e.start) {
-      std::string list;
-      for (const auto& n : job.excluded_nodes) list += (list.empty() ? "" : ",") + n;
-      e.note = "never fits on the available nodes outside its ExcNodeList (" + list + ")";
-    }
-    out.push_back(std::move(e));
+    out[i].start = o.first_start;
+    for (int32_t n : o.first_nodes) out[i].nodes.push_back(s.names[static_cast<size_t>(n)]);
+    out[i].note = StartNote(o.first_start, now, s.table.jobs[static_cast<size_t>(row[i])].submit);
   }
   return out;
 }

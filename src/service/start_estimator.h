@@ -1,25 +1,33 @@
 #pragma once
 // StartTimeEstimator: "when will my job start?" for every pending job, by fast-forwarding the
-// current queue with predicted durations.
+// current queue in the simulator (sim/simulator.h) under the `slurm` policy (policy/slurm_policy.h)
+// with predicted durations: the same policy code that `schedmate simulate --policy slurm` runs.
 //
-// Model (stated, deliberately small): GPUs are the only resource. Each available node has a
-// free-GPU profile over time: its GPUs minus those of running jobs, each running job releasing
-// its GPUs at its predicted end (start + predicted duration, never earlier than now + `overrun`
-// when it has already outlived its prediction, never later than its time limit). Pending jobs are
-// taken in Slurm's priority order (priority desc, then submit time, then id) and each is placed
-// at the earliest time t at which enough nodes keep >= its GPUs-per-node free for its whole
-// predicted duration; that reservation is then subtracted (conservative backfill: a later job
-// may start earlier in a gap, but never delays an earlier one). Nodes tie-break by name.
-// A job is never placed before its eligible time (a requeue's backoff) nor on its excluded nodes.
-// Held jobs (JobHeld*, job_requeued_in_held_state, Dependency) get no time, only their reason. Jobs
-// asking for more GPUs per node than any available node has, or more nodes than exist, get no time
-// ("never fits"). Deterministic; O(pending x candidate times x nodes x profile steps).
+// Model: the snapshot becomes one partition of the available nodes (sorted by name; drained and
+// down nodes contribute nothing; a node with fewer GPUs than the largest holds the difference as
+// a job that never ends). Each running job holds its GPUs on its nodes until its predicted end
+// (start + predicted duration, never earlier than now + `overrun` when it has already outlived
+// its prediction, never later than its time limit); Slurm's backfill plans it to end at start +
+// its time limit, as Slurm does. Pending jobs enter at max(now, EligibleTime) with Slurm's own
+// priorities (fixed: Slurm knows factors the model does not; ties by submit time, then id) and
+// their time limits (backfill plans by limits; a job without one is planned as never ending);
+// they run their predicted durations. The policy then does what Slurm does: the main scheduler
+// in priority order stopping at the first job that does not fit, backfill every bf_interval
+// (`options.slurm`, Slurm's defaults unless the site's slurm.conf is given). A job's estimate is
+// the simulated start, its nodes where the simulator placed it (best fit, lowest name on ties);
+// excluded nodes (ExcNodeList) are never used. A multi-node job is placed as nodes x GPUs-per-node
+// GPUs (whole nodes first).
+// Held jobs (JobHeld*, job_requeued_in_held_state, Dependency, partition down) get no time, only
+// their reason. Jobs asking for more GPUs per node than any allowed node has, or more nodes than
+// exist, get no time ("never fits"), as does a job the fast-forward does not start within
+// kEstimateHorizon. Deterministic.
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/sim_time.h"
+#include "policy/slurm_config.h"
 
 namespace schedmate::service {
 
@@ -48,6 +56,7 @@ struct PendingJobRequest {
   std::string reason;                       // Slurm's pending reason
   std::optional<SimTime> not_before;        // Slurm's EligibleTime (BeginTime, requeue delay)
   std::vector<std::string> excluded_nodes;  // ExcNodeList: never placed there
+  std::optional<Duration> time_limit;       // what Slurm's backfill plans it by
 };
 
 struct StartEstimate {
@@ -58,8 +67,13 @@ struct StartEstimate {
   std::string note;                // what the estimate rests on, or why there is none
 };
 
+// Estimates beyond this are "never fits" (only a job that outlasts the real nodes gets there).
+inline constexpr Duration kEstimateHorizon = Duration::Hours(24 * 365);
+
 struct StartEstimatorOptions {
   Duration overrun = Duration::Minutes(1);
+  // The scheduler being predicted: bf_interval, bf_window, bf_max_job_test, SchedulerType.
+  policy::SlurmConfig slurm;
 };
 
 class StartTimeEstimator {

@@ -129,6 +129,7 @@ class Engine {
   void Kill(JobIndex j, SimTime t);
   Status ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime t);
   Status CallPolicy(Partition& p, SimTime t);
+  Status StartSnapshotJobs();
   void Compact(Partition& p);
   // Run()'s parts: partitions and their policies; every job's status (arrival order out);
   // the event-limit guard; whether nothing can change any more; the events due at t (finishes
@@ -358,6 +359,9 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     s.queued += t - s.enqueued;
     if (s.first_start == SimTime::Max()) s.first_start = t;
     s.last_start = t;
+    if (options_.record_first_nodes && result_.jobs[j].first_nodes.empty()) {
+      for (const auto& ns : s.placement.nodes) result_.jobs[j].first_nodes.push_back(ns.node);
+    }
     s.state = RunState::kRunning;
     s.run_seq = ++run_seq_;
     s.updated = t;
@@ -378,6 +382,48 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     ++result_.rejected;
     --p.pending_count;
     p.compact_pending = true;
+  }
+  return Status::Ok();
+}
+
+// SimOptions::running_at_start: these jobs hold their GPUs from their submit time (the snapshot)
+// and finish when their remaining duration has run; their arrival is then skipped.
+Status Engine::StartSnapshotJobs() {
+  for (const RunningAtStart& r : options_.running_at_start) {
+    const JobIndex j = r.job;
+    if (j < 0 || j >= static_cast<JobIndex>(status_.size()) || result_.jobs[j].partition < 0 ||
+        status_[j].state != RunState::kNotArrived) {
+      return Status::InvalidArgument(fmt::format("running at start: job {} is not a new job", j));
+    }
+    JobStatus& s = status_[j];
+    Partition& p = parts_[s.partition];
+    policy::Placement pl{r.nodes, kNoJob};
+    if (pl.total_gpus() != s.gpus) {
+      return Status::InvalidArgument(
+          fmt::format("running at start: job {} holds {} GPUs but asks {}", table_.jobs[j].id,
+                      pl.total_gpus(), s.gpus));
+    }
+    for (const auto& ns : pl.nodes) {
+      if (ns.node < 0 || ns.node >= p.nodes || ns.gpus <= 0 || p.free.Free(ns.node) < ns.gpus) {
+        return Status::InvalidArgument(fmt::format(
+            "running at start: job {} does not fit on node {}", table_.jobs[j].id, ns.node));
+      }
+    }
+    for (const auto& ns : pl.nodes) p.free.Take(ns.node, ns.gpus);
+    AddBusy(s.gpus);
+    s.placement = std::move(pl);
+    s.first_start = s.last_start = r.started;
+    s.state = RunState::kRunning;
+    s.run_seq = ++run_seq_;
+    s.updated = table_.jobs[j].submit;
+    p.running.push_back(JobView{j, &table_.jobs[j], &s});
+    p.running_seq.push_back(s.run_seq);
+    ++p.running_count;
+    p.dirty = true;
+    if (options_.record_first_nodes) {
+      for (const auto& ns : s.placement.nodes) result_.jobs[j].first_nodes.push_back(ns.node);
+    }
+    ScheduleFinish(j);
   }
   return Status::Ok();
 }
@@ -582,6 +628,7 @@ void Engine::ApplyNodeEvent(const Event& e, SimTime t) {
 void Engine::Arrive(JobIndex j, SimTime t) {
   JobStatus& s = status_[j];
   const Partition& p = parts_[s.partition];
+  if (s.state == RunState::kRunning) return;  // running at start (a snapshot)
   if (static_cast<int64_t>(s.gpus) > static_cast<int64_t>(p.nodes) * p.gpus_per_node) {
     s.state = RunState::kRejected;
     result_.jobs[j].rejected = true;
@@ -630,6 +677,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   result_.first_submit = table_.jobs[arrivals.front()].submit;
   result_.last_finish = result_.first_submit;
   last_integrate_ = result_.first_submit;
+  SM_RETURN_IF_ERROR(StartSnapshotJobs());
 
   if (options_.failures.enabled) {
     const double mtbf = static_cast<double>(options_.failures.mtbf.micros());

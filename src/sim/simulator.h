@@ -104,6 +104,17 @@ struct EtaOptions {
   double after_fraction = 0.1;  // in [0, 1]
 };
 
+// A job already running when a run starts: fast-forwarding a live cluster's snapshot (the
+// companion's start estimates). `job` is a row of the table whose submit time is the snapshot
+// time and whose duration is what remains of its run; it holds `nodes` of its partition from the
+// start and is never enqueued. `started` is when it really started: what policies see as its
+// start (Slurm's backfill plans it to end at started + its time limit).
+struct RunningAtStart {
+  policy::JobIndex job = policy::kNoJob;
+  SimTime started;
+  std::vector<policy::NodeShare> nodes;
+};
+
 struct SimOptions {
   bool lucid_compat = false;
   PreemptionCost preemption_cost;
@@ -123,6 +134,10 @@ struct SimOptions {
   // policy wake-ups) have been queued; 0: DefaultMaxEvents() for the trace and cluster. Bounds
   // both the run time and the event queue's memory.
   int64_t max_events = 0;
+  // Jobs running at the start (see RunningAtStart); empty for trace replays.
+  std::vector<RunningAtStart> running_at_start;
+  // Fill JobOutcome::first_nodes (off by default: replays do not need it).
+  bool record_first_nodes = false;
 };
 
 // The default event limit: kDefaultEventsBase plus kDefaultEventsPerJob per job plus, with
@@ -161,7 +176,8 @@ struct JobOutcome {
   Duration queued;  // total time pending (first wait plus waits after preemptions)
   int32_t preemptions = 0;
   int32_t failure_restarts = 0;
-  bool rejected = false;  // infeasible
+  bool rejected = false;             // infeasible
+  std::vector<int32_t> first_nodes;  // nodes of its first start (SimOptions::record_first_nodes)
   bool finished() const { return finish != SimTime::Max(); }
   Duration jct() const { return finish - submit; }
 };
@@ -196,7 +212,9 @@ struct SimResult {
 // Creates one policy instance per partition (called in VC-config order).
 using PolicyMaker = std::function<Result<std::unique_ptr<policy::SchedulingPolicy>>()>;
 
-// Runs the whole trace. kInvalidArgument for an empty or oversized cluster, bad failure options or
+// Runs the whole trace. SimOptions::running_at_start that cannot hold (an unknown or skipped job,
+// a placement that does not fit or differs from the job's GPUs) is kInvalidArgument naming the
+// job. kInvalidArgument for an empty or oversized cluster, bad failure options or
 // a configuration CheckFailureFeasibility() refuses; kResourceExhausted when the event limit or
 // kMaxSimTime is reached (names which); kInternal when the policy returns a decision that cannot
 // be applied (names the policy, job and reason).

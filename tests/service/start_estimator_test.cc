@@ -102,5 +102,49 @@ TEST(StartTimeEstimator, HeldInfeasibleAndMultiNode) {
   EXPECT_EQ(out[3].start, kNow);
 }
 
+TEST(StartTimeEstimator, BackfillPlansByTimeLimitsAsSlurmDoes) {
+  // gpu1 (8 GPUs) has r1 on 4 GPUs for 30 more minutes (limit ends it at the same time). "big"
+  // (8 GPUs) waits for it; "small" (4 GPUs) would finish in 20 min by its prediction, but Slurm
+  // plans it by its limit: 25 min fits before big's reservation at +30, 60 min does not, and
+  // then small waits for big to end (+30 + 10).
+  StartTimeEstimator est;
+  std::vector<RunningJobLoad> running = {{"r1",
+                                          {"gpu1"},
+                                          4,
+                                          kNow - Duration::Minutes(30),
+                                          Duration::Minutes(60),
+                                          Duration::Minutes(60)}};
+  for (int limit : {25, 60}) {
+    SCOPED_TRACE(limit);
+    PendingJobRequest big = Pending("big", 8, 10, 100);
+    big.time_limit = Duration::Minutes(15);
+    PendingJobRequest small = Pending("small", 4, 20, 50);
+    small.time_limit = Duration::Minutes(limit);
+    auto out = est.Estimate(kNow, {{"gpu1", 8, true}}, running, {big, small});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].job_id, "big");
+    EXPECT_EQ(out[0].start, kNow + Duration::Minutes(30));
+    EXPECT_EQ(out[1].job_id, "small");
+    EXPECT_EQ(out[1].start, limit == 25 ? kNow : kNow + Duration::Minutes(40));
+  }
+}
+
+TEST(StartTimeEstimator, NodesOfDifferentSizesAndBestFit) {
+  // gpu1 has 4 GPUs, gpu2 has 8: an 8-GPU job only fits on gpu2; a 4-GPU job then fits on
+  // gpu1 (best fit: the node with the fewest free GPUs that holds it), a second 4-GPU job waits
+  // for the first to end (10 min).
+  StartTimeEstimator est;
+  auto out = est.Estimate(
+      kNow, {{"gpu2", 8, true}, {"gpu1", 4, true}}, {},
+      {Pending("eight", 8, 30, 300), Pending("four-a", 4, 10, 200), Pending("four-b", 4, 10, 100)});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].start, kNow);
+  EXPECT_EQ(out[0].nodes, std::vector<std::string>{"gpu2"});
+  EXPECT_EQ(out[1].start, kNow);
+  EXPECT_EQ(out[1].nodes, std::vector<std::string>{"gpu1"});
+  EXPECT_EQ(out[2].start, kNow + Duration::Minutes(10));
+  EXPECT_EQ(out[2].nodes, std::vector<std::string>{"gpu1"});
+}
+
 }  // namespace
 }  // namespace schedmate::service

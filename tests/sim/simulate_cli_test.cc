@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "core/strings.h"
 #include "testing/test_util.h"
 
 namespace schedmate::testing {
@@ -43,6 +44,37 @@ TEST(SimulateCliTest, JsonShapeAndFifoNumbers) {
   EXPECT_NEAR(fifo["avg_jct_s"].get<double>(), 1079 / 6.0, 1e-9);
   EXPECT_NEAR(fifo["avg_queue_s"].get<double>(), 89, 1e-9);
   EXPECT_NEAR(fifo["makespan_s"].get<double>(), 350, 1e-9);
+}
+
+TEST(SimulateCliTest, JobsOutHasEachJobsStartFinishAndNodes) {
+  // The FIFO run of JsonShapeAndFifoNumbers, job by job: job2 100..170; job4 5..25 on node 0
+  // beside job3; job5 300..350 on both nodes of vcB.
+  TempDir dir;
+  const std::string out = dir.File("jobs.csv");
+  auto r = RunSchedmate(SmallArgs() + " --policy fifo --jobs-out " + ShellQuote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto csv = ReadFileToString(out);
+  ASSERT_TRUE(csv.ok());
+  std::vector<std::vector<std::string>> rows;
+  for (auto line : Split(*csv, '\n')) {
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    for (auto x : Split(line, ',')) f.emplace_back(x);
+    rows.push_back(f);
+  }
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"policy", "index", "id", "submit_s", "start_s",
+                                               "finish_s", "queued_s", "nodes"}));
+  auto num = [&](size_t row, size_t col) { return std::stod(rows[row][col]); };
+  EXPECT_EQ(rows[2][2], "2");
+  EXPECT_DOUBLE_EQ(num(2, 4), 100);
+  EXPECT_DOUBLE_EQ(num(2, 5), 170);
+  EXPECT_DOUBLE_EQ(num(2, 6), 90);
+  EXPECT_DOUBLE_EQ(num(4, 4), 5);
+  EXPECT_DOUBLE_EQ(num(4, 5), 25);
+  EXPECT_EQ(rows[4][7], "0");
+  EXPECT_DOUBLE_EQ(num(5, 4), 300);
+  EXPECT_EQ(rows[5][7], "0 1");
 }
 
 nlohmann::json WithoutWall(nlohmann::json j) {

@@ -520,6 +520,39 @@ TEST(MetricsTest, QuantileInterpolatesLinearly) {
   EXPECT_DOUBLE_EQ(Quantile({}, 0.5), 0);
 }
 
+TEST(SimulatorTest, RunningAtStartHoldsItsNodesUntilItsRemainingTimeHasRun) {
+  // A snapshot at t=100: job 0 started at t=40 and has 30 s left, on node 1 (4 GPUs); job 1 (8
+  // GPUs) and job 2 (4 GPUs) arrive at t=100 on two 8-GPU nodes. FIFO: job 1 takes the idle
+  // node 0 at once; job 2 fits beside job 0 on node 1 (best fit) at once too. Job 0 ends at
+  // 100 + 30, and its outcome keeps the real start (40) and nodes.
+  JobTable t = testing::Table({testing::JobBuilder().Gpus(4).SubmitAt(100).Runtime(30),
+                               testing::JobBuilder().Gpus(8).SubmitAt(100).Runtime(10),
+                               testing::JobBuilder().Gpus(4).SubmitAt(100).Runtime(5)});
+  SimOptions so;
+  so.record_first_nodes = true;
+  so.running_at_start.push_back({0, SimTime::FromSeconds(40), {{1, 4}}});
+  auto r = testing::RunPolicy("fifo", t, testing::OneVc(2), {}, so);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].first_start.seconds(), 40);
+  EXPECT_EQ(r->jobs[0].finish.seconds(), 130);
+  EXPECT_EQ(r->jobs[0].first_nodes, std::vector<int32_t>{1});
+  EXPECT_EQ(r->jobs[1].first_start.seconds(), 100);
+  EXPECT_EQ(r->jobs[1].first_nodes, std::vector<int32_t>{0});
+  EXPECT_EQ(r->jobs[2].first_start.seconds(), 100);
+  EXPECT_EQ(r->jobs[2].first_nodes, std::vector<int32_t>{1});
+  EXPECT_EQ(r->unfinished, 0);
+  // A third 4-GPU job on the full node 1 would not fit: the snapshot is refused, naming it.
+  so.running_at_start.push_back({2, SimTime::FromSeconds(50), {{1, 8}}});
+  auto bad = testing::RunPolicy("fifo", t, testing::OneVc(2), {}, so);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  so.running_at_start.back() = {2, SimTime::FromSeconds(50), {{0, 4}}};
+  so.running_at_start.push_back({2, SimTime::FromSeconds(50), {{0, 4}}});  // twice
+  bad = testing::RunPolicy("fifo", t, testing::OneVc(2), {}, so);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace schedmate::sim
 
