@@ -212,43 +212,48 @@ void SendUiAsset(httplib::Response& res, const UiAsset& asset) {
 
 }  // namespace
 
+bool ApiServer::MayReadLogs(const httplib::Request& req, httplib::Response& res) const {
+  switch (companion_.config().serve_logs) {
+    case service::LogAccess::kAll:
+      return true;
+    case service::LogAccess::kOff:
+      SendError(res, 403, "logs_off", "log reads are turned off (api.serve_logs: off)");
+      return false;
+    case service::LogAccess::kToken:
+      break;
+  }
+  if (token_.empty()) {
+    SendError(res, 403, "token_not_configured",
+              "log reads need the API token (api.serve_logs: token) and none is configured");
+    return false;
+  }
+  if (!HasToken(req)) {
+    SendError(res, 401, "unauthorized",
+              "log reads need \"Authorization: Bearer <token>\" (api.serve_logs: token)");
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// A log read's failure: refusals are 403 "log_refused", a missing log 404 "no_log".
+void SendLogError(httplib::Response& res, const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kFailedPrecondition:
+      return SendError(res, 403, "log_refused", st.message());
+    case StatusCode::kNotFound:
+    case StatusCode::kInvalidArgument:
+      return SendError(res, 404, "no_log", st.message());
+    default:
+      return SendError(res, HttpStatusFor(st), st.message());
+  }
+}
+
+}  // namespace
+
 void ApiServer::Routes() {
   auto& s = *server_;
-  // api.serve_logs: true when the caller may read logs; otherwise the refusal is sent.
-  auto may_read_logs = [this](const httplib::Request& req, httplib::Response& res) {
-    switch (companion_.config().serve_logs) {
-      case service::LogAccess::kAll:
-        return true;
-      case service::LogAccess::kOff:
-        SendError(res, 403, "logs_off", "log reads are turned off (api.serve_logs: off)");
-        return false;
-      case service::LogAccess::kToken:
-        break;
-    }
-    if (token_.empty()) {
-      SendError(res, 403, "token_not_configured",
-                "log reads need the API token (api.serve_logs: token) and none is configured");
-      return false;
-    }
-    if (!HasToken(req)) {
-      SendError(res, 401, "unauthorized",
-                "log reads need \"Authorization: Bearer <token>\" (api.serve_logs: token)");
-      return false;
-    }
-    return true;
-  };
-  // A log read's failure: refusals are 403 "log_refused", a missing log 404 "no_log".
-  auto send_log_error = [](httplib::Response& res, const Status& st) {
-    switch (st.code()) {
-      case StatusCode::kFailedPrecondition:
-        return SendError(res, 403, "log_refused", st.message());
-      case StatusCode::kNotFound:
-      case StatusCode::kInvalidArgument:
-        return SendError(res, 404, "no_log", st.message());
-      default:
-        return SendError(res, HttpStatusFor(st), st.message());
-    }
-  };
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
     ++requests_;
     return httplib::Server::HandlerResponse::Unhandled;
@@ -265,6 +270,16 @@ void ApiServer::Routes() {
     }
   });
 
+  RouteDashboard();
+  RouteHealth();
+  RouteJobs();
+  RouteFailuresAndActions();
+  RouteScheduling();
+  RouteEstimate();
+}
+
+void ApiServer::RouteDashboard() {
+  auto& s = *server_;
   // The operator dashboard: a static page that polls the GET endpoints below.
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
     const UiAsset* index = FindUiAsset("index.html");
@@ -278,7 +293,10 @@ void ApiServer::Routes() {
             return SendError(res, 404, "no dashboard file " + std::string(req.matches[1]));
           SendUiAsset(res, *asset);
         });
+}
 
+void ApiServer::RouteHealth() {
+  auto& s = *server_;
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
     SendJson(res, json{{"ok", true},
@@ -287,215 +305,15 @@ void ApiServer::Routes() {
                        {"updated_at", v->updated_at.seconds()},
                        {"last_error", v->last_error},
                        {"last_tick_s", v->last_tick.seconds_f()},
-                       {"dry_run", v->dry_run}});
+                       {"dry_run", v->dry_run},
+                       {"status", v->store.degraded ? "degraded" : "ok"},
+                       {"store_ok", !v->store.degraded},
+                       {"store_errors", v->store.errors},
+                       {"last_store_error", v->store.last_error},
+                       {"last_store_error_at", v->store.last_error_at
+                                                   ? json(v->store.last_error_at->seconds())
+                                                   : json(nullptr)}});
   });
-
-  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-    auto v = companion_.View();
-    std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
-    json jobs = json::array();
-    for (const auto& j : v->jobs) {
-      if (!state.empty() && ToLower(j.job.state) != state) continue;
-      jobs.push_back(ToJson(j, /*detail=*/false));
-    }
-    SendJson(res, json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}});
-  });
-
-  s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {
-    auto v = companion_.View();
-    const auto* j = FindJob(*v, req.matches[1]);
-    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
-    SendJson(res, ToJson(*j, /*detail=*/true));
-  });
-
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          int64_t limit = QueryInt(req, "limit", 500, 1, 100000);
-          std::lock_guard lock(stores_mu_);
-          auto series = stores_.service.MetricSeries(req.matches[1], limit);
-          if (!series.ok()) return SendError(res, 500, series.status().message());
-          json out = json::array();
-          for (const auto& m : *series) out.push_back(ToJson(m));
-          SendJson(res, json{{"job_id", std::string(req.matches[1])}, {"samples", std::move(out)}});
-        });
-
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)", [this, may_read_logs, send_log_error](
-                                              const httplib::Request& req, httplib::Response& res) {
-    if (!may_read_logs(req, res)) return;
-    auto v = companion_.View();
-    const auto* j = FindJob(*v, req.matches[1]);
-    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
-    // Checked again now, on the job's own terms (a refused path was dropped from log_path).
-    const std::string& path = !j->log_path.empty() ? j->log_path : j->log_scope.std_out;
-    if (path.empty() || path.front() != '/') {
-      return SendError(res, 404, "no_log",
-                       "no log known" + (j->log_problem.empty() ? "" : ": " + j->log_problem));
-    }
-    int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
-    auto tail = service::ReadJobLogTail(path, j->log_scope, static_cast<size_t>(bytes));
-    if (!tail.ok()) return send_log_error(res, tail.status());
-    res.set_content(tail->text, "text/plain; charset=utf-8");
-  });
-
-  s.Get("/v1/predictions", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = json::array();
-    for (const auto& j : v->jobs) {
-      if (!j.prediction) continue;
-      out.push_back(json{{"job_id", j.job.id},
-                         {"name", j.job.name},
-                         {"state", j.job.state},
-                         {"prediction", ToJson(*j.prediction)}});
-    }
-    const auto& e = v->prediction_error;
-    SendJson(res, json{{"predictions", std::move(out)},
-                       {"finished_compared", e.count},
-                       {"mean_abs_error_s", e.count ? e.sum_abs_error_s / e.count : 0.0},
-                       {"mean_abs_relative_error", e.count ? e.sum_abs_rel_error / e.count : 0.0}});
-  });
-
-  s.Get("/v1/history", [this](const httplib::Request& req, httplib::Response& res) {
-    store::ListJobsOptions opts;
-    opts.finished_only = true;
-    opts.limit = QueryInt(req, "limit", 100, 1, 10000);
-    std::lock_guard lock(stores_mu_);
-    auto jobs = stores_.history.ListJobs(opts);
-    if (!jobs.ok()) return SendError(res, 500, jobs.status().message());
-    json out = json::array();
-    for (const auto& j : *jobs) {
-      json item = ToJson(j);
-      auto preds = stores_.history.ListPredictions(j.job.id);
-      if (preds.ok() && !preds->empty()) {
-        item["predicted_s"] = preds->back().duration.seconds();
-        item["explanation"] = preds->back().explanation;
-      }
-      out.push_back(std::move(item));
-    }
-    SendJson(res, json{{"jobs", std::move(out)}});
-  });
-
-  s.Get("/v1/failures", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = json::array();
-    for (const auto& f : v->failures) out.push_back(ToJson(f));
-    SendJson(res, json{{"failures", std::move(out)}});
-  });
-
-  s.Get(R"(/v1/failures/(\d{1,18})/log)", [this, may_read_logs, send_log_error](
-                                              const httplib::Request& req, httplib::Response& res) {
-    if (!may_read_logs(req, res)) return;
-    int64_t id = ParseInt(std::string(req.matches[1])).value_or(-1);
-    std::string copy;
-    {
-      std::lock_guard lock(stores_mu_);
-      auto failures = stores_.service.RecentFailures(100000);
-      if (!failures.ok()) return SendError(res, 500, failures.status().message());
-      for (const auto& f : *failures)
-        if (f.id == id) copy = f.log_copy;
-    }
-    if (copy.empty()) {
-      return SendError(res, 404, "no_log",
-                       "no captured log for failure " + std::string(req.matches[1]));
-    }
-    auto tail = service::ReadCapturedLogTail(copy, companion_.config().CapturedLogDir(), 1 << 20);
-    if (!tail.ok()) return send_log_error(res, tail.status());
-    res.set_content(tail->text, "text/plain; charset=utf-8");
-  });
-
-  s.Get("/v1/actions", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = json::array();
-    for (const auto& a : v->actions) out.push_back(ToJson(a));
-    SendJson(res, json{{"dry_run", v->dry_run}, {"actions", std::move(out)}});
-  });
-
-  s.Get("/v1/scheduling", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = ToJson(v->scheduling);
-    out["dry_run"] = v->dry_run;
-    json changes = json::array();
-    for (const auto& a : v->actions)
-      if (a.kind == "priority" || a.kind == "restore") changes.push_back(ToJson(a));
-    out["recent_changes"] = std::move(changes);
-    SendJson(res, out);
-  });
-
-  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = json::array();
-    for (const auto& n : v->nodes) out.push_back(ToJson(n));
-    SendJson(res, json{{"nodes", std::move(out)}});
-  });
-
-  s.Get("/v1/start-estimates", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    json out = json::array();
-    for (const auto& j : v->jobs) {
-      if (j.job.state != "PENDING") continue;
-      json e = j.start_estimate ? ToJson(*j.start_estimate)
-                                : json{{"job_id", j.job.id},
-                                       {"estimated_start", nullptr},
-                                       {"pending_reason", j.job.reason},
-                                       {"note", "not estimated yet"}};
-      e["name"] = j.job.name;
-      e["slurm_expected_start"] =
-          j.job.expected_start ? json(j.job.expected_start->seconds()) : json(nullptr);
-      out.push_back(std::move(e));
-    }
-    SendJson(res,
-             json{{"updated_at", v->updated_at.seconds()},
-                  {"model", "slurm-policy fast-forward in the simulator with predicted run times"},
-                  {"pending", std::move(out)}});
-  });
-
-  s.Post("/v1/estimate", [this](const httplib::Request& req, httplib::Response& res) {
-    service::JobContext job;
-    bool kv = req.has_param("format") && req.get_param_value("format") == "kv";
-    std::string ctype = req.get_header_value("Content-Type");
-    if (IContains(ctype, "application/json")) {
-      auto parsed = EstimateRequestFromJson(req.body);
-      if (!parsed.ok()) return SendError(res, 400, parsed.status().message());
-      job = std::move(*parsed);
-    } else {
-      job.script = req.body;
-      job.name = req.get_param_value("name");
-      job.partition = req.get_param_value("partition");
-      if (auto uid = ParseInt(req.get_param_value("uid"))) job.user = UserNameForUid(*uid);
-      if (req.has_param("user")) job.user = req.get_param_value("user");
-      job.time_limit_min = ParseInt(req.get_param_value("time_limit_min"));
-      job.nodes = static_cast<int32_t>(
-          std::clamp<int64_t>(ParseInt(req.get_param_value("nodes")).value_or(1), 1, 1 << 20));
-      int32_t per_node = slurm::ParseGpuCount(req.get_param_value("tres_per_node"));
-      int32_t per_job = slurm::ParseGpuCount(req.get_param_value("tres_per_job"));
-      job.gpus = slurm::TotalGpus(per_job, per_node, job.nodes);
-    }
-    NormalizeEstimateRequest(job);
-    auto advice = companion_.EstimateSubmission(job);
-    if (!advice.ok())
-      return SendError(res, HttpStatusFor(advice.status()), advice.status().message());
-    if (kv) {
-      std::string out = fmt::format("estimate_s={}\n", advice->prediction.duration.seconds());
-      if (advice->set_time_limit_min)
-        out += fmt::format("time_limit_min={}\n", *advice->set_time_limit_min);
-      if (!advice->comment.empty()) out += "comment=" + KvValue(advice->comment) + "\n";
-      if (!advice->message.empty()) out += "message=" + KvValue(advice->message) + "\n";
-      res.set_content(out, "text/plain");
-      return;
-    }
-    SendJson(res, ToJson(*advice));
-  });
-
-  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)",
-         [this](const httplib::Request& req, httplib::Response& res) {
-           if (token_.empty()) {
-             return SendError(res, 403, "token_not_configured",
-                              "state-changing calls are disabled: no api.token configured");
-           }
-           if (!HasToken(req)) return SendError(res, 401, "missing or wrong bearer token");
-           Status s2 = companion_.ResumeNode(req.matches[1], "api");
-           if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
-           SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
-         });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
@@ -548,10 +366,16 @@ void ApiServer::Routes() {
     }
     metric("schedmate_actions_total", "counter", "automated actions by kind and outcome");
     for (const auto& [key, n] : v->actions_by_kind) {
-      auto colon = key.find(':');
       out += fmt::format("schedmate_actions_total{{kind=\"{}\",outcome=\"{}\"}} {}\n",
-                         PromEscape(key.substr(0, colon)), PromEscape(key.substr(colon + 1)), n);
+                         service::ActionKindName(key.first), service::ActionOutcomeName(key.second),
+                         n);
     }
+    metric("schedmate_store_errors_total", "counter",
+           "failed reads and writes of the service's stores (an action whose record failed is "
+           "not executed)");
+    out += fmt::format("schedmate_store_errors_total {}\n", v->store.errors);
+    metric("schedmate_store_degraded", "gauge", "1 if a store call failed in the last 10 minutes");
+    out += fmt::format("schedmate_store_degraded {}\n", v->store.degraded ? 1 : 0);
     metric("schedmate_priority_changes_total", "counter",
            "job priorities set by the order mode since start");
     out += fmt::format("schedmate_priority_changes_total {}\n", v->scheduling.changes_total);
@@ -581,6 +405,227 @@ void ApiServer::Routes() {
         "schedmate_http_connections_closed_total{{reason=\"rejected\"}} {}\n",
         conns.timed_out, conns.evicted, conns.rejected);
     res.set_content(out, "text/plain; version=0.0.4");
+  });
+}
+
+void ApiServer::RouteJobs() {
+  auto& s = *server_;
+  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    auto v = companion_.View();
+    std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
+    json jobs = json::array();
+    for (const auto& j : v->jobs) {
+      if (!state.empty() && ToLower(j.job.state) != state) continue;
+      jobs.push_back(ToJson(j, /*detail=*/false));
+    }
+    SendJson(res, json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}});
+  });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {
+    auto v = companion_.View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    SendJson(res, ToJson(*j, /*detail=*/true));
+  });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          int64_t limit = QueryInt(req, "limit", 500, 1, 100000);
+          std::lock_guard lock(stores_mu_);
+          auto series = stores_.service.MetricSeries(req.matches[1], limit);
+          if (!series.ok()) return SendError(res, 500, series.status().message());
+          json out = json::array();
+          for (const auto& m : *series) out.push_back(ToJson(m));
+          SendJson(res, json{{"job_id", std::string(req.matches[1])}, {"samples", std::move(out)}});
+        });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    if (!MayReadLogs(req, res)) return;
+    auto v = companion_.View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    // Checked again now, on the job's own terms (a refused path was dropped from log_path).
+    const std::string& path = !j->log_path.empty() ? j->log_path : j->log_scope.std_out;
+    if (path.empty() || path.front() != '/') {
+      return SendError(res, 404, "no_log",
+                       "no log known" + (j->log_problem.empty() ? "" : ": " + j->log_problem));
+    }
+    int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
+    auto tail = service::ReadJobLogTail(path, j->log_scope, static_cast<size_t>(bytes));
+    if (!tail.ok()) return SendLogError(res, tail.status());
+    res.set_content(tail->text, "text/plain; charset=utf-8");
+  });
+
+  s.Get("/v1/predictions", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& j : v->jobs) {
+      if (!j.prediction) continue;
+      out.push_back(json{{"job_id", j.job.id},
+                         {"name", j.job.name},
+                         {"state", j.job.state},
+                         {"prediction", ToJson(*j.prediction)}});
+    }
+    const auto& e = v->prediction_error;
+    SendJson(res, json{{"predictions", std::move(out)},
+                       {"finished_compared", e.count},
+                       {"mean_abs_error_s", e.count ? e.sum_abs_error_s / e.count : 0.0},
+                       {"mean_abs_relative_error", e.count ? e.sum_abs_rel_error / e.count : 0.0}});
+  });
+
+  s.Get("/v1/history", [this](const httplib::Request& req, httplib::Response& res) {
+    store::ListJobsOptions opts;
+    opts.finished_only = true;
+    opts.limit = QueryInt(req, "limit", 100, 1, 10000);
+    std::lock_guard lock(stores_mu_);
+    auto jobs = stores_.history.ListJobs(opts);
+    if (!jobs.ok()) return SendError(res, 500, jobs.status().message());
+    json out = json::array();
+    for (const auto& j : *jobs) {
+      json item = ToJson(j);
+      auto preds = stores_.history.ListPredictions(j.job.id);
+      if (preds.ok() && !preds->empty()) {
+        item["predicted_s"] = preds->back().duration.seconds();
+        item["explanation"] = preds->back().explanation;
+      }
+      out.push_back(std::move(item));
+    }
+    SendJson(res, json{{"jobs", std::move(out)}});
+  });
+
+  s.Get("/v1/start-estimates", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& j : v->jobs) {
+      if (j.job.state != "PENDING") continue;
+      json e = j.start_estimate ? ToJson(*j.start_estimate)
+                                : json{{"job_id", j.job.id},
+                                       {"estimated_start", nullptr},
+                                       {"pending_reason", j.job.reason},
+                                       {"note", "not estimated yet"}};
+      e["name"] = j.job.name;
+      e["slurm_expected_start"] =
+          j.job.expected_start ? json(j.job.expected_start->seconds()) : json(nullptr);
+      out.push_back(std::move(e));
+    }
+    SendJson(res,
+             json{{"updated_at", v->updated_at.seconds()},
+                  {"model", "slurm-policy fast-forward in the simulator with predicted run times"},
+                  {"pending", std::move(out)}});
+  });
+}
+
+void ApiServer::RouteFailuresAndActions() {
+  auto& s = *server_;
+  s.Get("/v1/failures", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& f : v->failures) out.push_back(ToJson(f));
+    SendJson(res, json{{"failures", std::move(out)}});
+  });
+
+  s.Get(R"(/v1/failures/(\d{1,18})/log)", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    if (!MayReadLogs(req, res)) return;
+    int64_t id = ParseInt(std::string(req.matches[1])).value_or(-1);
+    std::string copy;
+    {
+      std::lock_guard lock(stores_mu_);
+      auto failures = stores_.service.RecentFailures(100000);
+      if (!failures.ok()) return SendError(res, 500, failures.status().message());
+      for (const auto& f : *failures)
+        if (f.id == id) copy = f.log_copy;
+    }
+    if (copy.empty()) {
+      return SendError(res, 404, "no_log",
+                       "no captured log for failure " + std::string(req.matches[1]));
+    }
+    auto tail = service::ReadCapturedLogTail(copy, companion_.config().CapturedLogDir(), 1 << 20);
+    if (!tail.ok()) return SendLogError(res, tail.status());
+    res.set_content(tail->text, "text/plain; charset=utf-8");
+  });
+
+  s.Get("/v1/actions", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& a : v->actions) out.push_back(ToJson(a));
+    SendJson(res, json{{"dry_run", v->dry_run}, {"actions", std::move(out)}});
+  });
+
+  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = json::array();
+    for (const auto& n : v->nodes) out.push_back(ToJson(n));
+    SendJson(res, json{{"nodes", std::move(out)}});
+  });
+
+  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           if (token_.empty()) {
+             return SendError(res, 403, "token_not_configured",
+                              "state-changing calls are disabled: no api.token configured");
+           }
+           if (!HasToken(req)) return SendError(res, 401, "missing or wrong bearer token");
+           Status s2 = companion_.ResumeNode(req.matches[1], "api");
+           if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
+           SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
+         });
+}
+
+void ApiServer::RouteScheduling() {
+  auto& s = *server_;
+  s.Get("/v1/scheduling", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    json out = ToJson(v->scheduling);
+    out["dry_run"] = v->dry_run;
+    json changes = json::array();
+    for (const auto& a : v->actions)
+      if (a.kind == service::ActionKind::kPriority || a.kind == service::ActionKind::kRestore) {
+        changes.push_back(ToJson(a));
+      }
+    out["recent_changes"] = std::move(changes);
+    SendJson(res, out);
+  });
+}
+
+void ApiServer::RouteEstimate() {
+  auto& s = *server_;
+  s.Post("/v1/estimate", [this](const httplib::Request& req, httplib::Response& res) {
+    service::JobContext job;
+    bool kv = req.has_param("format") && req.get_param_value("format") == "kv";
+    std::string ctype = req.get_header_value("Content-Type");
+    if (IContains(ctype, "application/json")) {
+      auto parsed = EstimateRequestFromJson(req.body);
+      if (!parsed.ok()) return SendError(res, 400, parsed.status().message());
+      job = std::move(*parsed);
+    } else {
+      job.script = req.body;
+      job.name = req.get_param_value("name");
+      job.partition = req.get_param_value("partition");
+      if (auto uid = ParseInt(req.get_param_value("uid"))) job.user = UserNameForUid(*uid);
+      if (req.has_param("user")) job.user = req.get_param_value("user");
+      job.time_limit_min = ParseInt(req.get_param_value("time_limit_min"));
+      job.nodes = static_cast<int32_t>(
+          std::clamp<int64_t>(ParseInt(req.get_param_value("nodes")).value_or(1), 1, 1 << 20));
+      int32_t per_node = slurm::ParseGpuCount(req.get_param_value("tres_per_node"));
+      int32_t per_job = slurm::ParseGpuCount(req.get_param_value("tres_per_job"));
+      job.gpus = slurm::TotalGpus(per_job, per_node, job.nodes);
+    }
+    NormalizeEstimateRequest(job);
+    auto advice = companion_.EstimateSubmission(job);
+    if (!advice.ok())
+      return SendError(res, HttpStatusFor(advice.status()), advice.status().message());
+    if (kv) {
+      std::string out = fmt::format("estimate_s={}\n", advice->prediction.duration.seconds());
+      if (advice->set_time_limit_min)
+        out += fmt::format("time_limit_min={}\n", *advice->set_time_limit_min);
+      if (!advice->comment.empty()) out += "comment=" + KvValue(advice->comment) + "\n";
+      if (!advice->message.empty()) out += "message=" + KvValue(advice->message) + "\n";
+      res.set_content(out, "text/plain");
+      return;
+    }
+    SendJson(res, ToJson(*advice));
   });
 }
 

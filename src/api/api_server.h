@@ -52,7 +52,8 @@
 
 namespace httplib {
 struct Request;
-}
+struct Response;
+}  // namespace httplib
 
 namespace schedmate::api {
 
@@ -76,7 +77,16 @@ class ApiServer {
   int port() const { return port_; }
 
  private:
+  // Registers the handlers, one function per area of the API.
   void Routes();
+  void RouteDashboard();           // /, /ui/{file}
+  void RouteHealth();              // /healthz, /metrics
+  void RouteJobs();                // /v1/jobs..., /v1/predictions, /v1/history, start estimates
+  void RouteFailuresAndActions();  // /v1/failures..., /v1/actions, /v1/nodes, node resume
+  void RouteScheduling();          // /v1/scheduling
+  void RouteEstimate();            // POST /v1/estimate
+  // api.serve_logs: true when the caller may read logs; otherwise the refusal is sent.
+  bool MayReadLogs(const httplib::Request& req, httplib::Response& res) const;
   // "Authorization: Bearer <token>" with the configured (non-empty) token.
   bool HasToken(const httplib::Request& req) const;
   service::Companion& companion_;

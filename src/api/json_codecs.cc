@@ -120,15 +120,25 @@ json ToJson(const service::FailureRecord& f) {
 }
 
 json ToJson(const service::ActionRecord& a) {
-  json out{{"id", a.id},           {"at", a.at.seconds()}, {"job_id", a.job_id},
-           {"node", a.node},       {"kind", a.kind},       {"reason", a.reason},
-           {"dry_run", a.dry_run}, {"outcome", a.outcome}, {"detail", a.detail}};
-  if (a.kind == "requeue") {
+  using service::ActionKind;
+  json out{{"id", a.id},
+           {"at", a.at.seconds()},
+           {"job_id", a.job_id},
+           {"node", a.node},
+           {"kind", service::ActionKindName(a.kind)},
+           {"reason", a.reason},
+           {"dry_run", a.dry_run},
+           {"outcome", service::ActionOutcomeName(a.outcome)},
+           {"detail", a.detail},
+           {"skip_reason", a.skip_reason.empty() ? json(nullptr) : json(a.skip_reason)}};
+  if (a.kind == ActionKind::kRequeue) {
     out["attempt"] = a.attempt;
+    out["budget"] = a.budget;
+    out["delay_s"] = a.delay ? json(a.delay->seconds()) : json(nullptr);
     out["release_at"] = Time(a.release_at);
     out["exclude_nodes"] = a.exclude_nodes;
   }
-  if (a.kind == "requeue" || a.kind == "notify") {
+  if (a.kind == ActionKind::kRequeue || a.kind == ActionKind::kNotifyUser) {
     out["checkpoint"] = a.checkpoint.empty() ? json(nullptr) : json(a.checkpoint);
   }
   return out;

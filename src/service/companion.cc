@@ -24,6 +24,7 @@ namespace {
 constexpr size_t kRecentLimit = 200;
 constexpr Duration kStaleFailure = Duration::Minutes(10);
 constexpr int64_t kForgetAfterMissingTicks = 3;
+constexpr Duration kStoreDegradedFor = Duration::Minutes(10);  // /healthz after a store error
 constexpr const char* kCursorKey = "finished_cursor";
 constexpr const char* kWatchSinceKey = "watch_since_us";
 
@@ -64,18 +65,19 @@ std::string WithHint(std::string reason, const std::string& hint) {
 }
 
 // A planner writes the user's notice before anything ran ("... and was requeued; ..."). Once the
-// plan's requeue has run (`outcome`: its action's outcome, "" when the plan had none), the notice
-// says what happened to it.
-std::string NoticeAfterRequeue(std::string reason, std::string_view outcome,
+// plan's requeue has run (`outcome`: its action's outcome, nullopt when the plan had none), the
+// notice says what happened to it.
+std::string NoticeAfterRequeue(std::string reason, std::optional<ActionOutcome> outcome,
                                const std::string& problem) {
-  if (outcome.empty()) return reason;
-  std::string fact = outcome == "done"      ? "was requeued"
-                     : outcome == "dry-run" ? "would be requeued (dry run: nothing was done)"
-                                            : "was not requeued (" + problem + ")";
+  if (!outcome) return reason;
+  std::string fact = *outcome == ActionOutcome::kDone ? "was requeued"
+                     : *outcome == ActionOutcome::kDryRun
+                         ? "would be requeued (dry run: nothing was done)"
+                         : "was not requeued (" + problem + ")";
   constexpr std::string_view kClaim = "and was requeued";
   if (auto at = reason.find(kClaim); at != std::string::npos) {
     reason.replace(at, kClaim.size(), "and " + fact);
-  } else if (outcome != "done") {
+  } else if (*outcome != ActionOutcome::kDone) {
     reason += "; the job " + fact;
   }
   return reason;
@@ -154,9 +156,9 @@ Status Companion::Load() {
     ++failures_by_engine_[FailureEngineKind(f.engine)];
   }
   for (const auto& a : recent_actions_) {
-    ++actions_by_kind_[a.kind + ":" + a.outcome];
+    ++actions_by_kind_[{a.kind, a.outcome}];
     // A delayed requeue done within the last hour may still wait for its release.
-    if (a.kind == "requeue" && a.outcome == "done" && a.release_at &&
+    if (a.kind == ActionKind::kRequeue && a.outcome == ActionOutcome::kDone && a.release_at &&
         *a.release_at + Duration::Hours(1) > deps_.clock.Now() &&
         !awaiting_release_.count(a.job_id)) {
       awaiting_release_[a.job_id] = *a.release_at;
@@ -230,7 +232,7 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   }
   auto existing = deps_.history.FindJob(j.id);
   if (!existing.ok() || !existing->has_value() || (*existing)->job.submit != j.submit) {
-    (void)deps_.history.PutJob(StoredFromContext(t.context));
+    StoreOk(deps_.history.PutJob(StoredFromContext(t.context)), "storing job " + j.id);
     t.prediction.reset();  // a reused job id is a new job
   } else {
     t.context.fingerprint = (*existing)->fingerprint;
@@ -248,7 +250,7 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   t.prediction = *prediction;
   if (!prediction->fingerprint.empty()) {
     t.context.fingerprint = prediction->fingerprint;
-    (void)deps_.history.PutJob(StoredFromContext(t.context));
+    StoreOk(deps_.history.PutJob(StoredFromContext(t.context)), "storing job " + j.id);
   }
   store::StoredPrediction sp;
   sp.job_id = j.id;
@@ -259,7 +261,7 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   sp.high = prediction->high;
   sp.confidence = prediction->confidence;
   sp.explanation = prediction->explanation;
-  (void)deps_.history.PutPrediction(sp);
+  StoreOk(deps_.history.PutPrediction(sp), "storing the prediction of job " + j.id);
   t.context.script.clear();  // not needed any more; keeps memory flat
   t.context.script.shrink_to_fit();
 }
@@ -292,28 +294,46 @@ void Companion::TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>&
   }
 }
 
-ActionRecord Companion::RunAction(ActionRecord a, const ActionFn& act) {
+bool Companion::StoreOk(const Status& s, std::string_view what) {
+  if (s.ok()) return true;
+  ++store_health_.errors;
+  store_health_.last_error = fmt::format("{}: {}", what, s.message());
+  store_health_.last_error_at = deps_.clock.Now();
+  fmt::print(stderr, "schedmate serve: store: {}\n", store_health_.last_error);
+  return false;
+}
+
+ActionRecord Companion::RunAction(ActionRecord a, const ActionFn& act, Announce announce) {
   // Recorded first (planned, with what it would do), then executed: a crash in between loses
-  // the action (Load() marks it interrupted), never repeats it.
+  // the action (Load() marks it interrupted), never repeats it. Without a record, no execution.
   auto id = deps_.store.AddAction(a);
-  if (id.ok()) a.id = *id;
-  if (a.outcome == "planned") {
+  std::string what = fmt::format("recording a {} action{}", ActionKindName(a.kind),
+                                 a.job_id.empty() ? " for node " + a.node : " for job " + a.job_id);
+  if (!StoreOk(id.status(), what)) {
+    a.outcome = ActionOutcome::kNotRecorded;
+    a.detail = "not executed: its record could not be written (" + id.status().message() + ")";
+  } else {
+    a.id = *id;
+  }
+  if (a.outcome == ActionOutcome::kPlanned) {
     if (config_.dry_run) {
       a.dry_run = true;
-      a.outcome = "dry-run";
+      a.outcome = ActionOutcome::kDryRun;
     } else {
       Result<std::string> done = act(a);
-      a.outcome = done.ok() ? "done" : "failed";
+      a.outcome = done.ok() ? ActionOutcome::kDone : ActionOutcome::kFailed;
       if (!done.ok()) {
         a.detail = done.status().message();
       } else if (!done->empty()) {
         a.detail = *done;
       }
     }
-    if (id.ok()) (void)deps_.store.UpdateActionResult(a);
+    // Unwritten, the row stays "planned": the next start marks it interrupted, never repeats it.
+    StoreOk(deps_.store.UpdateActionResult(a),
+            "recording the outcome of action " + std::to_string(a.id));
   }
   RememberAction(a);
-  if (action_sink_ && !quiet_) action_sink_(a);
+  if (action_sink_ && announce == Announce::kYes) action_sink_(a);
   return a;
 }
 
@@ -335,19 +355,23 @@ Duration Companion::Backoff(int retries_done) const {
   return std::min(d, config_.backoff_cap);
 }
 
-std::optional<std::string> Companion::NotActionable(const slurm::FinishedJob& f) {
+std::optional<Companion::Refusal> Companion::NotActionable(const slurm::FinishedJob& f) {
   auto shown = deps_.backend.ShowJob(f.id);
   if (!shown.ok()) {
     if (shown.status().code() == StatusCode::kNotFound) {
-      return "the job is gone from slurmctld (purged after MinJobAge); nothing to requeue or hold";
+      return Refusal{"job_gone",
+                     "the job is gone from slurmctld (purged after MinJobAge); nothing to requeue "
+                     "or hold"};
     }
     return std::nullopt;  // let the action itself try and report what Slurm says
   }
   const std::string& st = shown->state;
   if (st == "RUNNING" || st == "COMPLETING" || st == "CONFIGURING" || st == "SUSPENDED" ||
       (st == "COMPLETED" && shown->restarts > 0)) {
-    return fmt::format("the job is {} again (Slurm requeued it itself); not interrupting it",
-                       ToLower(st));
+    return Refusal{
+        "job_active",
+        fmt::format("the job is {} again (Slurm requeued it itself); not interrupting it",
+                    ToLower(st))};
   }
   return std::nullopt;
 }
@@ -383,7 +407,7 @@ std::vector<std::string> Companion::UsableExclusions(const slurm::FinishedJob& f
 void Companion::RememberAction(const ActionRecord& a) {
   recent_actions_.insert(recent_actions_.begin(), a);
   if (recent_actions_.size() > kRecentLimit) recent_actions_.pop_back();
-  ++actions_by_kind_[a.kind + ":" + a.outcome];
+  ++actions_by_kind_[{a.kind, a.outcome}];
 }
 
 void Companion::RememberFailure(const FailureRecord& f) {
@@ -393,227 +417,262 @@ void Companion::RememberFailure(const FailureRecord& f) {
   ++failures_by_engine_[FailureEngineKind(f.engine)];
 }
 
+int Companion::DrainedBySchedmate() const {
+  int drained = 0;
+  for (const auto& n : nodes_) {
+    if (n.drained() && StartsWith(n.reason, "schedmate")) ++drained;
+  }
+  for (const auto& n : drained_this_session_) {
+    bool counted = std::any_of(nodes_.begin(), nodes_.end(), [&](const slurm::SlurmNode& x) {
+      return x.name == n && x.drained();
+    });
+    if (!counted) ++drained;
+  }
+  return drained;
+}
+
+namespace {
+
+ActionRecord Skip(ActionRecord a, std::string_view why, std::string detail) {
+  a.outcome = ActionOutcome::kSkipped;
+  a.skip_reason = std::string(why);
+  a.detail = std::move(detail);
+  return a;
+}
+
+bool Happened(ActionOutcome o) { return o == ActionOutcome::kDone || o == ActionOutcome::kDryRun; }
+
+}  // namespace
+
+ActionRecord Companion::ExecuteStale(const PlannedAction& step, ActionRecord a, PlanRun& run) {
+  const slurm::FinishedJob& f = run.f;
+  a = Skip(std::move(a), "stale",
+           f.end + Duration::Seconds(2) < watch_since_
+               ? "run ended before schedmate started watching this cluster; not acting on it"
+               : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
+                             FormatDuration(run.now - f.end)));
+  if (step.kind == ActionKind::kRequeue) {
+    run.requeue_problem = a.detail;
+    run.requeue_outcome = a.outcome;
+  }
+  return RunAction(std::move(a), nullptr, Announce::kNo);
+}
+
+ActionRecord Companion::ExecuteDrain(const PlannedAction& step, ActionRecord a, PlanRun&) {
+  a.node = step.node;
+  a.reason = ShortReason("schedmate: " + step.reason);
+  bool already = drained_this_session_.count(step.node) > 0;
+  for (const auto& n : nodes_) already = already || (n.name == step.node && n.drained());
+  int drained = DrainedBySchedmate();
+  if (!config_.drain_on_infra) {
+    a = Skip(std::move(a), "disabled", "actions.drain_on_infra is false");
+  } else if (already) {
+    a = Skip(std::move(a), "already_drained", "node already drained");
+  } else if (drained >= config_.max_drained_nodes) {
+    a = Skip(
+        std::move(a), "drain_cap",
+        fmt::format("cap reached: {} node(s) drained by schedmate (actions.max_drained_nodes={})",
+                    drained, config_.max_drained_nodes));
+  } else {
+    a.detail = "would drain " + step.node;
+  }
+  std::string node = step.node, reason = a.reason;
+  a = RunAction(std::move(a), [&](ActionRecord&) -> Result<std::string> {
+    SM_RETURN_IF_ERROR(deps_.backend.DrainNode(node, reason));
+    return "drained " + node;
+  });
+  if (Happened(a.outcome)) drained_this_session_.insert(node);
+  return a;
+}
+
+ActionRecord Companion::ExecuteRequeue(const PlannedAction& step, ActionRecord a, PlanRun& run) {
+  const slurm::FinishedJob& f = run.f;
+  const int budget = config_.retries_per_job;
+  a.budget = budget;
+  run.requeue_outcome = ActionOutcome::kSkipped;  // until the requeue below runs
+  auto used_or = deps_.store.CountRequeues(f.id);
+  std::optional<ActionRecord> settled;  // decided before Slurm is asked
+  if (!config_.requeue_on_infra) {
+    settled = Skip(std::move(a), "disabled", "actions.requeue_on_infra is false");
+  } else if (!StoreOk(used_or.status(), "counting the requeues of job " + f.id)) {
+    // Without the count the budget cannot be kept: no requeue.
+    settled = Skip(std::move(a), "no_store",
+                   "retry budget unknown (store: " + used_or.status().message() + ")");
+  } else if (*used_or >= budget) {
+    std::string why =
+        fmt::format("retry budget used: {} requeue(s) by schedmate (actions.retries_per_job={})",
+                    *used_or, budget);
+    run.requeue_problem = why;
+    if (config_.hold_after_budget && !run.held) {
+      return ExecuteHold(std::move(a), why + "; held for a person to look", run);
+    }
+    settled = Skip(std::move(a), "budget_used", why);
+  }
+  if (settled) {
+    if (run.requeue_problem.empty()) run.requeue_problem = settled->detail;
+    return RunAction(std::move(*settled), nullptr);
+  }
+  const int used = static_cast<int>(*used_or);
+  const int attempt = used + 1;
+  const Duration delay = step.delay ? std::max(*step.delay, Duration::Zero()) : Backoff(used);
+  std::string exclude_note;
+  std::vector<std::string> exclude;
+  if (config_.exclude_failed_nodes) exclude = UsableExclusions(f, step.exclude_nodes, exclude_note);
+  a.attempt = attempt;
+  a.delay = delay;
+  a.release_at = run.now + delay;
+  a.exclude_nodes = exclude;
+  const std::string checkpoint = step.checkpoint.value_or("");
+  a.checkpoint = checkpoint;
+  // "attempt 2/3, starts in 2m, excluding gpu1; resume from ckpt/x.pt (...)"
+  auto describe = [&](const std::vector<std::string>& excluded) {
+    std::string what = fmt::format("attempt {}/{}, starts in {}", attempt, budget,
+                                   delay <= Duration::Zero() ? "0s (at once)" : ShortDelay(delay));
+    if (!excluded.empty()) what += ", excluding " + JoinNodes(excluded);
+    if (!checkpoint.empty()) {
+      what += "; resume from " + checkpoint + " (the job's own command must pick it up)";
+    }
+    if (!exclude_note.empty()) what += "; " + exclude_note;
+    return what;
+  };
+  if (auto why = NotActionable(f)) {
+    a = Skip(std::move(a), why->word, why->text);
+    run.requeue_problem = why->text;
+  } else {
+    a.detail = "would requeue, " + describe(exclude);
+  }
+  slurm::RequeueOptions options;
+  options.delay = delay;
+  options.exclude_nodes = exclude;
+  if (config_.annotate_comment) {
+    options.comment = ShortReason(
+        fmt::format("schedmate: requeued after {} (attempt {}/{}){}",
+                    run.d.category.empty() ? "a failure" : run.d.category, attempt, budget,
+                    checkpoint.empty() ? "" : "; resume from " + checkpoint));
+  }
+  a = RunAction(std::move(a), [&](ActionRecord& rec) -> Result<std::string> {
+    SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.Requeue(f.id, options));
+    // What Slurm got: the job's own ExcNodeList entries stay out of the record.
+    std::vector<std::string> ours;
+    for (const auto& n : report.excluded)
+      if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) ours.push_back(n);
+    rec.exclude_nodes = ours;
+    std::string out =
+        (report.already_pending ? "updated the job Slurm had requeued itself, " : "requeued, ") +
+        describe(ours);
+    for (const auto& w : report.warnings) out += "; warning: " + w;
+    return out;
+  });
+  run.requeue_outcome = a.outcome;
+  if (a.outcome == ActionOutcome::kDone && delay > Duration::Zero()) {
+    awaiting_release_[f.id] = run.now + delay;
+  }
+  if (!Happened(a.outcome) && run.requeue_problem.empty()) run.requeue_problem = a.detail;
+  return a;
+}
+
+ActionRecord Companion::ExecuteHold(ActionRecord a, const std::string& reason, PlanRun& run) {
+  const slurm::FinishedJob& f = run.f;
+  a.kind = ActionKind::kHold;
+  a.reason = reason;
+  run.held = true;
+  if (run.d.cls != FailureClass::kInfra && !config_.hold_unknown) {
+    a = Skip(std::move(a), "disabled",
+             "actions.hold_unknown is false: the operators are notified instead");
+  } else if (run.d.cls == FailureClass::kInfra && !config_.hold_after_budget) {
+    a = Skip(std::move(a), "disabled", "actions.hold_after_budget is false");
+  } else if (auto why = NotActionable(f)) {
+    a = Skip(std::move(a), why->word, why->text);
+  } else {
+    a.detail = fmt::format(
+        "would hold: requeue the job held (scontrol requeuehold {}); it waits until a person "
+        "runs `scontrol release {}`",
+        f.id, f.id);
+  }
+  std::string comment =
+      config_.annotate_comment ? ShortReason("schedmate: held: " + reason) : std::string();
+  return RunAction(std::move(a), [&](ActionRecord&) -> Result<std::string> {
+    SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.HoldForReview(f.id, comment));
+    std::string out = fmt::format(
+        "held{} (Reason=job_requeued_in_held_state): waits until a person runs `scontrol "
+        "release {}` or cancels it",
+        report.already_pending ? " the job Slurm had requeued itself" : "", f.id);
+    for (const auto& w : report.warnings) out += "; warning: " + w;
+    return out;
+  });
+}
+
+ActionRecord Companion::ExecuteNotifyUser(const PlannedAction& step, ActionRecord a, PlanRun& run) {
+  const Diagnosis& d = run.d;
+  a.reason = NoticeAfterRequeue(WithHint(step.reason, step.hint), run.requeue_outcome,
+                                run.requeue_problem);
+  if (d.checkpoint && a.reason.find(*d.checkpoint) == std::string::npos) {
+    a.reason += "; resume from " + *d.checkpoint;
+  }
+  if (d.checkpoint) a.checkpoint = *d.checkpoint;
+  a.outcome = ActionOutcome::kDone;
+  a.detail = "recorded for the user (API /v1/failures, /v1/actions)";
+  bool requeued = run.requeue_outcome && Happened(*run.requeue_outcome);
+  if (!run.requeue_problem.empty() && !requeued) {
+    a.detail += "; NOTE: the job was not requeued: " + run.requeue_problem;
+  }
+  return RunAction(std::move(a), nullptr, run.stale ? Announce::kNo : Announce::kYes);
+}
+
+ActionRecord Companion::ExecuteNotifyAdmin(const PlannedAction& step, ActionRecord a,
+                                           PlanRun& run) {
+  a.reason = WithHint(step.reason, step.hint);
+  a.outcome = ActionOutcome::kDone;
+  a.detail = "recorded for the operators (API /v1/actions, schedmate_actions_total)";
+  return RunAction(std::move(a), nullptr, run.stale ? Announce::kNo : Announce::kYes);
+}
+
 void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,
                             bool stale) {
-  quiet_ = stale;               // a backlog of stale runs is recorded, not announced
-  bool held = false;            // at most one hold per plan
-  std::string requeue_problem;  // set when a planned requeue did not happen (for the notice)
-  std::string requeue_outcome;  // the plan's requeue action's outcome ("" = none planned)
-  bool requeued = false;
-  auto hold = [&](ActionRecord a, const std::string& reason) {
-    a.kind = "hold";
-    a.reason = reason;
-    held = true;
-    if (a.outcome == "planned") {
-      if (d.cls != FailureClass::kInfra && !config_.hold_unknown) {
-        a.outcome = "skipped";
-        a.detail = "actions.hold_unknown is false: the operators are notified instead";
-      } else if (d.cls == FailureClass::kInfra && !config_.hold_after_budget) {
-        a.outcome = "skipped";
-        a.detail = "actions.hold_after_budget is false";
-      } else if (auto why = NotActionable(f)) {
-        a.outcome = "skipped";
-        a.detail = *why;
-      }
-    }
-    if (a.outcome == "planned") {
-      a.detail = fmt::format(
-          "would hold: requeue the job held (scontrol requeuehold {}); it waits until a person "
-          "runs `scontrol release {}`",
-          f.id, f.id);
-    }
-    std::string comment =
-        config_.annotate_comment ? ShortReason("schedmate: held: " + reason) : std::string();
-    RunAction(a, [&](ActionRecord&) -> Result<std::string> {
-      SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.HoldForReview(f.id, comment));
-      std::string out = fmt::format(
-          "held{} (Reason=job_requeued_in_held_state): waits until a person runs `scontrol "
-          "release {}` or cancels it",
-          report.already_pending ? " the job Slurm had requeued itself" : "", f.id);
-      for (const auto& w : report.warnings) out += "; warning: " + w;
-      return out;
-    });
-  };
-  for (const auto& step : d.plan) {
+  PlanRun run{f, d, now, stale};
+  for (const PlannedAction& step : d.plan) {
     ActionRecord a;
     a.at = now;
     a.job_id = f.id;
-    a.kind = std::string(PlannedActionKindName(step.kind));
+    a.kind = step.kind;
     a.reason = step.reason;
     a.dry_run = config_.dry_run;
-    a.outcome = "planned";
-    bool notify = step.kind == PlannedAction::Kind::kNotifyUser ||
-                  step.kind == PlannedAction::Kind::kNotifyAdmin;
-    if (stale && !notify) {
-      a.outcome = "skipped";
-      a.detail =
-          f.end + Duration::Seconds(2) < watch_since_
-              ? "run ended before schedmate started watching this cluster; not acting on it"
-              : fmt::format("run ended {} before schedmate saw it; not acting on stale failures",
-                            FormatDuration(now - f.end));
-      if (step.kind == PlannedAction::Kind::kRequeue) {
-        requeue_problem = a.detail;
-        requeue_outcome = a.outcome;
-      }
-      RunAction(a, nullptr);
+    a.outcome = ActionOutcome::kPlanned;
+    const bool notice =
+        step.kind == ActionKind::kNotifyUser || step.kind == ActionKind::kNotifyAdmin;
+    if (stale && !notice) {
+      ExecuteStale(step, std::move(a), run);
       continue;
     }
     switch (step.kind) {
-      case PlannedAction::Kind::kDrainNode: {
-        a.node = step.node;
-        a.reason = ShortReason("schedmate: " + step.reason);
-        int drained = 0;
-        bool already = false;
-        for (const auto& n : nodes_) {
-          if (n.drained() && StartsWith(n.reason, "schedmate")) ++drained;
-          if (n.name == step.node && n.drained()) already = true;
-        }
-        for (const auto& n : drained_this_session_) {
-          bool counted = std::any_of(nodes_.begin(), nodes_.end(), [&](const slurm::SlurmNode& x) {
-            return x.name == n && x.drained();
-          });
-          if (!counted) ++drained;
-        }
-        if (!config_.drain_on_infra) {
-          a.outcome = "skipped";
-          a.detail = "actions.drain_on_infra is false";
-        } else if (already || drained_this_session_.count(step.node)) {
-          a.outcome = "skipped";
-          a.detail = "node already drained";
-        } else if (drained >= config_.max_drained_nodes) {
-          a.outcome = "skipped";
-          a.detail = fmt::format(
-              "cap reached: {} node(s) drained by schedmate (actions.max_drained_nodes={})",
-              drained, config_.max_drained_nodes);
-        } else {
-          a.detail = "would drain " + step.node;
-        }
-        std::string node = step.node, reason = a.reason;
-        a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
-          SM_RETURN_IF_ERROR(deps_.backend.DrainNode(node, reason));
-          return "drained " + node;
-        });
-        if (a.outcome == "done" || a.outcome == "dry-run") drained_this_session_.insert(node);
+      case ActionKind::kDrainNode:
+        ExecuteDrain(step, std::move(a), run);
         break;
-      }
-      case PlannedAction::Kind::kRequeue: {
-        auto used_or = deps_.store.CountRequeues(f.id);
-        int used = used_or.ok() ? static_cast<int>(*used_or) : 0;
-        int budget = config_.retries_per_job;
-        requeue_outcome = "skipped";  // until the requeue below runs
-        if (!config_.requeue_on_infra) {
-          a.outcome = "skipped";
-          a.detail = "actions.requeue_on_infra is false";
-          requeue_problem = a.detail;
-          RunAction(a, nullptr);
-          break;
-        }
-        if (used >= budget) {
-          std::string why = fmt::format(
-              "retry budget used: {} requeue(s) by schedmate (actions.retries_per_job={})", used,
-              budget);
-          requeue_problem = why;
-          if (config_.hold_after_budget && !held) {
-            hold(a, why + "; held for a person to look");
-          } else {
-            a.outcome = "skipped";
-            a.detail = why;
-            RunAction(a, nullptr);
-          }
-          break;
-        }
-        int attempt = used + 1;
-        Duration delay = step.delay ? std::max(*step.delay, Duration::Zero()) : Backoff(used);
-        std::string exclude_note;
-        std::vector<std::string> exclude;
-        if (config_.exclude_failed_nodes)
-          exclude = UsableExclusions(f, step.exclude_nodes, exclude_note);
-        a.attempt = attempt;
-        a.release_at = now + delay;
-        a.exclude_nodes = exclude;
-        a.checkpoint = step.checkpoint.value_or("");
-        // "attempt 2/3, starts in 2m, excluding gpu1; resume from ckpt/x.pt (...)"
-        auto describe = [&](const std::vector<std::string>& excluded) {
-          std::string what =
-              fmt::format("attempt {}/{}, starts in {}", attempt, budget,
-                          delay <= Duration::Zero() ? "0s (at once)" : ShortDelay(delay));
-          if (!excluded.empty()) what += ", excluding " + JoinNodes(excluded);
-          if (!a.checkpoint.empty()) {
-            what += "; resume from " + a.checkpoint + " (the job's own command must pick it up)";
-          }
-          if (!exclude_note.empty()) what += "; " + exclude_note;
-          return what;
-        };
-        if (auto why = NotActionable(f)) {
-          a.outcome = "skipped";
-          a.detail = *why;
-          requeue_problem = *why;
-        } else {
-          a.detail = "would requeue, " + describe(exclude);
-        }
-        slurm::RequeueOptions options;
-        options.delay = delay;
-        options.exclude_nodes = exclude;
-        if (config_.annotate_comment) {
-          options.comment = ShortReason(
-              fmt::format("schedmate: requeued after {} (attempt {}/{}){}",
-                          d.category.empty() ? "a failure" : d.category, attempt, budget,
-                          a.checkpoint.empty() ? "" : "; resume from " + a.checkpoint));
-        }
-        a = RunAction(a, [&](ActionRecord& rec) -> Result<std::string> {
-          SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.Requeue(f.id, options));
-          // What Slurm got: the job's own ExcNodeList entries stay out of the record.
-          std::vector<std::string> ours;
-          for (const auto& n : report.excluded)
-            if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) ours.push_back(n);
-          rec.exclude_nodes = ours;
-          std::string out = (report.already_pending ? "updated the job Slurm had requeued itself, "
-                                                    : "requeued, ") +
-                            describe(ours);
-          for (const auto& w : report.warnings) out += "; warning: " + w;
-          return out;
-        });
-        requeue_outcome = a.outcome;
-        if (a.outcome == "done" && delay > Duration::Zero()) awaiting_release_[f.id] = now + delay;
-        if (a.outcome == "done" || a.outcome == "dry-run") {
-          requeued = true;
-        } else if (requeue_problem.empty()) {
-          requeue_problem = a.detail;
-        }
+      case ActionKind::kRequeue:
+        ExecuteRequeue(step, std::move(a), run);
         break;
-      }
-      case PlannedAction::Kind::kHold:
-        if (held) break;  // the budget already held it in this plan
-        hold(a, step.reason);
+      case ActionKind::kHold:
+        if (!run.held) ExecuteHold(std::move(a), step.reason, run);  // one hold per plan
         break;
-      case PlannedAction::Kind::kNotifyUser: {
-        a.reason =
-            NoticeAfterRequeue(WithHint(step.reason, step.hint), requeue_outcome, requeue_problem);
-        if (d.checkpoint && a.reason.find(*d.checkpoint) == std::string::npos) {
-          a.reason += "; resume from " + *d.checkpoint;
-        }
-        if (d.checkpoint) a.checkpoint = *d.checkpoint;
-        a.outcome = "done";
-        a.detail = "recorded for the user (API /v1/failures, /v1/actions)";
-        if (!requeue_problem.empty() && !requeued) {
-          a.detail += "; NOTE: the job was not requeued: " + requeue_problem;
-        }
-        RunAction(a, nullptr);
+      case ActionKind::kNotifyUser:
+        ExecuteNotifyUser(step, std::move(a), run);
         break;
-      }
-      case PlannedAction::Kind::kNotifyAdmin:
-        a.reason = WithHint(step.reason, step.hint);
-        a.outcome = "done";
-        a.detail = "recorded for the operators (API /v1/actions, schedmate_actions_total)";
-        RunAction(a, nullptr);
+      case ActionKind::kNotifyAdmin:
+        ExecuteNotifyAdmin(step, std::move(a), run);
+        break;
+      case ActionKind::kResume:
+      case ActionKind::kPriority:
+      case ActionKind::kRestore:
+        // Not recovery steps: a diagnoser that plans one is wrong; recorded, never run.
+        RunAction(Skip(std::move(a), "not_recovery",
+                       fmt::format("{} is not a recovery action", ActionKindName(step.kind))),
+                  nullptr);
         break;
     }
   }
-  quiet_ = false;
 }
 
-void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
-  // 1. Copy the log before anything else: a requeue truncates it.
+Companion::CapturedLog Companion::CaptureLog(const slurm::FinishedJob& f, const Tracked* t) {
   // squeue only knows StdOut as a pattern (%x-%j.out): use scontrol's expansion.
   // The log is read only as the job's own file (log_access.h), never on the service's authority.
   std::string log_path = t != nullptr ? t->log_path : "";
@@ -629,48 +688,30 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
     }
   }
   if (scope.work_dir.empty()) scope.work_dir = f.work_dir;
-  std::string log_text, copy_path, log_note;
-  if (!log_path.empty()) {
-    auto tail = ReadJobLogTail(log_path, scope, static_cast<size_t>(config_.capture_bytes));
-    if (tail.ok()) {
-      log_text = std::move(tail->text);
-      // 0600 in the 0700 logs directory, whatever the original's mode (log_access.h).
-      auto copy = WriteCapturedLog(config_.CapturedLogDir(),
-                                   fmt::format("{}-{}.log", f.id, f.start.seconds()), log_text);
-      if (copy.ok()) {
-        copy_path = *copy;
-      } else {
-        log_note = "not captured: " + copy.status().message();
-      }
-    } else {
-      log_note = tail.status().message();
-    }
-  } else {
-    log_note = "no StdOut path known";
+  CapturedLog out;
+  if (log_path.empty()) {
+    out.note = "no StdOut path known";
+    return out;
   }
-  // 2. Diagnose.
-  FailedJob fj;
-  fj.job_id = f.id;
-  fj.name = f.name;
-  fj.state = f.state;
-  fj.exit_code = f.exit_code;
-  fj.exit_signal = f.exit_signal;
-  fj.nodes = f.node_names;
-  fj.ran = f.end - f.start;
-  fj.restarts = t != nullptr ? t->job.restarts : 0;
-  fj.work_dir = t != nullptr && !t->context.work_dir.empty() ? t->context.work_dir : f.work_dir;
-  fj.retries_used = static_cast<int32_t>(deps_.store.CountRequeues(f.id).value_or(0));
-  fj.retry_budget = config_.retries_per_job;
-  Diagnosis d;
-  if (auto diag = deps_.diagnoser.Diagnose(fj, log_text); diag.ok()) {
-    d = std::move(*diag);
-  } else {
-    d.reason = "diagnosis failed: " + diag.status().message();
-    PlannedAction notify;
-    notify.reason = d.reason;
-    d.plan.push_back(std::move(notify));
+  auto tail = ReadJobLogTail(log_path, scope, static_cast<size_t>(config_.capture_bytes));
+  if (!tail.ok()) {
+    out.note = tail.status().message();
+    return out;
   }
-  if (!log_note.empty()) d.reason += " [log: " + log_note + "]";
+  out.text = std::move(tail->text);
+  // 0600 in the 0700 logs directory, whatever the original's mode (log_access.h).
+  auto copy = WriteCapturedLog(config_.CapturedLogDir(),
+                               fmt::format("{}-{}.log", f.id, f.start.seconds()), out.text);
+  if (copy.ok()) {
+    out.copy_path = *copy;
+  } else {
+    out.note = "not captured: " + copy.status().message();
+  }
+  return out;
+}
+
+FailureRecord Companion::RecordFailure(const slurm::FinishedJob& f, const Diagnosis& d,
+                                       const std::string& copy_path, SimTime now) {
   FailureRecord rec;
   rec.run_key = f.RunKey();
   rec.job_id = f.id;
@@ -688,9 +729,42 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   rec.checkpoint = d.checkpoint.value_or("");
   for (const auto& step : d.plan)
     if (rec.checkpoint.empty() && step.checkpoint) rec.checkpoint = *step.checkpoint;
-  if (auto id = deps_.store.AddFailure(rec); id.ok()) rec.id = *id;
+  auto id = deps_.store.AddFailure(rec);
+  if (StoreOk(id.status(), "recording the failure of job " + f.id)) rec.id = *id;
   RememberFailure(rec);
-  // 3. Act within policy.
+  return rec;
+}
+
+void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now) {
+  // 1. Copy the log before anything else: a requeue truncates it.
+  CapturedLog log = CaptureLog(f, t);
+  // 2. Diagnose.
+  FailedJob fj;
+  fj.job_id = f.id;
+  fj.name = f.name;
+  fj.state = f.state;
+  fj.exit_code = f.exit_code;
+  fj.exit_signal = f.exit_signal;
+  fj.nodes = f.node_names;
+  fj.ran = f.end - f.start;
+  fj.restarts = t != nullptr ? t->job.restarts : 0;
+  fj.work_dir = t != nullptr && !t->context.work_dir.empty() ? t->context.work_dir : f.work_dir;
+  auto used = deps_.store.CountRequeues(f.id);
+  StoreOk(used.status(), "counting the requeues of job " + f.id);
+  fj.retries_used = static_cast<int32_t>(used.value_or(0));  // the requeue step checks again
+  fj.retry_budget = config_.retries_per_job;
+  Diagnosis d;
+  if (auto diag = deps_.diagnoser.Diagnose(fj, log.text); diag.ok()) {
+    d = std::move(*diag);
+  } else {
+    d.reason = "diagnosis failed: " + diag.status().message();
+    PlannedAction notify;
+    notify.reason = d.reason;
+    d.plan.push_back(std::move(notify));
+  }
+  if (!log.note.empty()) d.reason += " [log: " + log.note + "]";
+  RecordFailure(f, d, log.copy_path, now);
+  // 3. Act within policy (each action recorded before it runs).
   ExecutePlan(f, d, now,
               /*stale=*/now - f.end > kStaleFailure ||
                   f.end + Duration::Seconds(2) < watch_since_);  // Slurm times are whole seconds
@@ -715,9 +789,10 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
     c.submit = f.submit;
     c.time_limit_min = f.time_limit_min;
     c.nodes = static_cast<int32_t>(f.node_names.size());
-    (void)deps_.history.PutJob(StoredFromContext(t != nullptr ? t->context : c));
+    StoreOk(deps_.history.PutJob(StoredFromContext(t != nullptr ? t->context : c)),
+            "storing job " + f.id);
   }
-  (void)deps_.history.RecordFinish(f.id, f.end, ran, state);
+  StoreOk(deps_.history.RecordFinish(f.id, f.end, ran, state), "recording the end of job " + f.id);
   JobContext ctx = t != nullptr ? t->context : JobContext{f.id, f.name, f.user, f.partition};
   {
     std::lock_guard advisor_lock(advisor_mu_);
@@ -838,7 +913,7 @@ PriorityRecord& Companion::PriorityFor(const slurm::SlurmJob& job, SimTime now,
         "its priority {} was set explicitly (scheduling.reorder_explicit_priority is false)",
         job.priority);
   }
-  (void)deps_.store.PutPriority(r);
+  StoreOk(deps_.store.PutPriority(r), "recording the priority of job " + job.id);
   return priorities_[job.id] = r;
 }
 
@@ -881,7 +956,7 @@ void Companion::OrderQueue(SimTime now) {
       rec.left_alone = fmt::format(
           "its priority was changed outside schedmate ({} set, Slurm shows {}); left alone",
           *rec.ours, t.job.priority);
-      (void)deps_.store.PutPriority(rec);
+      StoreOk(deps_.store.PutPriority(rec), "recording the priority of job " + id);
     }
     if (!rec.left_alone.empty()) {
       scheduling_.left_alone[id] = rec.left_alone;
@@ -924,44 +999,48 @@ void Companion::OrderQueue(SimTime now) {
   scheduling_.planned = static_cast<int64_t>(plan->changes.size()) + plan->deferred;
   scheduling_.deferred = plan->deferred;
   scheduling_.applied = 0;
-  for (const PriorityChange& c : plan->changes) {
-    if (config_.dry_run) {
-      auto d = dry_planned_.find(c.job_id);
-      if (d != dry_planned_.end() && d->second == c.to) continue;  // recorded already
-      dry_planned_[c.job_id] = c.to;
-    }
-    ActionRecord a;
-    a.at = now;
-    a.job_id = c.job_id;
-    a.kind = "priority";
-    a.reason = c.reason;
-    a.outcome = "planned";
-    a.detail = fmt::format("would set priority {} -> {}", c.from, c.to);
-    a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
-      // Recorded before Slurm is asked: a crash in between leaves a record a restore resolves
-      // (the job then still has its original, "not_needed"), never a change nobody knows of.
-      PriorityRecord& rec = priorities_[c.job_id];
-      const PriorityRecord before = rec;
-      SM_RETURN_IF_ERROR(deps_.store.SetOurPriority(c.job_id, c.to));
-      rec.ours = c.to;
-      rec.restore.clear();
-      if (Status s = deps_.backend.SetPriority(c.job_id, c.to); !s.ok()) {
-        rec = before;  // Slurm kept the value it had: so does the record
-        (void)deps_.store.PutPriority(rec);
-        return s;
-      }
-      return fmt::format("priority {} -> {}", c.from, c.to);
-    });
-    if (a.outcome == "done") {
-      ++scheduling_.changes_total;
-      auto t = tracked_.find(c.job_id);
-      if (t != tracked_.end()) t->second.job.priority = c.to;  // until the next squeue
-    }
-    if (a.outcome == "done" || a.outcome == "dry-run") ++scheduling_.applied;
-  }
+  for (const PriorityChange& c : plan->changes) ApplyPriorityChange(c, now);
   int64_t outstanding = 0;
   for (const auto& [id, r] : priorities_) outstanding += r.ours && r.restore.empty() ? 1 : 0;
   scheduling_.outstanding = outstanding;
+}
+
+void Companion::ApplyPriorityChange(const PriorityChange& c, SimTime now) {
+  if (config_.dry_run) {
+    auto d = dry_planned_.find(c.job_id);
+    if (d != dry_planned_.end() && d->second == c.to) return;  // recorded already
+    dry_planned_[c.job_id] = c.to;
+  }
+  ActionRecord a;
+  a.at = now;
+  a.job_id = c.job_id;
+  a.kind = ActionKind::kPriority;
+  a.reason = c.reason;
+  a.outcome = ActionOutcome::kPlanned;
+  a.detail = fmt::format("would set priority {} -> {}", c.from, c.to);
+  a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
+    // Recorded before Slurm is asked: a crash in between leaves a record a restore resolves
+    // (the job then still has its original, "not_needed"), never a change nobody knows of.
+    PriorityRecord& rec = priorities_[c.job_id];
+    const PriorityRecord before = rec;
+    SM_RETURN_IF_ERROR(deps_.store.SetOurPriority(c.job_id, c.to));
+    rec.ours = c.to;
+    rec.restore.clear();
+    if (Status s = deps_.backend.SetPriority(c.job_id, c.to); !s.ok()) {
+      rec = before;  // Slurm kept the value it had: so does the record
+      StoreOk(deps_.store.PutPriority(rec), "recording the priority of job " + c.job_id);
+      return s;
+    }
+    return fmt::format("priority {} -> {}", c.from, c.to);
+  });
+  if (a.outcome == ActionOutcome::kDone) {
+    ++scheduling_.changes_total;
+    auto t = tracked_.find(c.job_id);
+    if (t != tracked_.end()) t->second.job.priority = c.to;  // until the next squeue
+  }
+  if (a.outcome == ActionOutcome::kDone || a.outcome == ActionOutcome::kDryRun) {
+    ++scheduling_.applied;
+  }
 }
 
 Result<RestoreSummary> Companion::RestorePriorities(const std::string& why) {
@@ -985,15 +1064,16 @@ Result<RestoreSummary> Companion::RestoreLocked(const std::string& why) {
     const slurm::SlurmJob* j =
         it != by_id.end() && it->second->submit == r.submit ? it->second : nullptr;
     auto settle = [&](const std::string& outcome) {
-      (void)deps_.store.SetPriorityRestore(r.job_id, outcome);
+      StoreOk(deps_.store.SetPriorityRestore(r.job_id, outcome),
+              "recording the priority restore of job " + r.job_id);
       if (auto p = priorities_.find(r.job_id); p != priorities_.end()) p->second.restore = outcome;
     };
     ActionRecord a;
     a.at = now;
     a.job_id = r.job_id;
-    a.kind = "restore";
+    a.kind = ActionKind::kRestore;
     a.reason = why;
-    a.outcome = "planned";
+    a.outcome = ActionOutcome::kPlanned;
     if (j == nullptr || j->state != "PENDING") {
       settle("not_needed");
       ++sum.not_needed;
@@ -1011,7 +1091,8 @@ Result<RestoreSummary> Companion::RestoreLocked(const std::string& why) {
       ++sum.not_needed;
       continue;
     } else if (!r.ours || j->priority != *r.ours || IsHeld(*j)) {
-      a.outcome = "skipped";
+      a.outcome = ActionOutcome::kSkipped;
+      a.skip_reason = "changed_by_someone";
       a.detail = fmt::format(
           "priority is {} (schedmate set {}): changed or held by someone else since, left as is",
           j->priority, r.ours.value_or(0));
@@ -1036,11 +1117,11 @@ Result<RestoreSummary> Companion::RestoreLocked(const std::string& why) {
         return fmt::format("priority {} -> {} (the original)", j->priority, r.original);
       });
     }
-    if (a.outcome == "done") {
+    if (a.outcome == ActionOutcome::kDone) {
       settle("restored");
       ++sum.restored;
       ++scheduling_.restored_total;
-    } else if (a.outcome == "failed") {
+    } else if (a.outcome == ActionOutcome::kFailed) {
       ++sum.failed;
     }
   }
@@ -1100,8 +1181,8 @@ Status Companion::Tick() {
       RefreshLogPath(t);
     }
     if (job.start && job.state != "PENDING" && !t.start_recorded) {
-      (void)deps_.store.SetActualStart(job.id, *job.start);
-      t.start_recorded = true;
+      t.start_recorded = StoreOk(deps_.store.SetActualStart(job.id, *job.start),
+                                 "recording the start of job " + job.id);
     }
     if (job.state == "RUNNING") {
       TrackRunning(t, now, samples);
@@ -1130,13 +1211,14 @@ Status Companion::Tick() {
   auto more = deps_.backend.ReadFinished(cursor_);
   if (more.ok()) {
     finished.insert(finished.begin(), more->begin(), more->end());
-    (void)deps_.store.SetValue(kCursorKey,
-                               fmt::format("{}:{}", cursor_.offset, cursor_.skipped_lines));
+    StoreOk(deps_.store.SetValue(kCursorKey,
+                                 fmt::format("{}:{}", cursor_.offset, cursor_.skipped_lines)),
+            "saving the finished-jobs cursor");
   } else {
     error = "reading finished jobs: " + more.status().message();
   }
   for (const auto& f : finished) HandleFinished(f, now);
-  (void)deps_.store.AddMetrics(samples);
+  StoreOk(deps_.store.AddMetrics(samples), "storing metric samples");
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     if (!seen.count(it->first) && ++it->second.missing_ticks > kForgetAfterMissingTicks) {
       deps_.tracker.Forget(it->first);
@@ -1178,6 +1260,9 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->tracked_logs = static_cast<int64_t>(deps_.tracker.Tracked());
   view->dry_run = config_.dry_run;
   view->scheduling = scheduling_;
+  view->store = store_health_;
+  view->store.degraded = store_health_.last_error_at.has_value() &&
+                         now - *store_health_.last_error_at < kStoreDegradedFor;
   view->jobs.reserve(tracked_.size());
   for (const auto& [id, t] : tracked_) {
     if (t.missing_ticks > 0) continue;
@@ -1246,16 +1331,17 @@ Status Companion::ResumeNode(const std::string& node, const std::string& who) {
   ActionRecord a;
   a.at = deps_.clock.Now();
   a.node = node;
-  a.kind = "resume";
+  a.kind = ActionKind::kResume;
   a.reason = "requested through the API by " + who;
-  a.outcome = "planned";
+  a.outcome = ActionOutcome::kPlanned;
   a = RunAction(a, [&](ActionRecord&) -> Result<std::string> {
     SM_RETURN_IF_ERROR(deps_.backend.ResumeNode(node));
     return "resumed " + node;
   });
   drained_this_session_.erase(node);
   Publish(deps_.clock.Now(), slurm_ok_, last_error_, last_tick_);  // the action shows at once
-  if (a.outcome == "failed") return Status::FailedPrecondition(a.detail);
+  if (a.outcome == ActionOutcome::kNotRecorded) return Status::Unavailable(a.detail);
+  if (a.outcome == ActionOutcome::kFailed) return Status::FailedPrecondition(a.detail);
   return Status::Ok();
 }
 

@@ -12,7 +12,9 @@
 //   failed run     -> the log tail is COPIED first (requeue truncates it), then diagnosed; the
 //                     failure is committed, and each action is recorded before it is executed
 //                     (a crash can lose an action, marked "interrupted" at the next start, never
-//                     repeat one); then the whole plan runs within policy (actions.* config):
+//                     repeat one; an action whose record cannot be written is not executed:
+//                     outcome "not_recorded", counted in StoreHealth); then the whole plan runs
+//                     within policy (actions.* config):
 //                       drain    capped by max_drained_nodes (nodes whose reason starts
 //                                "schedmate" count)
 //                       requeue  within retries_per_job (schedmate's own requeues of the job):
@@ -49,6 +51,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -108,6 +111,15 @@ struct RestoreSummary {
   int64_t failed = 0;      // Slurm refused; still outstanding
 };
 
+// How the companion's stores (ServiceStore, HistoryStore) have answered: every failed read or
+// write is counted; an action whose record could not be written is not executed.
+struct StoreHealth {
+  int64_t errors = 0;                    // failed store calls since start
+  std::string last_error;                // "recording a requeue action for job 9: ..." ("" = none)
+  std::optional<SimTime> last_error_at;  // when
+  bool degraded = false;                 // a store call failed within the last 10 minutes
+};
+
 // What the API shows: a consistent snapshot taken at the end of a tick.
 struct ServiceView {
   SimTime updated_at;
@@ -124,11 +136,12 @@ struct ServiceView {
   // Which engine diagnosed them: "builtin", "llm", or "llm_fallback" (the LLM was asked and
   // failed; the built-in diagnosis was used). See FailureEngineKind().
   std::map<std::string, int64_t> failures_by_engine;
-  std::map<std::string, int64_t> actions_by_kind;  // "<kind>:<outcome>"
+  std::map<std::pair<ActionKind, ActionOutcome>, int64_t> actions_by_kind;
   int64_t estimates_served = 0;
   int64_t tracked_logs = 0;
   bool dry_run = false;
   SchedulingView scheduling;
+  StoreHealth store;
 };
 
 struct CompanionDeps {
@@ -215,17 +228,62 @@ class Companion {
   void TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>& samples);
   void HandleFinished(const slurm::FinishedJob& f, SimTime now);
   void HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime now);
+  // A failed run's log, copied before anything acts on the job (a requeue truncates it).
+  struct CapturedLog {
+    std::string text;       // the tail read ("" when none could be read)
+    std::string copy_path;  // the private copy ("" when none was written)
+    std::string note;       // why there is no text or copy ("" when both are there)
+  };
+  CapturedLog CaptureLog(const slurm::FinishedJob& f, const Tracked* t);
+  FailureRecord RecordFailure(const slurm::FinishedJob& f, const Diagnosis& d,
+                              const std::string& copy_path, SimTime now);
+
+  // One recovery plan being run: what its earlier steps did, for the later ones.
+  struct PlanRun {
+    const slurm::FinishedJob& f;
+    const Diagnosis& d;
+    SimTime now;
+    bool stale = false;  // nothing but notices is executed; records are not announced
+    bool held = false;   // at most one hold per plan
+    std::optional<ActionOutcome> requeue_outcome;  // the plan's requeue (nullopt = none yet)
+    std::string requeue_problem;  // why a planned requeue did not happen (for the notice)
+  };
+  // Runs `d.plan` step by step through the executors below (one per kind).
   void ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now, bool stale);
-  // Records `a` (outcome "planned" = to be executed), executes `act` unless dry-run, records the
-  // outcome; `act` returns the detail to record ("requeued, attempt 1/3, ...") and may correct
-  // the record's exclude_nodes to what Slurm actually got.
+  // Each executor decides within policy, runs the step through RunAction and returns the final
+  // record (its outcome, detail and structured fields).
+  ActionRecord ExecuteStale(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  ActionRecord ExecuteDrain(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  ActionRecord ExecuteRequeue(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  ActionRecord ExecuteHold(ActionRecord a, const std::string& reason, PlanRun& run);
+  ActionRecord ExecuteNotifyUser(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  ActionRecord ExecuteNotifyAdmin(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  // Nodes drained by schedmate now (Slurm's reason starts "schedmate", or drained this session).
+  int DrainedBySchedmate() const;
+
+  // Whether RunAction tells the action sink (a backlog of stale runs is recorded, not announced).
+  enum class Announce { kYes, kNo };
+  // Records `a` first; executes `act` only when `a` is kPlanned, the record was written and this
+  // is not a dry run; then records the outcome. `act` returns the detail to record ("requeued,
+  // attempt 1/3, ...") and may correct the record's exclude_nodes to what Slurm actually got.
+  // A record that cannot be written makes the outcome kNotRecorded (nothing was executed) and
+  // counts a store error; a failed outcome update leaves the row "planned", which the next
+  // start marks interrupted (never repeated).
   using ActionFn = std::function<Result<std::string>(ActionRecord&)>;
-  ActionRecord RunAction(ActionRecord a, const ActionFn& act);
+  ActionRecord RunAction(ActionRecord a, const ActionFn& act, Announce announce = Announce::kYes);
+  // Counts a failed store call (`what` names it: "recording a drain action for job 9"). Returns
+  // s.ok().
+  bool StoreOk(const Status& s, std::string_view what);
   // backoff_base x 2^retries_done, at most backoff_cap.
   Duration Backoff(int retries_done) const;
-  // Why a requeue/hold of this finished run must not happen now (the job runs again, or is
-  // gone), nullopt when it may.
-  std::optional<std::string> NotActionable(const slurm::FinishedJob& f);
+  // Why a requeue/hold of this finished run must not happen now: `word` "job_active" (it runs
+  // again: Slurm requeued it itself) or "job_gone" (purged), `text` for people.
+  struct Refusal {
+    std::string word;
+    std::string text;
+  };
+  // nullopt when the requeue/hold may happen.
+  std::optional<Refusal> NotActionable(const slurm::FinishedJob& f);
   // `wanted` (sorted, unique) unless excluding it would leave fewer usable nodes in the job's
   // partition than the job needs; then {} and `note` says why.
   std::vector<std::string> UsableExclusions(const slurm::FinishedJob& f,
@@ -241,6 +299,8 @@ class Companion {
   Result<std::string> PriorityTypeLocked();
   // The nudge described at awaiting_release_, for one job seen in the queue.
   void NudgeRelease(const slurm::SlurmJob& job, SimTime now);
+  // One priority change of the order mode's plan, recorded and (unless dry-run) applied.
+  void ApplyPriorityChange(const PriorityChange& c, SimTime now);
   void Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took);
   void RememberFailure(const FailureRecord& f);
   void RememberAction(const ActionRecord& a);
@@ -271,11 +331,11 @@ class Companion {
   bool restore_pending_ = false;  // an earlier process left priorities to put back
   RestoreSummary restored_at_load_;
   SchedulingView scheduling_;
-  bool quiet_ = false;  // records of stale runs are not announced to the sink
   PredictionErrorStats prediction_error_;
   std::map<std::string, int64_t> failures_by_class_;
   std::map<std::string, int64_t> failures_by_engine_;
-  std::map<std::string, int64_t> actions_by_kind_;
+  std::map<std::pair<ActionKind, ActionOutcome>, int64_t> actions_by_kind_;
+  StoreHealth store_health_;
   std::atomic<int64_t> estimates_served_{0};
   int64_t ticks_ = 0;
   bool slurm_ok_ = false;

@@ -14,20 +14,4 @@ std::string_view FailureClassName(FailureClass c) {
   return "unknown";
 }
 
-std::string_view PlannedActionKindName(PlannedAction::Kind k) {
-  switch (k) {
-    case PlannedAction::Kind::kDrainNode:
-      return "drain";
-    case PlannedAction::Kind::kRequeue:
-      return "requeue";
-    case PlannedAction::Kind::kHold:
-      return "hold";
-    case PlannedAction::Kind::kNotifyUser:
-      return "notify";
-    case PlannedAction::Kind::kNotifyAdmin:
-      return "notify_admin";
-  }
-  return "notify";
-}
-
 }  // namespace schedmate::service

@@ -15,6 +15,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "core/sim_time.h"
+#include "service/action.h"
 
 namespace schedmate::service {
 
@@ -88,7 +89,8 @@ std::string_view FailureClassName(FailureClass c);  // "infra", "app", "unknown"
 // `delay` unset: the service then applies its own backoff (actions.backoff_base_s doubling per
 // retry, capped by actions.backoff_cap_s).
 struct PlannedAction {
-  enum class Kind { kDrainNode, kRequeue, kHold, kNotifyUser, kNotifyAdmin };
+  // The recovery kinds of ActionKind (kDrainNode .. kNotifyAdmin); a diagnoser plans no others.
+  using Kind = ActionKind;
   Kind kind = Kind::kNotifyUser;
   std::string node;    // kDrainNode
   std::string reason;  // why, for Slurm's Reason= and the action log
@@ -99,8 +101,6 @@ struct PlannedAction {
   std::vector<std::string> exclude_nodes;  // nodes the retry must avoid
   std::optional<std::string> checkpoint;   // where the retry should resume from (path as logged)
 };
-// "drain", "requeue", "hold", "notify" (the user), "notify_admin".
-std::string_view PlannedActionKindName(PlannedAction::Kind k);
 
 struct FailedJob {
   std::string job_id;

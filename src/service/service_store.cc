@@ -1,5 +1,7 @@
 #include "service/service_store.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/strings.h"
@@ -41,6 +43,11 @@ CREATE TABLE service_priorities(job_id TEXT PRIMARY KEY, submit_us INTEGER NOT N
   left_alone TEXT NOT NULL, ours INTEGER, first_seen_us INTEGER NOT NULL,
   restore TEXT NOT NULL DEFAULT '');
 CREATE INDEX service_priorities_outstanding ON service_priorities(restore, ours);
+)sql"},
+    {4, R"sql(
+ALTER TABLE service_actions ADD COLUMN budget INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE service_actions ADD COLUMN delay_us INTEGER;
+ALTER TABLE service_actions ADD COLUMN skip_reason TEXT NOT NULL DEFAULT '';
 )sql"},
 };
 
@@ -200,37 +207,35 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       auto st,
       db_.Prepare(
           "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail,"
-          " attempt, release_at_us, exclude_nodes, checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
+          " attempt, release_at_us, exclude_nodes, checkpoint, budget, delay_us, skip_reason)"
+          " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   st.BindInt(1, a.at.micros())
       .BindText(2, a.job_id)
       .BindText(3, a.node)
-      .BindText(4, a.kind)
+      .BindText(4, std::string(ActionKindName(a.kind)))
       .BindText(5, a.reason)
       .BindInt(6, a.dry_run ? 1 : 0)
-      .BindText(7, a.outcome)
+      .BindText(7, std::string(ActionOutcomeName(a.outcome)))
       .BindText(8, a.detail)
       .BindInt(9, a.attempt)
-      .BindOptionalInt(10,
-                       a.release_at ? std::optional<int64_t>(a.release_at->micros()) : std::nullopt)
+      .BindOptionalInt(10, OptTime(a.release_at))
       .BindText(11, JoinNodes(a.exclude_nodes))
-      .BindText(12, a.checkpoint);
+      .BindText(12, a.checkpoint)
+      .BindInt(13, a.budget)
+      .BindOptionalInt(14, a.delay ? std::optional<int64_t>(a.delay->micros()) : std::nullopt)
+      .BindText(15, a.skip_reason);
   SM_RETURN_IF_ERROR(st.Run());
   return db_.LastInsertRowId();
 }
 
-Status ServiceStore::UpdateActionOutcome(int64_t id, const std::string& outcome,
-                                         const std::string& detail) {
-  SM_ASSIGN_OR_RETURN(
-      auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ? WHERE id = ?"));
-  st.BindText(1, outcome).BindText(2, detail).BindInt(3, id);
-  return st.Run();
-}
-
 Status ServiceStore::UpdateActionResult(const ActionRecord& a) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ?,"
-                                           " exclude_nodes = ? WHERE id = ?"));
-  st.BindText(1, a.outcome).BindText(2, a.detail).BindText(3, JoinNodes(a.exclude_nodes));
-  st.BindInt(4, a.id);
+                                           " exclude_nodes = ?, skip_reason = ? WHERE id = ?"));
+  st.BindText(1, std::string(ActionOutcomeName(a.outcome)))
+      .BindText(2, a.detail)
+      .BindText(3, JoinNodes(a.exclude_nodes))
+      .BindText(4, a.skip_reason);
+  st.BindInt(5, a.id);
   return st.Run();
 }
 
@@ -271,8 +276,8 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
 Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
                                            "outcome, detail, attempt, release_at_us, exclude_nodes,"
-                                           " checkpoint FROM service_actions"
-                                           " ORDER BY id DESC LIMIT ?"));
+                                           " checkpoint, budget, delay_us, skip_reason"
+                                           " FROM service_actions ORDER BY id DESC LIMIT ?"));
   st.BindInt(1, limit);
   std::vector<ActionRecord> out;
   while (true) {
@@ -280,57 +285,82 @@ Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
     if (!row) break;
     ActionRecord a;
     a.id = st.ColumnInt(0);
+    auto kind = ParseActionKind(st.ColumnText(4));
+    auto outcome = ParseActionOutcome(st.ColumnText(7));
+    for (const Status* bad : {&kind.status(), &outcome.status()}) {
+      if (!bad->ok()) {
+        return Status::DataLoss(fmt::format("service_actions row {}: {}", a.id, bad->message()));
+      }
+    }
+    a.kind = *kind;
+    a.outcome = *outcome;
     a.at = SimTime::FromMicros(st.ColumnInt(1));
     a.job_id = st.ColumnText(2);
     a.node = st.ColumnText(3);
-    a.kind = st.ColumnText(4);
     a.reason = st.ColumnText(5);
     a.dry_run = st.ColumnInt(6) != 0;
-    a.outcome = st.ColumnText(7);
     a.detail = st.ColumnText(8);
     a.attempt = static_cast<int32_t>(st.ColumnInt(9));
     if (auto v = st.ColumnOptionalInt(10)) a.release_at = SimTime::FromMicros(*v);
     a.exclude_nodes = SplitNodes(st.ColumnText(11));
     a.checkpoint = st.ColumnText(12);
+    a.budget = static_cast<int32_t>(st.ColumnInt(13));
+    if (auto v = st.ColumnOptionalInt(14)) a.delay = Duration::Micros(*v);
+    a.skip_reason = st.ColumnText(15);
     out.push_back(std::move(a));
   }
   return out;
 }
 
+namespace {
+std::string Name(ActionKind k) { return std::string(ActionKindName(k)); }
+std::string Name(ActionOutcome o) { return std::string(ActionOutcomeName(o)); }
+}  // namespace
+
 Result<bool> ServiceStore::NodeDrainedBySchedmate(const std::string& node) {
   // The latest drain or resume schedmate made of this node that may have reached Slurm.
   SM_ASSIGN_OR_RETURN(auto st,
                       db_.Prepare("SELECT kind FROM service_actions WHERE node = ? AND dry_run = 0"
-                                  " AND ((kind = 'drain' AND outcome IN ('done', 'interrupted'))"
-                                  " OR (kind = 'resume' AND outcome = 'done'))"
+                                  " AND ((kind = ? AND outcome IN (?, ?))"
+                                  " OR (kind = ? AND outcome = ?))"
                                   " ORDER BY id DESC LIMIT 1"));
-  st.BindText(1, node);
+  st.BindText(1, node)
+      .BindText(2, Name(ActionKind::kDrainNode))
+      .BindText(3, Name(ActionOutcome::kDone))
+      .BindText(4, Name(ActionOutcome::kInterrupted))
+      .BindText(5, Name(ActionKind::kResume))
+      .BindText(6, Name(ActionOutcome::kDone));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row && st.ColumnText(0) == "drain";
+  return row && st.ColumnText(0) == Name(ActionKind::kDrainNode);
 }
 
 Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
-  SM_ASSIGN_OR_RETURN(
-      auto st,
-      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE job_id = ? AND kind = 'requeue'"
-                  " AND outcome IN ('planned', 'done', 'interrupted')"));
-  st.BindText(1, job_id);
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE job_id = ? AND "
+                                  "kind = ? AND outcome IN (?, ?, ?)"));
+  st.BindText(1, job_id)
+      .BindText(2, Name(ActionKind::kRequeue))
+      .BindText(3, Name(ActionOutcome::kPlanned))
+      .BindText(4, Name(ActionOutcome::kDone))
+      .BindText(5, Name(ActionOutcome::kInterrupted));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt(0) : 0;
 }
 
 Result<int64_t> ServiceStore::MarkInterruptedActions() {
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
-  SM_ASSIGN_OR_RETURN(
-      auto count, db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE outcome = 'planned'"));
+  SM_ASSIGN_OR_RETURN(auto count,
+                      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE outcome = ?"));
+  count.BindText(1, Name(ActionOutcome::kPlanned));
   SM_ASSIGN_OR_RETURN(bool row, count.Step());
   int64_t n = row ? count.ColumnInt(0) : 0;
   if (n == 0) return n;
   SM_ASSIGN_OR_RETURN(
-      auto st, db_.Prepare("UPDATE service_actions SET outcome = 'interrupted', detail = "
+      auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = "
                            "'schedmate stopped after recording this action and before finishing "
                            "it; not retried (check Slurm). Planned: ' || detail"
-                           " WHERE outcome = 'planned'"));
+                           " WHERE outcome = ?"));
+  st.BindText(1, Name(ActionOutcome::kInterrupted)).BindText(2, Name(ActionOutcome::kPlanned));
   SM_RETURN_IF_ERROR(st.Run());
   SM_RETURN_IF_ERROR(tx->Commit());
   return n;

@@ -40,18 +40,24 @@ struct ActionRecord {
   SimTime at;
   std::string job_id;
   std::string node;
-  std::string kind;  // drain | requeue | hold | notify | notify_admin | resume | time_limit
+  ActionKind kind = ActionKind::kNotifyUser;  // stored by ActionKindName (action.h)
   std::string reason;
   bool dry_run = false;
-  // planned | done | dry-run | skipped | failed | interrupted (recorded, then schedmate stopped
-  // before it finished: never retried, may or may not have happened in Slurm)
-  std::string outcome;
-  std::string detail;  // what was done ("requeued, attempt 1/3, starts in 2m, ...") / why not
+  // Stored by ActionOutcomeName. kInterrupted: recorded, then schedmate stopped before it
+  // finished: never retried, may or may not have happened in Slurm.
+  ActionOutcome outcome = ActionOutcome::kPlanned;
+  std::string detail;  // for people: what was done ("requeued, attempt 1/3, ...") / why not
   // requeue only:
   int32_t attempt = 0;                     // 1-based retry number, 0 for other kinds
+  int32_t budget = 0;                      // actions.retries_per_job when it was planned
+  std::optional<Duration> delay;           // the backoff: release_at - at
   std::optional<SimTime> release_at;       // when the retry may start (now + backoff)
   std::vector<std::string> exclude_nodes;  // the ExcNodeList schedmate asked for
   std::string checkpoint;                  // resume point told to the user ("" = none)
+  // Why a policy or the job's state said no (kSkipped), as a word: "stale", "disabled",
+  // "already_drained", "drain_cap", "budget_used", "job_active", "job_gone",
+  // "changed_by_someone", "no_store" (the budget could not be read), "" otherwise.
+  std::string skip_reason;
 };
 
 struct MetricSample {
@@ -106,10 +112,10 @@ class ServiceStore {
 
   Result<int64_t> AddFailure(const FailureRecord& f);
   Result<int64_t> AddAction(const ActionRecord& a);
-  Status UpdateActionOutcome(int64_t id, const std::string& outcome, const std::string& detail);
-  // Outcome, detail and exclude_nodes of action `a.id` (what the execution found out).
+  // Outcome, detail, skip_reason and exclude_nodes of action `a.id` (what the execution found).
   Status UpdateActionResult(const ActionRecord& a);
-  // Most recent first, at most `limit`.
+  // Most recent first, at most `limit`. An action row whose kind or outcome this build does not
+  // know is kDataLoss naming the row and the value.
   Result<std::vector<FailureRecord>> RecentFailures(int64_t limit);
   Result<std::vector<ActionRecord>> RecentActions(int64_t limit);
   // True when schedmate's latest drain of `node` (done, or interrupted: it may have happened) has

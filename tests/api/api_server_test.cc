@@ -45,9 +45,9 @@ class ApiServerTest : public testing::ApiFixture {
     service::ActionRecord a;
     a.at = clock_.Now();
     a.node = node;
-    a.kind = "drain";
+    a.kind = service::ActionKind::kDrainNode;
     a.reason = "schedmate: gpu_xid in job 1";
-    a.outcome = "done";
+    a.outcome = service::ActionOutcome::kDone;
     ASSERT_OK(store_->AddAction(a));
   }
   json GetJson(const std::string& path, int want = 200) {
@@ -338,6 +338,58 @@ TEST_F(ApiServerTest, CapturedFailureLogNeedsTheTokenToo) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("Xid"), std::string::npos);
+}
+
+// An action whose record cannot be written is not executed; /healthz says the store is degraded
+// and /metrics counts the errors; /v1/actions shows the typed outcome and requeue fields.
+TEST_F(ApiServerTest, StoreFailuresShowInHealthzMetricsAndActions) {
+  std::string log = dir_.File("xid2.out");
+  ASSERT_OK(WriteStringToFile(log, "step 1\nNVRM: Xid (PCI:0000:3b:00): 79, fallen off the bus\n"));
+  RunningJob("28", MyUserName(), log);
+  cluster_.Render();
+  CreateCompanion();
+  StartServer();
+  json health = GetJson("/healthz");
+  EXPECT_EQ(health["status"], "ok");
+  EXPECT_EQ(health["store_errors"], 0);
+  EXPECT_TRUE(health["last_store_error_at"].is_null());
+  ASSERT_OK(
+      db_->Exec("CREATE TEMP TRIGGER refuse_actions BEFORE INSERT ON service_actions "
+                "BEGIN SELECT RAISE(FAIL, 'disk I/O error (injected)'); END;"));
+  clock_.Advance(Duration::Seconds(5));
+  auto& j = cluster_.Job("28");
+  j.state = "FAILED";
+  j.exit_code = 1;
+  j.end = clock_.Now().seconds() - 1;
+  cluster_.Render();
+  ASSERT_OK(companion_->Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
+  health = GetJson("/healthz");
+  EXPECT_EQ(health["ok"], true);  // alive
+  EXPECT_EQ(health["status"], "degraded");
+  EXPECT_EQ(health["store_ok"], false);
+  EXPECT_EQ(health["store_errors"], 3);
+  EXPECT_EQ(health["last_store_error_at"], clock_.Now().seconds());
+  EXPECT_NE(health["last_store_error"].get<std::string>().find("injected"), std::string::npos);
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("schedmate_store_errors_total 3\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("schedmate_store_degraded 1\n"), std::string::npos);
+  EXPECT_NE(
+      metrics->body.find("schedmate_actions_total{kind=\"requeue\",outcome=\"not_recorded\"} 1\n"),
+      std::string::npos)
+      << metrics->body;
+  json actions = GetJson("/v1/actions")["actions"];
+  ASSERT_EQ(actions.size(), 3u);
+  EXPECT_EQ(actions[1]["kind"], "requeue");
+  EXPECT_EQ(actions[1]["outcome"], "not_recorded");
+  EXPECT_EQ(actions[1]["attempt"], 1);
+  EXPECT_EQ(actions[1]["budget"], 1);
+  EXPECT_EQ(actions[1]["delay_s"], 60);
+  EXPECT_EQ(actions[1]["release_at"], clock_.Now().seconds() + 60);
+  EXPECT_EQ(actions[1]["exclude_nodes"], json::array());  // gpu1 is the only node
+  EXPECT_TRUE(actions[1]["skip_reason"].is_null());
 }
 
 // Defect: any well-formed name (ALL, .., unknown nodes, nodes an operator drained) went to

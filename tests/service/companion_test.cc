@@ -159,7 +159,7 @@ class CompanionTest : public ::testing::Test {
     cluster_.Render();
     ASSERT_OK(c.Tick());
   }
-  std::vector<ActionRecord> ActionsOf(const std::string& job, const std::string& kind) {
+  std::vector<ActionRecord> ActionsOf(const std::string& job, ActionKind kind) {
     std::vector<ActionRecord> out;
     for (auto& a : Actions())
       if (a.job_id == job && a.kind == kind) out.push_back(a);
@@ -260,16 +260,17 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=9 StartTime=now+60").size(), 1u);
   auto actions = Actions();
   ASSERT_EQ(actions.size(), 3u);
-  EXPECT_EQ(actions[2].kind, "drain");
-  EXPECT_EQ(actions[2].outcome, "done");
-  EXPECT_EQ(actions[2].detail, "drained gpu2");
-  EXPECT_EQ(actions[1].kind, "requeue");
-  EXPECT_EQ(actions[1].outcome, "done");
-  EXPECT_EQ(actions[1].detail, "requeued, attempt 1/1, starts in 1m, excluding gpu2");
+  EXPECT_EQ(actions[2].kind, ActionKind::kDrainNode);
+  EXPECT_EQ(actions[2].outcome, ActionOutcome::kDone);
+  EXPECT_EQ(actions[2].node, "gpu2");
+  EXPECT_EQ(actions[1].kind, ActionKind::kRequeue);
+  EXPECT_EQ(actions[1].outcome, ActionOutcome::kDone);
   EXPECT_EQ(actions[1].attempt, 1);
+  EXPECT_EQ(actions[1].budget, 1);
+  EXPECT_EQ(actions[1].delay, Duration::Seconds(60));
   EXPECT_EQ(actions[1].release_at, clock_.Now() + Duration::Seconds(60));
   EXPECT_EQ(actions[1].exclude_nodes, std::vector<std::string>{"gpu2"});
-  EXPECT_EQ(actions[0].kind, "notify");
+  EXPECT_EQ(actions[0].kind, ActionKind::kNotifyUser);
   EXPECT_NE(actions[0].reason.find("was requeued"), std::string::npos);
   // The same run is never handled twice.
   ASSERT_OK(c.Tick());
@@ -294,7 +295,7 @@ TEST_F(CompanionTest, AppFailureIsNotRequeuedAndSaysWhy) {
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
   ASSERT_EQ(view->actions.size(), 1u);
-  EXPECT_EQ(view->actions[0].kind, "notify");
+  EXPECT_EQ(view->actions[0].kind, ActionKind::kNotifyUser);
 }
 
 TEST_F(CompanionTest, DryRunRecordsButDoesNothing) {
@@ -312,12 +313,19 @@ TEST_F(CompanionTest, DryRunRecordsButDoesNothing) {
     EXPECT_FALSE(a.reason.empty());
   }
   // The full plan is visible: what would be drained, and when and where the retry would run.
-  EXPECT_EQ(actions[2].outcome, "dry-run");
-  EXPECT_EQ(actions[2].detail, "would drain gpu1");
-  EXPECT_EQ(actions[1].outcome, "dry-run");
-  EXPECT_EQ(actions[1].detail, "would requeue, attempt 1/1, starts in 1m, excluding gpu1");
+  EXPECT_EQ(actions[2].outcome, ActionOutcome::kDryRun);
+  EXPECT_EQ(actions[2].kind, ActionKind::kDrainNode);
+  EXPECT_EQ(actions[2].node, "gpu1");
+  EXPECT_EQ(actions[1].outcome, ActionOutcome::kDryRun);
+  EXPECT_EQ(actions[1].kind, ActionKind::kRequeue);
+  EXPECT_EQ(actions[1].attempt, 1);
+  EXPECT_EQ(actions[1].budget, 1);
+  EXPECT_EQ(actions[1].delay, Duration::Minutes(1));
+  EXPECT_EQ(actions[1].exclude_nodes, std::vector<std::string>{"gpu1"});
   EXPECT_EQ(actions[1].release_at, clock_.Now() + Duration::Minutes(1));
-  EXPECT_EQ(actions[0].kind, "notify");  // notices are records, so "done" even in a dry run
+  // Notices are records, so "done" even in a dry run.
+  EXPECT_EQ(actions[0].kind, ActionKind::kNotifyUser);
+  EXPECT_EQ(actions[0].outcome, ActionOutcome::kDone);
 }
 
 TEST_F(CompanionTest, ActionSinkSeesEveryOutcomeAndPolicyIsSummarised) {
@@ -326,13 +334,16 @@ TEST_F(CompanionTest, ActionSinkSeesEveryOutcomeAndPolicyIsSummarised) {
   FakeJob& j = Running("14", "gpu1", log);
   cluster_.Render();
   Companion& c = Make();
-  std::vector<std::string> seen;
-  c.SetActionSink([&](const ActionRecord& a) { seen.push_back(a.kind + ":" + a.outcome); });
+  std::vector<std::pair<ActionKind, ActionOutcome>> seen;
+  c.SetActionSink([&](const ActionRecord& a) { seen.emplace_back(a.kind, a.outcome); });
   ASSERT_OK(c.Tick());
   Fail(j, 1);
   cluster_.Render();
   ASSERT_OK(c.Tick());
-  EXPECT_EQ(seen, (std::vector<std::string>{"drain:dry-run", "requeue:dry-run", "notify:done"}));
+  EXPECT_EQ(seen, (std::vector<std::pair<ActionKind, ActionOutcome>>{
+                      {ActionKind::kDrainNode, ActionOutcome::kDryRun},
+                      {ActionKind::kRequeue, ActionOutcome::kDryRun},
+                      {ActionKind::kNotifyUser, ActionOutcome::kDone}}));
   EXPECT_EQ(c.ActionPolicySummary(),
             "drain on (at most 1 node(s)), requeue on (1 per job, backoff 1m..30m, exclude "
             "failed nodes on), hold after budget on, hold unclear failures off, job comments on; "
@@ -348,13 +359,12 @@ TEST_F(CompanionTest, RecordShowsTheExclusionSlurmActuallyGot) {
                       log + "\n");
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=15 ExcNodeList").empty());
-  auto requeues = ActionsOf("15", "requeue");
+  auto requeues = ActionsOf("15", ActionKind::kRequeue);
   ASSERT_EQ(requeues.size(), 1u);
-  EXPECT_EQ(requeues[0].outcome, "done");
+  EXPECT_EQ(requeues[0].outcome, ActionOutcome::kDone);
   EXPECT_TRUE(requeues[0].exclude_nodes.empty());  // in the database too
-  EXPECT_EQ(requeues[0].detail,
-            "requeued, attempt 1/1, starts in 1m; warning: not excluding gpu2: the job requires "
-            "it (ReqNodeList)");
+  EXPECT_EQ(requeues[0].attempt, 1);
+  EXPECT_NE(requeues[0].detail.find("ReqNodeList"), std::string::npos) << requeues[0].detail;
 }
 
 TEST_F(CompanionTest, StaleBacklogIsRecordedButNotAnnounced) {
@@ -369,7 +379,10 @@ TEST_F(CompanionTest, StaleBacklogIsRecordedButNotAnnounced) {
   c.SetActionSink([&](const ActionRecord&) { ++announced; });
   ASSERT_OK(c.Tick());
   EXPECT_EQ(announced, 0);
-  EXPECT_EQ(Actions().size(), 3u);
+  auto actions = Actions();
+  ASSERT_EQ(actions.size(), 3u);
+  EXPECT_EQ(actions[1].skip_reason, "stale");
+  EXPECT_EQ(actions[2].skip_reason, "stale");
 }
 
 TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
@@ -378,16 +391,17 @@ TEST_F(CompanionTest, DryRunShowsTheHoldAfterTheBudget) {
   auto [j, c, log] = SeenRunningThenFailed("13", "gpu1", "infra.out", "NVRM: Xid 79 on gpu1\n", 1);
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeuehold").empty());
-  std::vector<std::string> kinds;
+  std::vector<std::pair<ActionKind, ActionOutcome>> kinds;
   for (const auto& a : Actions()) {
-    kinds.push_back(a.kind + ":" + a.outcome);
-    if (a.kind == "hold") {
-      EXPECT_NE(a.detail.find("would hold"), std::string::npos) << a.detail;
-      EXPECT_NE(a.reason.find("retry budget of 0"), std::string::npos) << a.reason;
-    }
+    kinds.emplace_back(a.kind, a.outcome);
+    EXPECT_EQ(a.job_id, "13");
+    EXPECT_TRUE(a.dry_run);
   }
-  EXPECT_EQ(kinds,
-            (std::vector<std::string>{"notify_admin:done", "hold:dry-run", "drain:dry-run"}));
+  // The budget of 0 is used: no requeue is planned, the job would be held.
+  EXPECT_EQ(kinds, (std::vector<std::pair<ActionKind, ActionOutcome>>{
+                       {ActionKind::kNotifyAdmin, ActionOutcome::kDone},
+                       {ActionKind::kHold, ActionOutcome::kDryRun},
+                       {ActionKind::kDrainNode, ActionOutcome::kDryRun}}));
 }
 
 TEST_F(CompanionTest, DrainCapAndRetryBudgetBoundActions) {
@@ -423,19 +437,16 @@ TEST_F(CompanionTest, DrainCapAndRetryBudgetBoundActions) {
   EXPECT_EQ(comments.size(), 1u);
   bool budget_hold = false, cap_skip = false, admin = false, kept_a_node = false;
   for (const auto& act : Actions()) {
-    if (act.kind == "hold" && act.outcome == "done" &&
-        act.reason.find("retry budget") != std::string::npos &&
-        act.detail.find("scontrol release 20") != std::string::npos)
+    if (act.kind == ActionKind::kHold && act.outcome == ActionOutcome::kDone && act.job_id == "20")
       budget_hold = true;
-    if (act.kind == "notify_admin" && act.job_id == "20") admin = true;
-    if (act.kind == "drain" && act.outcome == "skipped" &&
-        act.detail.find("cap reached") != std::string::npos)
+    if (act.kind == ActionKind::kNotifyAdmin && act.job_id == "20") admin = true;
+    if (act.kind == ActionKind::kDrainNode && act.outcome == ActionOutcome::kSkipped &&
+        act.skip_reason == "drain_cap")
       cap_skip = true;
     // Job 21's node stayed in service (cap) and gpu1 is drained: excluding gpu2 as well would
     // leave it nowhere to run, so it is not excluded, and the record says why.
-    if (act.kind == "requeue" && act.job_id == "21" && act.exclude_nodes.empty() &&
-        act.detail.find("not excluding gpu2: that would leave 0 usable node(s)") !=
-            std::string::npos)
+    if (act.kind == ActionKind::kRequeue && act.job_id == "21" &&
+        act.outcome == ActionOutcome::kDone && act.exclude_nodes.empty())
       kept_a_node = true;
   }
   EXPECT_TRUE(budget_hold);
@@ -487,8 +498,8 @@ TEST_F(CompanionTest, NoHoldAfterBudgetWhenTurnedOff) {
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
   bool skipped = false;
   for (const auto& act : Actions())
-    if (act.kind == "hold" && act.outcome == "skipped" &&
-        act.detail == "actions.hold_after_budget is false")
+    if (act.kind == ActionKind::kHold && act.outcome == ActionOutcome::kSkipped &&
+        act.skip_reason == "disabled")
       skipped = true;
   EXPECT_TRUE(skipped);
 }
@@ -506,9 +517,10 @@ TEST_F(CompanionTest, StaleFailuresAreRecordedNotActedOn) {
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
   auto actions = Actions();
   ASSERT_EQ(actions.size(), 3u);
-  EXPECT_EQ(actions[0].kind, "notify");  // the user is still told
-  EXPECT_EQ(actions[1].outcome, "skipped");
-  EXPECT_EQ(actions[2].outcome, "skipped");
+  EXPECT_EQ(actions[0].kind, ActionKind::kNotifyUser);  // the user is still told
+  EXPECT_EQ(actions[1].outcome, ActionOutcome::kSkipped);
+  EXPECT_EQ(actions[2].outcome, ActionOutcome::kSkipped);
+  EXPECT_EQ(actions[1].skip_reason, "stale");
 }
 
 TEST_F(CompanionTest, RestartLosesNothingAndDoesNotRepeat) {
@@ -555,15 +567,22 @@ TEST_F(CompanionTest, RequeueBackoffDoublesUpToTheCapAndAvoidsTheNode) {
                                       "scontrol update JobId=60 StartTime=now+60",
                                       "scontrol update JobId=60 StartTime=now+100"}));
   EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=60 ExcNodeList=gpu1").size(), 3u);
-  auto requeues = ActionsOf("60", "requeue");
+  auto requeues = ActionsOf("60", ActionKind::kRequeue);
   ASSERT_EQ(requeues.size(), 3u);
-  EXPECT_EQ(requeues[0].detail, "requeued, attempt 1/3, starts in 30s, excluding gpu1");
-  EXPECT_EQ(requeues[1].detail, "requeued, attempt 2/3, starts in 1m, excluding gpu1");
-  EXPECT_EQ(requeues[2].detail, "requeued, attempt 3/3, starts in 1m40s, excluding gpu1");
-  EXPECT_EQ(requeues[2].attempt, 3);
-  auto holds = ActionsOf("60", "hold");
+  const Duration delays[] = {Duration::Seconds(30), Duration::Seconds(60), Duration::Seconds(100)};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(requeues[i].outcome, ActionOutcome::kDone);
+    EXPECT_EQ(requeues[i].attempt, i + 1);
+    EXPECT_EQ(requeues[i].budget, 3);
+    EXPECT_EQ(requeues[i].delay, delays[i]);
+    ASSERT_TRUE(requeues[i].release_at.has_value());
+    EXPECT_EQ(*requeues[i].release_at - requeues[i].at, delays[i]);
+    EXPECT_EQ(requeues[i].exclude_nodes, std::vector<std::string>{"gpu1"});
+  }
+  auto holds = ActionsOf("60", ActionKind::kHold);
   ASSERT_EQ(holds.size(), 1u);
-  EXPECT_EQ(holds[0].outcome, "done");
+  EXPECT_EQ(holds[0].outcome, ActionOutcome::kDone);
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 60").size(), 1u);
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 60").size(), 3u);
 }
@@ -602,14 +621,14 @@ TEST_F(CompanionTest, CheckpointReachesRecordsNoticeAndComment) {
   auto view = c.View();
   ASSERT_EQ(view->failures.size(), 1u);
   EXPECT_EQ(view->failures[0].checkpoint, "ckpt/step_1200.pt");
-  auto requeues = ActionsOf("61", "requeue");
+  auto requeues = ActionsOf("61", ActionKind::kRequeue);
   ASSERT_EQ(requeues.size(), 1u);
   EXPECT_EQ(requeues[0].checkpoint, "ckpt/step_1200.pt");
   EXPECT_NE(requeues[0].detail.find("resume from ckpt/step_1200.pt (the job's own command must "
                                     "pick it up)"),
             std::string::npos)
       << requeues[0].detail;
-  auto notices = ActionsOf("61", "notify");
+  auto notices = ActionsOf("61", ActionKind::kNotifyUser);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_NE(notices[0].reason.find("resume from ckpt/step_1200.pt"), std::string::npos);
   EXPECT_EQ(notices[0].checkpoint, "ckpt/step_1200.pt");
@@ -640,11 +659,11 @@ TEST_F(CompanionTest, NeverInterruptsARunSlurmAlreadyRestarted) {
                       log + "\n");
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
-  auto requeues = ActionsOf("63", "requeue");
+  auto requeues = ActionsOf("63", ActionKind::kRequeue);
   ASSERT_EQ(requeues.size(), 1u);
-  EXPECT_EQ(requeues[0].outcome, "skipped");
-  EXPECT_NE(requeues[0].detail.find("running again"), std::string::npos);
-  auto notices = ActionsOf("63", "notify");
+  EXPECT_EQ(requeues[0].outcome, ActionOutcome::kSkipped);
+  EXPECT_EQ(requeues[0].skip_reason, "job_active");
+  auto notices = ActionsOf("63", ActionKind::kNotifyUser);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_NE(notices[0].detail.find("NOTE: the job was not requeued"), std::string::npos);
   // The notice itself follows what happened, not what the planner expected.
@@ -657,7 +676,7 @@ TEST_F(CompanionTest, NoticeSaysTheRequeueWasSkippedOrOnlySimulated) {
   auto [j, c, log] = SeenRunningThenFailed("65", "gpu1", "s.out", "NVRM: Xid 79\n", 1);
   ASSERT_OK(c.Tick());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
-  auto notices = ActionsOf("65", "notify");
+  auto notices = ActionsOf("65", ActionKind::kNotifyUser);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
   EXPECT_NE(notices[0].reason.find("not requeued"), std::string::npos) << notices[0].reason;
@@ -668,7 +687,7 @@ TEST_F(CompanionTest, DryRunNoticeDoesNotClaimARequeue) {
   config_.dry_run = true;
   auto [j, c, log] = SeenRunningThenFailed("66", "gpu1", "d.out", "NVRM: Xid 79\n", 1);
   ASSERT_OK(c.Tick());
-  auto notices = ActionsOf("66", "notify");
+  auto notices = ActionsOf("66", ActionKind::kNotifyUser);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].reason.find("was requeued"), std::string::npos) << notices[0].reason;
   EXPECT_NE(notices[0].reason.find("would be requeued"), std::string::npos) << notices[0].reason;
@@ -724,16 +743,16 @@ TEST_F(CompanionTest, CrashBetweenRecordAndActIsMarkedInterruptedNeverRepeated) 
   ActionRecord planned;
   planned.at = clock_.Now();
   planned.job_id = "64";
-  planned.kind = "requeue";
+  planned.kind = ActionKind::kRequeue;
   planned.reason = "infrastructure failure (gpu_xid)";
-  planned.outcome = "planned";
+  planned.outcome = ActionOutcome::kPlanned;
   planned.detail = "would requeue, attempt 1/1, starts in 1m, excluding gpu1";
   ASSERT_OK(store_->AddAction(planned));
   Reattach();
   Companion& again = Make();
   auto view = again.View();
   ASSERT_EQ(view->actions.size(), 1u);
-  EXPECT_EQ(view->actions[0].outcome, "interrupted");
+  EXPECT_EQ(view->actions[0].outcome, ActionOutcome::kInterrupted);
   EXPECT_NE(view->actions[0].detail.find("not retried"), std::string::npos);
   EXPECT_NE(view->actions[0].detail.find("Planned: would requeue"), std::string::npos);
   ASSERT_OK(again.Tick());
@@ -744,6 +763,82 @@ TEST_F(CompanionTest, CrashBetweenRecordAndActIsMarkedInterruptedNeverRepeated) 
   Rerun(again, j, 1);
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue 64").empty());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 64").size(), 1u);
+}
+
+// A store that refuses the action records (a full disk, a read-only file) while the rest of the
+// database still works: the failure is recorded, but no action runs without its record.
+TEST_F(CompanionTest, ActionWhoseRecordFailsIsNotExecuted) {
+  auto [j, c, log] = SeenRunningThenFailed("69", "gpu2", "f.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(
+      db_->Exec("CREATE TEMP TRIGGER refuse_actions BEFORE INSERT ON service_actions "
+                "BEGIN SELECT RAISE(FAIL, 'disk I/O error (injected)'); END;"));
+  std::vector<std::pair<ActionKind, ActionOutcome>> seen;
+  c.SetActionSink([&](const ActionRecord& a) { seen.emplace_back(a.kind, a.outcome); });
+  ASSERT_OK(c.Tick());
+  // Diagnosed and recorded as a failure; neither drained nor requeued.
+  ASSERT_EQ(store_->RecentFailures(10).value_or({}).size(), 1u);
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update JobId=69").empty());
+  EXPECT_TRUE(Actions().empty());
+  EXPECT_EQ(seen, (std::vector<std::pair<ActionKind, ActionOutcome>>{
+                      {ActionKind::kDrainNode, ActionOutcome::kNotRecorded},
+                      {ActionKind::kRequeue, ActionOutcome::kNotRecorded},
+                      {ActionKind::kNotifyUser, ActionOutcome::kNotRecorded}}));
+  auto view = c.View();
+  ASSERT_EQ(view->actions.size(), 3u);
+  EXPECT_EQ(view->actions[0].outcome, ActionOutcome::kNotRecorded);
+  EXPECT_EQ(view->actions_by_kind.at({ActionKind::kRequeue, ActionOutcome::kNotRecorded}), 1);
+  EXPECT_EQ(view->store.errors, 3);
+  EXPECT_TRUE(view->store.degraded);
+  EXPECT_EQ(view->store.last_error_at, clock_.Now());
+  EXPECT_NE(view->store.last_error.find("injected"), std::string::npos) << view->store.last_error;
+  // Ten minutes without another store error: healthy again (the count stays).
+  clock_.Advance(Duration::Minutes(11));
+  ASSERT_OK(c.Tick());
+  EXPECT_FALSE(c.View()->store.degraded);
+  EXPECT_EQ(c.View()->store.errors, 3);
+}
+
+// The whole file read-only: not even the run can be marked handled, so nothing acts on it; once
+// the store writes again, the run is handled then (nothing lost, nothing done twice).
+TEST_F(CompanionTest, ReadOnlyStoreDefersTheRunUntilItCanBeRecorded) {
+  auto [j, c, log] = SeenRunningThenFailed("70", "gpu2", "g.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(db_->Exec("PRAGMA query_only = ON"));
+  ASSERT_OK(c.Tick());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
+  EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
+  EXPECT_GE(c.View()->store.errors, 1);
+  EXPECT_TRUE(c.View()->store.degraded);
+  ASSERT_OK(db_->Exec("PRAGMA query_only = OFF"));
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 70").size(), 1u);
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 70").size(), 1u);
+  EXPECT_EQ(ActionsOf("70", ActionKind::kRequeue).at(0).outcome, ActionOutcome::kDone);
+}
+
+// The action ran but its outcome could not be written: the row stays "planned", so the next
+// start marks it interrupted, and it is never run again.
+TEST_F(CompanionTest, OutcomeThatCannotBeWrittenIsInterruptedAtRestartNeverRepeated) {
+  auto [j, c, log] = SeenRunningThenFailed("71", "gpu2", "h.out", "NVRM: Xid 79\n", 1);
+  ASSERT_OK(
+      db_->Exec("CREATE TEMP TRIGGER refuse_outcomes BEFORE UPDATE ON service_actions "
+                "BEGIN SELECT RAISE(FAIL, 'disk I/O error (injected)'); END;"));
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 71").size(), 1u);
+  EXPECT_EQ(c.View()->store.errors, 2);  // drain and requeue outcomes
+  auto requeues = ActionsOf("71", ActionKind::kRequeue);
+  ASSERT_EQ(requeues.size(), 1u);
+  EXPECT_EQ(requeues[0].outcome, ActionOutcome::kPlanned);
+  ASSERT_OK(db_->Exec("DROP TRIGGER refuse_outcomes"));
+  companion_.reset();
+  Reattach();
+  Companion& again = Make();
+  EXPECT_EQ(ActionsOf("71", ActionKind::kRequeue).at(0).outcome, ActionOutcome::kInterrupted);
+  ASSERT_OK(again.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue 71").size(), 1u);
+  EXPECT_EQ(again.View()->store.errors, 0);
 }
 
 TEST_F(CompanionTest, PlannerDelayAndUnknownHoldAreHonoured) {
@@ -771,8 +866,11 @@ TEST_F(CompanionTest, PlannerDelayAndUnknownHoldAreHonoured) {
   EXPECT_EQ(scripted.seen[0].retry_budget, 2);
   EXPECT_EQ(fake_.CallsStartingWith("scontrol update JobId=65 StartTime="),
             std::vector<std::string>{"scontrol update JobId=65 StartTime=now"});
-  EXPECT_EQ(ActionsOf("65", "requeue").at(0).detail,
-            "requeued, attempt 1/2, starts in 0s (at once)");
+  auto requeue = ActionsOf("65", ActionKind::kRequeue).at(0);
+  EXPECT_EQ(requeue.attempt, 1);
+  EXPECT_EQ(requeue.budget, 2);
+  EXPECT_EQ(requeue.delay, Duration::Zero());
+  EXPECT_EQ(requeue.release_at, requeue.at);
   // An unclear failure: the planner asks for a hold and an operator notice.
   d = Diagnosis();
   d.cls = FailureClass::kUnknown;
@@ -787,13 +885,13 @@ TEST_F(CompanionTest, PlannerDelayAndUnknownHoldAreHonoured) {
   admin.hint = "label it with schedmate diagnose --learn";
   d.plan.push_back(admin);
   Rerun(c, j, 1);
-  auto holds = ActionsOf("65", "hold");
+  auto holds = ActionsOf("65", ActionKind::kHold);
   ASSERT_EQ(holds.size(), 1u);
-  EXPECT_EQ(holds[0].outcome, "skipped");  // actions.hold_unknown defaults to false
-  EXPECT_NE(holds[0].detail.find("hold_unknown"), std::string::npos);
-  auto admins = ActionsOf("65", "notify_admin");
+  EXPECT_EQ(holds[0].outcome, ActionOutcome::kSkipped);  // actions.hold_unknown defaults to false
+  EXPECT_EQ(holds[0].skip_reason, "disabled");
+  auto admins = ActionsOf("65", ActionKind::kNotifyAdmin);
   ASSERT_EQ(admins.size(), 1u);
-  EXPECT_EQ(admins[0].outcome, "done");
+  EXPECT_EQ(admins[0].outcome, ActionOutcome::kDone);
   EXPECT_EQ(admins[0].reason,
             "failure cause unclear; held for a person to look; next: label it with schedmate "
             "diagnose --learn");
@@ -817,7 +915,7 @@ TEST_F(CompanionTest, UnknownHoldWhenAllowed) {
   cluster_.Render();
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeuehold 66").size(), 1u);
-  EXPECT_EQ(ActionsOf("66", "hold").at(0).outcome, "done");
+  EXPECT_EQ(ActionsOf("66", ActionKind::kHold).at(0).outcome, ActionOutcome::kDone);
 }
 
 TEST_F(CompanionTest, DiagnosesAreCountedByEngineLiveAndAfterARestart) {
@@ -936,9 +1034,9 @@ TEST_F(CompanionOrderTest, ShortJobGetsTheHigherPriorityWithItsReasonRecorded) {
   ASSERT_TRUE(rec->has_value());
   EXPECT_EQ((*rec)->original, kBasic - 10);
   EXPECT_EQ((*rec)->ours, u["10"]);
-  auto actions = ActionsOf("11", "priority");
+  auto actions = ActionsOf("11", ActionKind::kPriority);
   ASSERT_EQ(actions.size(), 1u);
-  EXPECT_EQ(actions[0].outcome, "done");
+  EXPECT_EQ(actions[0].outcome, ActionOutcome::kDone);
   EXPECT_NE(actions[0].reason.find("rank 1/2"), std::string::npos) << actions[0].reason;
   auto v = c.View();
   EXPECT_EQ(v->scheduling.mode, SchedulingMode::kOrder);
@@ -957,7 +1055,7 @@ TEST_F(CompanionOrderTest, ShortJobGetsTheHigherPriorityWithItsReasonRecorded) {
   auto back = Updates();
   EXPECT_EQ(back["10"], kBasic - 10);
   EXPECT_EQ(back["11"], kBasic - 11);
-  EXPECT_EQ(ActionsOf("10", "restore").size(), 1u);
+  EXPECT_EQ(ActionsOf("10", ActionKind::kRestore).size(), 1u);
 }
 
 TEST_F(CompanionOrderTest, DryRunRecordsThePlanOnceAndChangesNothing) {
@@ -965,9 +1063,9 @@ TEST_F(CompanionOrderTest, DryRunRecordsThePlanOnceAndChangesNothing) {
   Companion& c = Make();
   for (int i = 0; i < 3; ++i) ASSERT_OK(c.Tick());
   EXPECT_TRUE(Updates().empty());
-  auto actions = ActionsOf("11", "priority");
+  auto actions = ActionsOf("11", ActionKind::kPriority);
   ASSERT_EQ(actions.size(), 1u);
-  EXPECT_EQ(actions[0].outcome, "dry-run");
+  EXPECT_EQ(actions[0].outcome, ActionOutcome::kDryRun);
   EXPECT_EQ(c.View()->scheduling.ranking.at(0).job_id, "11");
   auto r = c.RestorePriorities("test");
   ASSERT_OK(r);
