@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "core/job.h"
 #include "policy/free_map.h"
@@ -198,10 +199,10 @@ Result<std::vector<policy::JobIndex>> Starts(const std::string& name,
 
 }  // namespace
 
-Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
-  const OrderOptions& o = options_;
-  OrderPlan plan;
-  plan.policy = o.policy;
+namespace {
+
+// Pending jobs by partition, each with the nodes that take its jobs.
+std::map<std::string, PartitionJobs> GroupByPartition(const OrderInput& input) {
   std::map<std::string, PartitionJobs> parts;
   for (const OrderJob& j : input.pending) parts[j.partition].jobs.push_back(&j);
   for (auto& [name, part] : parts) {
@@ -214,11 +215,134 @@ Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
       part.gpus_per_node = std::max(part.gpus_per_node, n.gpus_total);
     }
   }
+  return parts;
+}
+
+// One partition's pending jobs as the policy sees them (pending since submit, the prediction as
+// duration and estimate), and how many nodes they would need all at once.
+struct PolicyQueue {
+  std::vector<JobRecord> records;
+  std::vector<policy::JobStatus> status;
+  int64_t nodes_needed = 0;
+};
+
+PolicyQueue MakePolicyQueue(const PartitionJobs& part, const std::string& name, SimTime now) {
+  const size_t n = part.jobs.size();
+  PolicyQueue q;
+  q.records.resize(n);
+  q.status.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const OrderJob& j = *part.jobs[i];
+    JobRecord& r = q.records[i];
+    r.id = j.id;
+    r.user = j.user;
+    r.vc = name;
+    const int32_t gpus = std::max(1, j.gpus);
+    r.gpus = GpuAmount::Whole(gpus);
+    r.nodes = j.nodes;
+    r.submit = j.submit;
+    r.duration = std::max(j.predicted, Duration::Seconds(1));
+    r.estimate = r.duration;
+    policy::JobStatus& s = q.status[i];
+    s.state = policy::RunState::kPending;
+    s.gpus = gpus;
+    s.queue_seq = static_cast<int64_t>(i) + 1;
+    s.enqueued = j.submit;
+    s.updated = now;
+    s.remaining = r.duration;
+    q.nodes_needed += (gpus + part.gpus_per_node - 1) / part.gpus_per_node;
+  }
+  return q;
+}
+
+// The partition as it is: free GPUs on nodes that take jobs.
+policy::FreeMap RealFreeMap(const PartitionJobs& part) {
+  policy::FreeMap real(static_cast<int32_t>(part.nodes.size()), part.gpus_per_node);
+  for (size_t k = 0; k < part.nodes.size(); ++k) {
+    const OrderNode& node = *part.nodes[k];
+    const auto idx = static_cast<int32_t>(k);
+    int32_t missing = part.gpus_per_node - std::max(0, node.gpus_total);  // smaller nodes
+    int32_t used = std::clamp(node.gpus_used, 0, node.gpus_total) + missing;
+    if (!node.available) {
+      real.SetDown(idx);
+    } else if (used > 0) {
+      real.Take(idx, std::min(used, part.gpus_per_node));
+    }
+  }
+  return real;
+}
+
+// A partition's ranking: indices into part.jobs, best first, and why each sits there.
+struct PartitionRanking {
+  std::vector<size_t> order;
+  std::vector<RankReason> why;
+};
+
+// 1. aged jobs (waited half the bound), longest waiting first; 2. what the policy starts now on
+// the real free GPUs; 3. the policy's queue order on an empty partition large enough for all;
+// 4. jobs the policy never starts, in submit order.
+Result<PartitionRanking> RankPartition(const PartitionJobs& part, PolicyQueue& q,
+                                       const OrderOptions& o, SimTime now) {
+  const size_t n = part.jobs.size();
+  PartitionRanking out;
+  out.why.assign(n, RankReason::kPolicyOrder);
+  std::vector<bool> placed(n, false);
+  auto place = [&](size_t i, std::optional<RankReason> why) {
+    if (placed[i]) return;
+    out.order.push_back(i);
+    placed[i] = true;
+    if (why) out.why[i] = *why;
+  };
+  std::vector<size_t> aged;
+  for (size_t i = 0; i < n; ++i) {
+    if (now - part.jobs[i]->submit >= o.max_wait / 2) aged.push_back(i);
+  }
+  std::stable_sort(aged.begin(), aged.end(),
+                   [&](size_t a, size_t b) { return part.jobs[a]->submit < part.jobs[b]->submit; });
+  for (size_t i : aged) place(i, RankReason::kAged);
+  if (!part.nodes.empty()) {  // aged jobs hold the GPUs they would take first
+    SM_ASSIGN_OR_RETURN(auto starts, Starts(o.policy, q.records, q.status, RealFreeMap(part),
+                                            part.gpus_per_node, now));
+    for (auto j : starts) place(static_cast<size_t>(j), RankReason::kStartsNow);
+  }
+  policy::FreeMap ample(static_cast<int32_t>(q.nodes_needed + 1), part.gpus_per_node);
+  SM_ASSIGN_OR_RETURN(auto queue,
+                      Starts(o.policy, q.records, q.status, ample, part.gpus_per_node, now));
+  for (auto j : queue) place(static_cast<size_t>(j), std::nullopt);
+  for (size_t i = 0; i < n; ++i) place(i, std::nullopt);
+  return out;
+}
+
+// "rank 2/7 in partition gpu: sjf starts it now on the free GPUs (predicted 600s)".
+std::string ChangeReason(const RankedJob& rj, size_t n, const OrderJob& j, const OrderOptions& o) {
+  std::string because;
+  switch (rj.reason) {
+    case RankReason::kAged:
+      because = fmt::format("waited {}s, over half of the {}s bound", rj.waited.seconds(),
+                            o.max_wait.seconds());
+      break;
+    case RankReason::kStartsNow:
+      because = fmt::format("{} starts it now on the free GPUs (predicted {}s)", o.policy,
+                            j.predicted.seconds());
+      break;
+    case RankReason::kPolicyOrder:
+      because = fmt::format("{} queue order (predicted {}s, {} GPU(s))", o.policy,
+                            j.predicted.seconds(), j.gpus);
+      break;
+  }
+  return fmt::format("rank {}/{} in partition {}: {}", rj.rank + 1, n,
+                     rj.partition.empty() ? "(default)" : rj.partition, because);
+}
+
+}  // namespace
+
+Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
+  const OrderOptions& o = options_;
+  OrderPlan plan;
+  plan.policy = o.policy;
+  std::map<std::string, PartitionJobs> parts = GroupByPartition(input);
   std::vector<PriorityChange> all_changes;
-  for (auto& entry : parts) {
-    // Not a structured binding: lambdas below capture `part` (clang 14 cannot capture bindings).
-    const auto& name = entry.first;
-    auto& part = entry.second;
+  for (auto& [name, part] : parts) {
     // Deterministic input order: submit time, then id (numerically when both are numbers).
     std::stable_sort(part.jobs.begin(), part.jobs.end(), [](const OrderJob* a, const OrderJob* b) {
       if (a->submit != b->submit) return a->submit < b->submit;
@@ -226,132 +350,32 @@ Result<OrderPlan> QueueOrderer::Plan(const OrderInput& input) const {
       return a->id < b->id;
     });
     const size_t n = part.jobs.size();
-    std::vector<JobRecord> records(n);
-    std::vector<policy::JobStatus> status(n);
-    int64_t gpus_needed_nodes = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const OrderJob& j = *part.jobs[i];
-      JobRecord& r = records[i];
-      r.id = j.id;
-      r.user = j.user;
-      r.vc = name;
-      const int32_t gpus = std::max(1, j.gpus);
-      r.gpus = GpuAmount::Whole(gpus);
-      r.nodes = j.nodes;
-      r.submit = j.submit;
-      r.duration = std::max(j.predicted, Duration::Seconds(1));
-      r.estimate = r.duration;
-      policy::JobStatus& s = status[i];
-      s.state = policy::RunState::kPending;
-      s.gpus = gpus;
-      s.queue_seq = static_cast<int64_t>(i) + 1;
-      s.enqueued = j.submit;
-      s.updated = input.now;
-      s.remaining = r.duration;
-      gpus_needed_nodes += (gpus + part.gpus_per_node - 1) / part.gpus_per_node;
-    }
-    // The partition as it is (free GPUs on nodes that take jobs).
-    policy::FreeMap real(static_cast<int32_t>(part.nodes.size()), part.gpus_per_node);
-    for (size_t k = 0; k < part.nodes.size(); ++k) {
-      const OrderNode& node = *part.nodes[k];
-      const auto idx = static_cast<int32_t>(k);
-      int32_t missing = part.gpus_per_node - std::max(0, node.gpus_total);  // smaller nodes
-      int32_t used = std::clamp(node.gpus_used, 0, node.gpus_total) + missing;
-      if (!node.available) {
-        real.SetDown(idx);
-      } else if (used > 0) {
-        real.Take(idx, std::min(used, part.gpus_per_node));
-      }
-    }
-    // An empty partition large enough for every pending job: the policy's queue order.
-    policy::FreeMap ample(static_cast<int32_t>(gpus_needed_nodes + 1), part.gpus_per_node);
-
-    std::vector<RankReason> why(n, RankReason::kPolicyOrder);
-    std::vector<size_t> order;
-    std::vector<bool> placed(n, false);
-    // 1. Aged jobs, longest waiting first.
-    std::vector<size_t> aged;
-    for (size_t i = 0; i < n; ++i) {
-      if (input.now - part.jobs[i]->submit >= o.max_wait / 2) aged.push_back(i);
-    }
-    std::stable_sort(aged.begin(), aged.end(), [&](size_t a, size_t b) {
-      return part.jobs[a]->submit < part.jobs[b]->submit;
-    });
-    for (size_t i : aged) {
-      order.push_back(i);
-      placed[i] = true;
-      why[i] = RankReason::kAged;
-    }
-    // 2. What the policy starts now (aged jobs hold the GPUs they would take first).
-    if (!part.nodes.empty()) {
-      SM_ASSIGN_OR_RETURN(auto now_starts,
-                          Starts(o.policy, records, status, real, part.gpus_per_node, input.now));
-      for (auto j : now_starts) {
-        auto i = static_cast<size_t>(j);
-        if (placed[i]) continue;
-        order.push_back(i);
-        placed[i] = true;
-        why[i] = RankReason::kStartsNow;
-      }
-    }
-    // 3. The policy's queue order.
-    SM_ASSIGN_OR_RETURN(auto queue,
-                        Starts(o.policy, records, status, ample, part.gpus_per_node, input.now));
-    for (auto j : queue) {
-      auto i = static_cast<size_t>(j);
-      if (placed[i]) continue;
-      order.push_back(i);
-      placed[i] = true;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (!placed[i]) order.push_back(i);  // never started by the policy: last, in submit order
-    }
-
+    PolicyQueue queue = MakePolicyQueue(part, name, input.now);
+    SM_ASSIGN_OR_RETURN(PartitionRanking ranking, RankPartition(part, queue, o, input.now));
     std::vector<int64_t> current(n);
     std::unique_ptr<bool[]> ours(new bool[n == 0 ? 1 : n]);
     for (size_t r = 0; r < n; ++r) {
-      current[r] = part.jobs[order[r]]->priority;
-      ours[r] = part.jobs[order[r]]->ours;
+      current[r] = part.jobs[ranking.order[r]]->priority;
+      ours[r] = part.jobs[ranking.order[r]]->ours;
     }
     bool renumbered = false;
     std::vector<int64_t> target =
         AssignPriorities(current, std::span<const bool>(ours.get(), n), o, &renumbered);
     if (renumbered) ++plan.renumbered_partitions;
     for (size_t r = 0; r < n; ++r) {
-      const OrderJob& j = *part.jobs[order[r]];
+      const OrderJob& j = *part.jobs[ranking.order[r]];
       RankedJob rj;
       rj.job_id = j.id;
       rj.partition = name;
       rj.rank = static_cast<int32_t>(r);
-      rj.reason = why[order[r]];
+      rj.reason = ranking.why[ranking.order[r]];
       rj.current = j.priority;
       rj.target = target[r];
       rj.waited = input.now - j.submit;
       rj.predicted = j.predicted;
       if (target[r] != j.priority || !j.ours) {
-        PriorityChange c;
-        c.job_id = j.id;
-        c.from = j.priority;
-        c.to = target[r];
-        c.rank = static_cast<int32_t>(r);
-        std::string because;
-        switch (rj.reason) {
-          case RankReason::kAged:
-            because = fmt::format("waited {}s, over half of the {}s bound", rj.waited.seconds(),
-                                  o.max_wait.seconds());
-            break;
-          case RankReason::kStartsNow:
-            because = fmt::format("{} starts it now on the free GPUs (predicted {}s)", o.policy,
-                                  j.predicted.seconds());
-            break;
-          case RankReason::kPolicyOrder:
-            because = fmt::format("{} queue order (predicted {}s, {} GPU(s))", o.policy,
-                                  j.predicted.seconds(), j.gpus);
-            break;
-        }
-        c.reason = fmt::format("rank {}/{} in partition {}: {}", r + 1, n,
-                               name.empty() ? "(default)" : name, because);
-        all_changes.push_back(std::move(c));
+        all_changes.push_back(
+            PriorityChange{j.id, j.priority, target[r], rj.rank, ChangeReason(rj, n, j, o)});
       }
       plan.ranking.push_back(std::move(rj));
     }
