@@ -3,9 +3,12 @@
 //
 //   GET  /                              the operator dashboard (web/ui/, embedded; see
 //   GET  /ui/{file}                     ui_assets.h): a read-only page polling the GETs below
-//   GET  /healthz                       liveness + whether Slurm answered the last tick
+//   GET  /healthz                       liveness + whether Slurm answered the last tick; "status"
+//                                       "degraded" for 10 minutes after a failed store call
+//                                       (store_errors, last_store_error[_at])
 //   GET  /metrics                       Prometheus text: queue, prediction error, failures by
-//                                       class, actions by kind/outcome, estimates served, ...
+//                                       class, actions by kind/outcome, store errors, estimates
+//                                       served, ...
 //   GET  /v1/jobs[?state=S]             live jobs with prediction, metrics, start estimate
 //   GET  /v1/jobs/{id}                  one job in detail
 //   GET  /v1/jobs/{id}/metrics[?limit]  stored metric series
@@ -14,8 +17,9 @@
 //   GET  /v1/history[?limit]            finished jobs from the history store
 //   GET  /v1/failures                   diagnosed failures (class, reason, evidence, checkpoint)
 //   GET  /v1/failures/{id}/log          the log copy captured before any requeue
-//   GET  /v1/actions                    every automated action with reason, outcome and detail
-//                                       (requeues: attempt, release_at, exclude_nodes, checkpoint)
+//   GET  /v1/actions                    every automated action with reason, outcome, detail and
+//                                       skip_reason (requeues: attempt, budget, delay_s,
+//                                       release_at, exclude_nodes, checkpoint)
 //   GET  /v1/nodes                      nodes with GPUs, state and drain reason
 //   GET  /v1/start-estimates            pending jobs: estimated start + Slurm's pending reason
 //   POST /v1/estimate                   submit-time estimate (what job_submit.lua calls): the
