@@ -352,9 +352,11 @@ void ApiServer::RouteHealth() {
     out += fmt::format("schedmate_prediction_mean_abs_relative_error {:.6f}\n",
                        e.count ? e.sum_abs_rel_error / e.count : 0.0);
     metric("schedmate_failures_total", "counter", "diagnosed failed runs by class");
-    for (const char* cls : {"infra", "app", "unknown"}) {
+    for (auto cls : {service::FailureClass::kInfra, service::FailureClass::kApp,
+                     service::FailureClass::kUnknown}) {
       auto it = v->failures_by_class.find(cls);
-      out += fmt::format("schedmate_failures_total{{class=\"{}\"}} {}\n", cls,
+      out += fmt::format("schedmate_failures_total{{class=\"{}\"}} {}\n",
+                         service::FailureClassName(cls),
                          it == v->failures_by_class.end() ? 0 : it->second);
     }
     metric("schedmate_failure_diagnoses_total", "counter",

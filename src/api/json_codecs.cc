@@ -109,7 +109,7 @@ json ToJson(const service::FailureRecord& f) {
               {"state", f.state},
               {"exit_code", f.exit_code},
               {"node_list", f.node_list},
-              {"class", f.cls},
+              {"class", service::FailureClassName(f.cls)},
               {"category", f.category},
               {"reason", f.reason},
               {"evidence_line", f.evidence_line},

@@ -79,7 +79,7 @@ void AnomalyDetector::FailureAnomalies(const ServiceView& view, SimTime now,
   std::map<std::pair<std::string, std::string>, std::vector<const FailureRecord*>> by_job;
   for (const auto& f : view.failures) {
     if (now - f.at > options_.failure_window) continue;
-    if (f.cls == "infra") {
+    if (f.cls == FailureClass::kInfra) {
       for (const auto& n : slurm::ExpandNodeList(f.node_list, 1024)) by_node[n].push_back(&f);
     }
     by_job[{f.job_id, f.category}].push_back(&f);

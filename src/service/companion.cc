@@ -545,10 +545,10 @@ ActionRecord Companion::ExecuteRequeue(const PlannedAction& step, ActionRecord a
   options.delay = delay;
   options.exclude_nodes = exclude;
   if (config_.annotate_comment) {
-    options.comment = ShortReason(
-        fmt::format("schedmate: requeued after {} (attempt {}/{}){}",
-                    run.d.category.empty() ? "a failure" : run.d.category, attempt, budget,
-                    checkpoint.empty() ? "" : "; resume from " + checkpoint));
+    options.comment =
+        ShortReason(fmt::format("schedmate: requeued after {} (attempt {}/{}){}",
+                                run.d.category.empty() ? "a failure" : run.d.category, attempt,
+                                budget, checkpoint.empty() ? "" : "; resume from " + checkpoint));
   }
   a = RunAction(std::move(a), [&](ActionRecord& rec) -> Result<std::string> {
     SM_ASSIGN_OR_RETURN(slurm::ActionReport report, deps_.backend.Requeue(f.id, options));
@@ -719,7 +719,7 @@ FailureRecord Companion::RecordFailure(const slurm::FinishedJob& f, const Diagno
   rec.state = f.state;
   rec.exit_code = f.exit_code;
   rec.node_list = f.node_list;
-  rec.cls = std::string(FailureClassName(d.cls));
+  rec.cls = d.cls;
   rec.category = d.category;
   rec.reason = d.reason;
   rec.evidence_line = d.evidence_line;

@@ -132,7 +132,7 @@ struct ServiceView {
   std::vector<FailureRecord> failures;  // most recent first (bounded)
   std::vector<ActionRecord> actions;    // most recent first (bounded)
   PredictionErrorStats prediction_error;
-  std::map<std::string, int64_t> failures_by_class;
+  std::map<FailureClass, int64_t> failures_by_class;
   // Which engine diagnosed them: "builtin", "llm", or "llm_fallback" (the LLM was asked and
   // failed; the built-in diagnosis was used). See FailureEngineKind().
   std::map<std::string, int64_t> failures_by_engine;
@@ -332,7 +332,7 @@ class Companion {
   RestoreSummary restored_at_load_;
   SchedulingView scheduling_;
   PredictionErrorStats prediction_error_;
-  std::map<std::string, int64_t> failures_by_class_;
+  std::map<FailureClass, int64_t> failures_by_class_;
   std::map<std::string, int64_t> failures_by_engine_;
   std::map<std::pair<ActionKind, ActionOutcome>, int64_t> actions_by_kind_;
   StoreHealth store_health_;

@@ -14,4 +14,11 @@ std::string_view FailureClassName(FailureClass c) {
   return "unknown";
 }
 
+Result<FailureClass> ParseFailureClass(std::string_view name) {
+  for (FailureClass c : {FailureClass::kInfra, FailureClass::kApp, FailureClass::kUnknown}) {
+    if (FailureClassName(c) == name) return c;
+  }
+  return Status::InvalidArgument("unknown failure class '" + std::string(name) + "'");
+}
+
 }  // namespace schedmate::service

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +84,11 @@ class LogTracker {
 
 enum class FailureClass { kInfra, kApp, kUnknown };
 std::string_view FailureClassName(FailureClass c);  // "infra", "app", "unknown"
+// kInvalidArgument naming `name` when it is none of the names above.
+Result<FailureClass> ParseFailureClass(std::string_view name);
+inline std::ostream& operator<<(std::ostream& os, FailureClass c) {
+  return os << FailureClassName(c);
+}
 
 // One step of a recovery plan, as data (failure::RecoveryAction in the service's terms); the
 // service executes it within its policy (service_config.h `actions.*`). A diagnoser may leave

@@ -117,7 +117,7 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       .BindText(4, f.state)
       .BindInt(5, f.exit_code)
       .BindText(6, f.node_list)
-      .BindText(7, f.cls)
+      .BindText(7, FailureClassName(f.cls))
       .BindText(8, f.category)
       .BindText(9, f.reason)
       .BindInt(10, f.evidence_line)
@@ -260,7 +260,12 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
     f.state = st.ColumnText(4);
     f.exit_code = static_cast<int32_t>(st.ColumnInt(5));
     f.node_list = st.ColumnText(6);
-    f.cls = st.ColumnText(7);
+    auto cls = ParseFailureClass(st.ColumnText(7));
+    if (!cls.ok()) {
+      return Status::DataLoss(
+          fmt::format("service_failures row {}: {}", f.id, cls.status().message()));
+    }
+    f.cls = *cls;
     f.category = st.ColumnText(8);
     f.reason = st.ColumnText(9);
     f.evidence_line = st.ColumnInt(10);

@@ -25,7 +25,7 @@ struct FailureRecord {
   std::string state;  // Slurm's final state
   int32_t exit_code = 0;
   std::string node_list;
-  std::string cls;  // infra | app | unknown
+  FailureClass cls = FailureClass::kUnknown;  // stored by FailureClassName
   std::string category;
   std::string reason;
   int64_t evidence_line = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "service/service_store.h"
 #include "testing/test_util.h"
 
@@ -92,6 +94,34 @@ TEST(ServiceStoreActionsTest, StructuredFieldsRoundTripAndAnUnknownStoredValueIs
   EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(bad.status().message().find("'reboot'"), std::string::npos);
   EXPECT_NE(bad.status().message().find("row " + std::to_string(*id)), std::string::npos);
+}
+
+TEST(ServiceStoreFailuresTest, ClassRoundTripsAndAnUnknownStoredClassIsDataLoss) {
+  TempDir dir;
+  auto db = store::SqliteDb::Open(dir.File("s.db"));
+  ASSERT_OK(db);
+  auto st = ServiceStore::Attach(**db);
+  ASSERT_OK(st);
+  for (FailureClass c : {FailureClass::kInfra, FailureClass::kApp, FailureClass::kUnknown}) {
+    auto back = ParseFailureClass(FailureClassName(c));
+    ASSERT_OK(back);
+    EXPECT_EQ(*back, c);
+  }
+  FailureRecord f;
+  f.run_key = "7@100";
+  f.job_id = "7";
+  f.cls = FailureClass::kApp;
+  auto id = (*st)->AddFailure(f);
+  ASSERT_OK(id);
+  auto back = (*st)->RecentFailures(10);
+  ASSERT_OK(back);
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(back->front().cls, FailureClass::kApp);
+  ASSERT_OK((*db)->Exec("UPDATE service_failures SET cls = 'cosmic_ray'"));
+  auto bad = (*st)->RecentFailures(10);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("'cosmic_ray'"), std::string::npos);
 }
 
 }  // namespace

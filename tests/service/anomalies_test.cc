@@ -24,7 +24,7 @@ JobView RunningJob(const std::string& id, bool stalled, bool slowdown) {
   return v;
 }
 
-FailureRecord Failure(const std::string& job, const std::string& cls, const std::string& cat,
+FailureRecord Failure(const std::string& job, FailureClass cls, const std::string& cat,
                       const std::string& nodes, SimTime at) {
   FailureRecord f;
   f.job_id = job;
@@ -95,13 +95,14 @@ TEST(Anomalies, NodesFailingRepeatedlyAndJobsFailingTheSameWay) {
   AnomalyDetector d;
   ServiceView v;
   v.failures = {
-      Failure("1", "infra", "gpu_hardware", "gpu[1-2]", kT0 - Duration::Hours(1)),
-      Failure("2", "infra", "gpu_hardware", "gpu1", kT0 - Duration::Hours(2)),
-      Failure("3", "infra", "gpu_hardware", "gpu3", kT0 - Duration::Hours(48)),  // too old
-      Failure("3", "infra", "gpu_hardware", "gpu3", kT0),
-      Failure("5", "app", "python_exception", "gpu4", kT0 - Duration::Minutes(30)),
-      Failure("5", "app", "python_exception", "gpu4", kT0 - Duration::Minutes(20)),
-      Failure("5", "app", "python_exception", "gpu4", kT0 - Duration::Minutes(10)),
+      Failure("1", FailureClass::kInfra, "gpu_hardware", "gpu[1-2]", kT0 - Duration::Hours(1)),
+      Failure("2", FailureClass::kInfra, "gpu_hardware", "gpu1", kT0 - Duration::Hours(2)),
+      Failure("3", FailureClass::kInfra, "gpu_hardware", "gpu3",
+              kT0 - Duration::Hours(48)),  // too old
+      Failure("3", FailureClass::kInfra, "gpu_hardware", "gpu3", kT0),
+      Failure("5", FailureClass::kApp, "python_exception", "gpu4", kT0 - Duration::Minutes(30)),
+      Failure("5", FailureClass::kApp, "python_exception", "gpu4", kT0 - Duration::Minutes(20)),
+      Failure("5", FailureClass::kApp, "python_exception", "gpu4", kT0 - Duration::Minutes(10)),
   };
   auto a = d.Update(v, kT0);
   ASSERT_EQ(a.size(), 2u);

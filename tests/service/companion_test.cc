@@ -234,7 +234,7 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   auto failures = store_->RecentFailures(10);
   ASSERT_OK(failures);
   ASSERT_EQ(failures->size(), 1u);
-  EXPECT_EQ(failures->front().cls, "infra");
+  EXPECT_EQ(failures->front().cls, FailureClass::kInfra);
   EXPECT_EQ(failures->front().evidence_line, 2);
   // The copy was taken before the requeue truncated the original.
   auto copy = ReadFileToString(failures->front().log_copy);
@@ -275,11 +275,11 @@ TEST_F(CompanionTest, InfraFailureCapturesLogThenDrainsAndRequeues) {
   // The same run is never handled twice.
   ASSERT_OK(c.Tick());
   EXPECT_EQ(fake_.CallsStartingWith("scontrol requeue").size(), 1u);
-  EXPECT_EQ(c.View()->failures_by_class.at("infra"), 1);
+  EXPECT_EQ(c.View()->failures_by_class.at(FailureClass::kInfra), 1);
   EXPECT_EQ(c.View()->failures_by_engine.at("builtin"), 1);
   // A restarted service counts it once too (its counters are rebuilt from the store).
   Companion& again = Make();
-  EXPECT_EQ(again.View()->failures_by_class.at("infra"), 1);
+  EXPECT_EQ(again.View()->failures_by_class.at(FailureClass::kInfra), 1);
   EXPECT_EQ(again.View()->failures_by_engine.at("builtin"), 1);
 }
 
@@ -290,7 +290,7 @@ TEST_F(CompanionTest, AppFailureIsNotRequeuedAndSaysWhy) {
   ASSERT_OK(c.Tick());
   auto view = c.View();
   ASSERT_EQ(view->failures.size(), 1u);
-  EXPECT_EQ(view->failures[0].cls, "app");
+  EXPECT_EQ(view->failures[0].cls, FailureClass::kApp);
   EXPECT_NE(view->failures[0].reason.find("KeyError: 'lr'"), std::string::npos);
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol requeue").empty());
   EXPECT_TRUE(fake_.CallsStartingWith("scontrol update NodeName").empty());
@@ -939,10 +939,10 @@ TEST_F(CompanionTest, DiagnosesAreCountedByEngineLiveAndAfterARestart) {
   ASSERT_EQ(scripted.seen.size(), 2u);
   std::map<std::string, int64_t> want = {{"llm", 1}, {"llm_fallback", 1}};
   EXPECT_EQ(c.View()->failures_by_engine, want);
-  EXPECT_EQ(c.View()->failures_by_class.at("app"), 2);
+  EXPECT_EQ(c.View()->failures_by_class.at(FailureClass::kApp), 2);
   Companion& again = Make(nullptr, &scripted);
   EXPECT_EQ(again.View()->failures_by_engine, want);
-  EXPECT_EQ(again.View()->failures_by_class.at("app"), 2);
+  EXPECT_EQ(again.View()->failures_by_class.at(FailureClass::kApp), 2);
 }
 
 TEST_F(CompanionTest, SlurmDownKeepsLastViewAndReportsIt) {
