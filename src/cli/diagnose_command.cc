@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/engine_util.h"
+#include "cli/flags_util.h"
 #include "core/strings.h"
 #include "failure/diagnosis_json.h"
 #include "failure/example_store.h"
@@ -270,7 +271,7 @@ void RegisterDiagnoseCommand(CLI::App& app) {
       "Find the root-cause line of a failed job's log, classify it as infrastructure or "
       "application, and plan the recovery");
   cmd->add_option("file", args->file, "The failed job's log file");
-  cmd->add_flag("--json", args->json, "Print the diagnosis and plan as JSON");
+  AddJsonFlag(cmd, args->json, "Print the diagnosis and plan as JSON");
   cmd->add_option("--context", args->context, "Lines of context reported around the root cause")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
