@@ -179,11 +179,10 @@ void RunLearn(const DiagnoseArgs& args) {
   Status st = ExampleStore::Append(path, *ex);
   if (!st.ok()) Fail(st);
   if (args.json) {
-    PrintJson({{"learned", true},
-               {"examples", ToValidUtf8(path)},
-               {"label", std::string(FailureLabelName(ex->label))},
-               {"category", ex->category},
-               {"text", ex->text}});
+    nlohmann::json j = ExampleToJson(*ex);
+    j["learned"] = true;
+    j["examples"] = ToValidUtf8(path);
+    PrintJson(j);
   } else {
     std::cout << "learned " << FailureLabelName(ex->label)
               << (ex->category.empty() ? "" : "/" + ex->category) << " from " << args.learn
