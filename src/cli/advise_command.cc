@@ -25,6 +25,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "advisor/advised_job.h"
+#include "advisor/advisor_json.h"
 #include "advisor/builtin_extractor.h"
 #include "advisor/fingerprint.h"
 #include "advisor/history_estimator.h"
@@ -34,6 +36,7 @@
 #include "cli/commands.h"
 #include "cli/embedder_util.h"
 #include "cli/engine_util.h"
+#include "cli/flags_util.h"
 #include "core/job.h"
 #include "core/json_dump.h"
 #include "core/progress.h"
@@ -47,28 +50,18 @@ namespace schedmate::cli {
 namespace {
 
 // Reads a trace like the `trace` commands do: the first malformed row stops the read with
-// "file:line: reason" (exit 1) unless `skip_malformed`, which skips and counts such rows.
-JobTable LoadTraceOrFail(const std::string& path, const std::string& format, bool skip_malformed) {
+// "file:line: reason" (exit 1) unless --skip-malformed, which skips and counts such rows.
+JobTable LoadTraceOrFail(const TraceFlags& flags) {
   trace::TraceReadOptions o;
-  if (!format.empty()) {
-    auto f = ParseTraceFormat(ToLower(format));
-    if (!f) FailUsage("unknown --format '" + format + "'");
-    o.format = *f;
-  }
-  o.skip_malformed = skip_malformed;
-  Result<JobTable> table = trace::ReadTrace(path, o);
+  o.format = ParsedTraceFormat(flags);
+  o.skip_malformed = flags.skip_malformed;
+  Result<JobTable> table = trace::ReadTrace(flags.path, o);
   if (!table.ok()) Fail(table.status());
   return std::move(table).value();
 }
 
-constexpr const char* kSkipMalformedHelp =
-    "Skip rows that cannot be parsed or hold values out of range (counted, first reasons shown) "
-    "instead of stopping at the first one with file:line";
-
 struct ReplayArgs {
-  std::string trace;
-  std::string format;
-  bool skip_malformed = false;
+  TraceFlags trace;  // --trace, --format, --skip-malformed
   std::string out;
   std::string point = "mode";
   double over_penalty = advisor::HistoryEstimatorOptions{}.over_penalty;
@@ -78,7 +71,7 @@ struct ReplayArgs {
 };
 
 void RunReplay(const ReplayArgs& a) {
-  const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
+  const JobTable table = LoadTraceOrFail(a.trace);
   advisor::HistoryEstimatorOptions opts;
   opts.point =
       a.point == "median" ? advisor::PointEstimate::kMedian : advisor::PointEstimate::kWindowMode;
@@ -110,17 +103,15 @@ void RunReplay(const ReplayArgs& a) {
 }
 
 struct ImportArgs {
-  std::string trace;
-  std::string format;
+  TraceFlags trace;  // TRACE, --format, --skip-malformed
   std::string store;
-  bool skip_malformed = false;
   bool json = false;
 };
 
 // The whole trace is read (and checked) before the store is opened, and its jobs go in with one
 // transaction: a failed import leaves the store as it was, never a partial history.
 void RunImport(const ImportArgs& a) {
-  const JobTable table = LoadTraceOrFail(a.trace, a.format, a.skip_malformed);
+  const JobTable table = LoadTraceOrFail(a.trace);
   std::string path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   auto st = store::SqliteHistoryStore::Open(path);
   if (!st.ok()) Fail(st.status());
@@ -160,7 +151,7 @@ void RunImport(const ImportArgs& a) {
     }
   }
   if (a.json) {
-    nlohmann::json out = {{"trace", a.trace},
+    nlohmann::json out = {{"trace", a.trace.path},
                           {"format", std::string(TraceFormatName(table.format))},
                           {"store", path},
                           {"imported", rows.size()},
@@ -173,8 +164,8 @@ void RunImport(const ImportArgs& a) {
     PrintJson(out);
     return;
   }
-  std::cout << "imported " << rows.size() << " jobs from " << a.trace << " into " << path << " ("
-            << (n.ok() ? *n : 0) << " jobs stored)\n";
+  std::cout << "imported " << rows.size() << " jobs from " << a.trace.path << " into " << path
+            << " (" << (n.ok() ? *n : 0) << " jobs stored)\n";
   if (table.rows_skipped > 0) {
     std::cout << "skipped " << table.rows_skipped << " malformed rows of " << table.rows_read
               << (table.skip_reasons.size() < static_cast<size_t>(table.rows_skipped)
@@ -197,197 +188,161 @@ struct AdviseArgs {
   double min_similarity = -1;
 };
 
-// The job as the estimator sees it: resources and workload from the extracted metadata.
-JobRecord JobFromMetadata(const advisor::JobMetadata& m, const std::string& user) {
-  JobRecord j;
-  j.id = "advise:" + m.entry;
-  j.user = user;
-  j.name = std::filesystem::path(m.entry).filename().string();
-  // More GPUs or nodes than any cluster has is not a request to plan with.
-  if (auto g = m.Count("num_gpus", 1'000'000)) j.gpus = GpuAmount::Whole(*g);
-  if (auto n = m.Count("num_nodes", 100'000)) j.nodes = static_cast<int32_t>(*n);
-  m.ApplyWorkloadTo(j);
-  return j;
-}
-
-void RunAdvise(const AdviseArgs& a) {
+// The metadata from the job's sources. --engine llm: the metadata agent fills the built-in
+// engine's gaps; --engine auto asks it only when the built-in answer is unsure, and then only for
+// its unsure fields (cli/engine_util.h, advisor::MetadataMerge).
+// `builtin_confidence` is set to the built-in answer's confidence, reported whoever answered.
+advisor::JobMetadata ExtractMetadata(const AdviseArgs& a, EngineContext& engine,
+                                     double& builtin_confidence) {
   advisor::BuiltinMetadataExtractor extractor;
   Result<advisor::JobMetadata> meta = extractor.Extract({.path = a.path});
   if (!meta.ok()) Fail(meta.status());
-  // --engine llm: the metadata agent fills the built-in engine's gaps; --engine auto asks it only
-  // when the built-in answer is unsure, and then only for its unsure fields (cli/engine_util.h).
-  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
-  const double builtin_confidence = meta->AnswerConfidence();
-  if (engine->Consult(builtin_confidence)) {
-    advisor::LlmAgentOptions lo;
-    auto prefer = advisor::ParseMergePreference(a.prefer);
-    if (!prefer.ok()) FailUsage(prefer.status().message());
-    lo.prefer = *prefer;
-    advisor::LlmMetadataAgent agent(engine->setup()->chat(), lo);
-    // Under auto the fields the built-in engine is sure of are kept as they are; the unsure ones
-    // are the LLM's to answer (the built-in value stays when it gives none).
-    advisor::JobMetadata shown = *meta;
-    std::map<std::string, std::pair<nlohmann::json, std::string>> sure, unsure;
-    if (engine->is_auto()) {
-      for (const auto& [field, c] : meta->confidence) {
-        if (!meta->values.count(field)) continue;
-        auto& to = c >= engine->llm_below() ? sure : unsure;
-        to[field] = {meta->values.at(field), meta->sources[field]};
-      }
-      for (const auto& [field, vs] : unsure) {
-        shown.values.erase(field);
-        shown.sources.erase(field);
-      }
-    }
-    Result<advisor::JobMetadata> merged = agent.Extract({.path = a.path}, shown);
-    if (merged.ok()) {
-      advisor::JobMetadata confidence_of = *meta;
-      *meta = std::move(merged).value();
-      for (const auto& [field, vs] : sure) {
-        meta->values[field] = vs.first;
-        meta->sources[field] = vs.second;
-      }
-      for (const auto& [field, vs] : unsure) {
-        if (meta->values.count(field)) continue;
-        meta->values[field] = vs.first;
-        meta->sources[field] = vs.second;
-      }
-      // Confidences stay the built-in engine's, for the fields it answered.
-      meta->confidence.clear();
-      for (const auto& [field, c] : confidence_of.confidence) {
-        if (meta->sources.count(field) && meta->sources[field] != "llm")
-          meta->confidence[field] = c;
-      }
-    } else {
-      engine->Fallback(merged.status(), "advise");
-    }
+  builtin_confidence = meta->AnswerConfidence();
+  if (!engine.Consult(builtin_confidence)) return std::move(meta).value();
+  advisor::LlmAgentOptions lo;
+  lo.prefer = *advisor::ParseMergePreference(a.prefer);  // checked by --prefer's validator
+  advisor::LlmMetadataAgent agent(engine.setup()->chat(), lo);
+  const advisor::MetadataMerge merge(
+      *meta, engine.is_auto() ? std::optional<double>(engine.llm_below()) : std::nullopt);
+  Result<advisor::JobMetadata> merged = agent.Extract({.path = a.path}, merge.Shown());
+  if (!merged.ok()) {
+    engine.Fallback(merged.status(), "advise");
+    return std::move(meta).value();
   }
-  std::string user = a.user;
-  if (user.empty()) {
-    const char* u = std::getenv("USER");
-    user = u != nullptr ? u : "";
-  }
-  JobRecord job = JobFromMetadata(*meta, user);
-  advisor::JobFingerprint fp = advisor::FingerprintOf(JobRecord{}, meta->FingerprintText());
-  if (job.iterations > 0 && job.batch_size > 0 && job.gpus.as_double() > 0) {
-    fp.work = static_cast<double>(job.iterations) * job.batch_size / job.gpus.as_double();
-  }
-  // History: the given store, or the default one when it exists (advise never creates it).
-  auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.engine.llm_config, /*required=*/false);
-  advisor::HistoryEstimator estimator(WithMinSimilarity({}, a.embedder, a.min_similarity),
-                                      embedder->estimator_embedder());
+  return merge.Merge(std::move(merged).value());
+}
+
+// The history the estimate rests on: the given store, or the default one when it exists (advise
+// never creates it); every stored job observed by `estimator`.
+struct AdviseHistory {
+  std::unique_ptr<store::SqliteHistoryStore> store;  // null: no store
+  int64_t jobs = 0;
   std::string embedder_note;
-  std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
+};
+
+AdviseHistory LoadHistory(const AdviseArgs& a, SimilarityEmbedder& embedder,
+                          advisor::HistoryEstimator& estimator) {
+  AdviseHistory h;
+  const std::string store_path = a.store.empty() ? store::DefaultHistoryPath() : a.store;
   std::error_code ec;
-  int64_t history_jobs = 0;
-  std::unique_ptr<store::SqliteHistoryStore> history;
-  if (!a.store.empty() || a.record || std::filesystem::exists(store_path, ec)) {
-    auto st = store::SqliteHistoryStore::Open(store_path);
-    if (!st.ok()) Fail(st.status());
-    history = std::move(*st);
-    auto jobs = history->ListJobs({});
-    if (!jobs.ok()) Fail(jobs.status());
-    std::vector<advisor::JobFingerprint> fps;
-    fps.reserve(jobs->size());
-    for (const store::StoredJob& s : *jobs) {
-      fps.push_back(advisor::FingerprintOf(s.job));
-      if (!s.fingerprint.empty()) fps.back().workload = s.fingerprint;
-    }
-    embedder_note = embedder->Preload(*history, fps);
-    for (size_t i = 0; i < jobs->size(); ++i) {
-      estimator.ObserveWithFingerprint((*jobs)[i].job, *(*jobs)[i].finish, fps[i]);
-      ++history_jobs;
-    }
+  if (a.store.empty() && !a.record && !std::filesystem::exists(store_path, ec)) return h;
+  auto st = store::SqliteHistoryStore::Open(store_path);
+  if (!st.ok()) Fail(st.status());
+  h.store = std::move(*st);
+  auto jobs = h.store->ListJobs({});
+  if (!jobs.ok()) Fail(jobs.status());
+  std::vector<advisor::JobFingerprint> fps;
+  fps.reserve(jobs->size());
+  for (const store::StoredJob& s : *jobs) {
+    fps.push_back(advisor::FingerprintOf(s.job));
+    if (!s.fingerprint.empty()) fps.back().workload = s.fingerprint;
   }
-  advisor::DetailedEstimate d = estimator.EstimateDetailed(job, fp);
-  embedder->WarnIfFailed();
-  if (a.record && history != nullptr) {
-    // Remember the advised job (unfinished) and the prediction with its evidence.
-    store::StoredJob sj;
-    sj.job = job;
-    sj.job.id = "advise:" + std::filesystem::absolute(a.path, ec).lexically_normal().string();
-    sj.fingerprint = fp.workload;
-    sj.metadata_json = DumpJson(meta->FieldsJson());
-    sj.source = "advise";
-    Status s = history->PutJob(sj);
-    store::StoredPrediction p;
-    p.job_id = sj.job.id;
-    p.made_at = SimTime::FromMicros(static_cast<int64_t>(std::time(nullptr)) * 1'000'000);
-    p.estimator = "advisor";
-    p.duration = d.estimate.duration;
-    p.low = d.estimate.low;
-    p.high = d.estimate.high;
-    p.confidence = d.estimate.confidence;
-    p.explanation = d.estimate.explanation;
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& n : d.neighbours)
-      ev.push_back({{"job_id", n.job_id}, {"duration_s", n.duration_s}});
-    p.neighbours_json = DumpJson(ev);
-    if (s.ok()) s = history->PutPrediction(p);
-    if (!s.ok()) Fail(s);
-    // Its server vector too, when the store's vectors are this embedder's.
-    if (const auto* c = embedder->cache(); c != nullptr && c->failure().ok()) {
-      auto stored = history->StoredEmbedder();
-      const std::vector<float>* v = c->Find(fp.workload);
-      if (stored.ok() && stored->has_value() && **stored == embedder->identity() && v != nullptr) {
-        Status e = history->PutEmbedding(**stored, {fp.workload, *v});
-        if (!e.ok()) Fail(e);
-      }
-    }
+  h.embedder_note = embedder.Preload(*h.store, fps);
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    estimator.ObserveWithFingerprint((*jobs)[i].job, *(*jobs)[i].finish, fps[i]);
+    ++h.jobs;
   }
-  nlohmann::json neighbours = nlohmann::json::array();
-  for (const auto& n : d.neighbours) {
-    neighbours.push_back({{"job_id", n.job_id},
-                          {"user", n.user},
-                          {"duration_s", n.duration_s},
-                          {"scaled_s", n.scaled_s},
-                          {"similarity", n.similarity},
-                          {"finish_s", n.finish_s}});
+  return h;
+}
+
+// --record: the advised job (unfinished) and the prediction with its evidence, and its server
+// vector when the store's vectors are this embedder's.
+void RecordAdvice(const AdviseArgs& a, store::SqliteHistoryStore& history, const JobRecord& job,
+                  const advisor::JobFingerprint& fp, const advisor::JobMetadata& meta,
+                  const advisor::DetailedEstimate& d, const SimilarityEmbedder& embedder) {
+  std::error_code ec;
+  store::StoredJob sj;
+  sj.job = job;
+  sj.job.id = "advise:" + std::filesystem::absolute(a.path, ec).lexically_normal().string();
+  sj.fingerprint = fp.workload;
+  sj.metadata_json = DumpJson(meta.FieldsJson());
+  sj.source = "advise";
+  Status s = history.PutJob(sj);
+  store::StoredPrediction p;
+  p.job_id = sj.job.id;
+  p.made_at = SimTime::FromMicros(static_cast<int64_t>(std::time(nullptr)) * 1'000'000);
+  p.estimator = "advisor";
+  p.duration = d.estimate.duration;
+  p.low = d.estimate.low;
+  p.high = d.estimate.high;
+  p.confidence = d.estimate.confidence;
+  p.explanation = d.estimate.explanation;
+  p.neighbours_json = DumpJson(advisor::StoredEvidenceToJson(d.neighbours));
+  if (s.ok()) s = history.PutPrediction(p);
+  if (!s.ok()) Fail(s);
+  const auto* c = embedder.cache();
+  if (c == nullptr || !c->failure().ok()) return;
+  auto stored = history.StoredEmbedder();
+  const std::vector<float>* v = c->Find(fp.workload);
+  if (stored.ok() && stored->has_value() && **stored == embedder.identity() && v != nullptr) {
+    Status e = history.PutEmbedding(**stored, {fp.workload, *v});
+    if (!e.ok()) Fail(e);
   }
-  nlohmann::json out;
-  out["metadata"] = meta->FieldsJson();
-  out["sources"] = meta->SourcesJson();
-  out["confidence"] = meta->ConfidenceJson();
-  out["field_engines"] = meta->EnginesJson();
-  out["builtin_confidence"] = builtin_confidence;
-  out["estimate"] = {{"duration_s", d.estimate.duration.seconds_f()},
-                     {"low_s", d.estimate.low.seconds_f()},
-                     {"high_s", d.estimate.high.seconds_f()},
-                     {"confidence", d.estimate.confidence},
-                     {"tier", d.tier},
-                     {"history_jobs", history_jobs},
-                     {"neighbours", neighbours},
-                     {"explanation", d.estimate.explanation}};
-  out["entry"] = meta->entry;
-  out["files_read"] = meta->files_read;
-  out["files_skipped"] = meta->files_skipped;
-  out["notes"] = meta->notes;
-  out["engine"] = engine->engine();
-  out["embedder"] = embedder->Label();
-  if (!embedder_note.empty()) out["embedder_note"] = embedder_note;
-  if (a.json) {
-    PrintJson(out);
-    return;
-  }
-  std::cout << "job: " << meta->entry << "\n";
-  if (engine->engine() != "builtin") std::cout << "engine: " << engine->engine() << "\n";
-  if (embedder->Label() != "hashing") std::cout << "embedder: " << embedder->Label() << "\n";
+}
+
+void PrintAdviceText(const advisor::JobMetadata& meta, const advisor::DetailedEstimate& d,
+                     const std::string& engine, const std::string& embedder,
+                     const std::string& embedder_note) {
+  std::cout << "job: " << meta.entry << "\n";
+  if (engine != "builtin") std::cout << "engine: " << engine << "\n";
+  if (embedder != "hashing") std::cout << "embedder: " << embedder << "\n";
   for (std::string_view f : advisor::kMetadataFields) {
-    auto it = meta->values.find(std::string(f));
-    if (it == meta->values.end()) continue;
+    auto it = meta.values.find(std::string(f));
+    if (it == meta.values.end()) continue;
     std::string v = it->second.is_string() ? it->second.get<std::string>() : it->second.dump();
     std::cout << "  " << f << ": " << v;
-    auto s = meta->sources.find(std::string(f));
-    if (s != meta->sources.end()) std::cout << "    [" << s->second << "]";
+    auto s = meta.sources.find(std::string(f));
+    if (s != meta.sources.end()) std::cout << "    [" << s->second << "]";
     std::cout << "\n";
   }
   std::cout << "estimate: " << FormatDuration(d.estimate.duration) << " ("
             << FormatDuration(d.estimate.low) << " .. " << FormatDuration(d.estimate.high)
             << ", confidence " << d.estimate.confidence << ")\n  " << d.estimate.explanation
             << "\n";
-  for (const std::string& n : meta->notes) std::cout << "note: " << n << "\n";
-  if (meta->files_skipped > 0) std::cout << "skipped files: " << meta->files_skipped << "\n";
+  for (const std::string& n : meta.notes) std::cout << "note: " << n << "\n";
+  if (meta.files_skipped > 0) std::cout << "skipped files: " << meta.files_skipped << "\n";
   if (!embedder_note.empty()) std::cout << "note: " << embedder_note << "\n";
+}
+
+void RunAdvise(const AdviseArgs& a) {
+  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
+  double builtin_confidence = 0;
+  const advisor::JobMetadata meta = ExtractMetadata(a, *engine, builtin_confidence);
+  std::string user = a.user;
+  if (user.empty()) {
+    const char* u = std::getenv("USER");
+    user = u != nullptr ? u : "";
+  }
+  const JobRecord job = advisor::JobFromMetadata(meta, user);
+  const advisor::JobFingerprint fp = advisor::FingerprintOfAdvisedJob(meta, job);
+  auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.engine.llm_config, /*required=*/false);
+  advisor::HistoryEstimator estimator(WithMinSimilarity({}, a.embedder, a.min_similarity),
+                                      embedder->estimator_embedder());
+  AdviseHistory history = LoadHistory(a, *embedder, estimator);
+  const advisor::DetailedEstimate d = estimator.EstimateDetailed(job, fp);
+  embedder->WarnIfFailed();
+  if (a.record && history.store != nullptr) {
+    RecordAdvice(a, *history.store, job, fp, meta, d, *embedder);
+  }
+  if (!a.json) {
+    PrintAdviceText(meta, d, engine->engine(), embedder->Label(), history.embedder_note);
+    return;
+  }
+  nlohmann::json out;
+  out["metadata"] = meta.FieldsJson();
+  out["sources"] = meta.SourcesJson();
+  out["confidence"] = meta.ConfidenceJson();
+  out["field_engines"] = meta.EnginesJson();
+  out["builtin_confidence"] = builtin_confidence;
+  out["estimate"] = advisor::EstimateToJson(d, history.jobs);
+  out["entry"] = meta.entry;
+  out["files_read"] = meta.files_read;
+  out["files_skipped"] = meta.files_skipped;
+  out["notes"] = meta.notes;
+  out["engine"] = engine->engine();
+  out["embedder"] = embedder->Label();
+  if (!history.embedder_note.empty()) out["embedder_note"] = history.embedder_note;
+  PrintJson(out);
 }
 
 struct ReindexArgs {
@@ -490,7 +445,7 @@ void RegisterAdviseCommands(CLI::App& app) {
       "Read a job's sources (directory, batch script or program): metadata + duration estimate");
   ad->add_option("path", advise->path, "Job directory, batch script, Python program or config")
       ->required();
-  ad->add_flag("--json", advise->json, "Print JSON: metadata, sources, estimate");
+  AddJsonFlag(ad, advise->json, "Print JSON: metadata, sources, estimate");
   ad->add_option("--store", advise->store,
                  "History database for the estimate (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db, used only if it exists)");
@@ -502,7 +457,13 @@ void RegisterAdviseCommands(CLI::App& app) {
   AddMinSimilarityFlag(ad, advise->min_similarity);
   ad->add_option("--prefer", advise->prefer,
                  "With the LLM engine, whose value wins on conflict: builtin (default; values "
-                 "with file:line provenance) or llm");
+                 "with file:line provenance) or llm")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto p = advisor::ParseMergePreference(v);
+            return p.ok() ? std::string() : p.status().message();
+          },
+          "builtin|llm"));
   ad->callback([advise] { RunAdvise(*advise); });
 
   CLI::App* history = app.add_subcommand(
@@ -512,9 +473,7 @@ void RegisterAdviseCommands(CLI::App& app) {
   auto replay = std::make_shared<ReplayArgs>();
   CLI::App* rp = history->add_subcommand(
       "replay", "Predict every job of a trace online (only jobs finished by its submit time)");
-  rp->add_option("--trace", replay->trace, "Trace file")->required();
-  rp->add_option("--format", replay->format, "Trace format (lucid, gpw, ...; default: sniff)");
-  rp->add_flag("--skip-malformed", replay->skip_malformed, kSkipMalformedHelp);
+  AddTraceFlags(rp, replay->trace, TraceArg::kOption, "Trace file");
   rp->add_option("--out", replay->out,
                  "Output CSV: job_id,predicted_duration_s,p10_s,p50_s,p90_s (calibrated "
                  "quantiles)")
@@ -531,18 +490,14 @@ void RegisterAdviseCommands(CLI::App& app) {
       ->check(FiniteRange(0.0, 100.0));
   AddEmbedderFlag(rp, replay->embedder);
   AddMinSimilarityFlag(rp, replay->min_similarity);
-  rp->add_option("--llm-config", replay->llm_config,
-                 "LLM configuration YAML for --embedder server (default $SCHEDMATE_LLM_CONFIG, "
-                 "else the SCHEDMATE_EMBED_* environment)");
+  AddLlmConfigFlag(rp, replay->llm_config, "for --embedder server");
   rp->callback([replay] { RunReplay(*replay); });
 
   auto import = std::make_shared<ImportArgs>();
   CLI::App* im = history->add_subcommand("import", "Seed the history store from a trace");
-  im->add_option("trace", import->trace, "Trace file")->required();
-  im->add_option("--format", import->format, "Trace format (default: sniff)");
-  im->add_flag("--skip-malformed", import->skip_malformed, kSkipMalformedHelp);
-  im->add_flag("--json", import->json,
-               "Print the summary as JSON (imported, rows_read, rows_skipped, skip_reasons)");
+  AddTraceFlags(im, import->trace, TraceArg::kPositional, "Trace file");
+  AddJsonFlag(im, import->json,
+              "Print the summary as JSON (imported, rows_read, rows_skipped, skip_reasons)");
   im->add_option("--store", import->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
@@ -556,15 +511,13 @@ void RegisterAdviseCommands(CLI::App& app) {
   ri->add_option("--store", reindex->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
-  ri->add_option("--llm-config", reindex->llm_config,
-                 "LLM configuration YAML with an embeddings: endpoint (default "
-                 "$SCHEDMATE_LLM_CONFIG, else SCHEDMATE_EMBED_BASE_URL + SCHEDMATE_EMBED_MODEL)");
+  AddLlmConfigFlag(ri, reindex->llm_config, "with an embeddings: endpoint");
   ri->add_option("--batch", reindex->batch, "Texts per /v1/embeddings request")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   ri->add_flag("--clear", reindex->clear,
                "Remove the stored vectors instead (the hashing embedder needs none)");
-  ri->add_flag("--json", reindex->json, "Print the summary as JSON");
+  AddJsonFlag(ri, reindex->json, "Print the summary as JSON");
   ri->callback([reindex] { RunReindex(*reindex); });
 }
 

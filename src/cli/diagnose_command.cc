@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/engine_util.h"
+#include "cli/flags_util.h"
 #include "core/strings.h"
 #include "failure/diagnosis_json.h"
 #include "failure/example_store.h"
@@ -178,11 +179,10 @@ void RunLearn(const DiagnoseArgs& args) {
   Status st = ExampleStore::Append(path, *ex);
   if (!st.ok()) Fail(st);
   if (args.json) {
-    PrintJson({{"learned", true},
-               {"examples", ToValidUtf8(path)},
-               {"label", std::string(FailureLabelName(ex->label))},
-               {"category", ex->category},
-               {"text", ex->text}});
+    nlohmann::json j = ExampleToJson(*ex);
+    j["learned"] = true;
+    j["examples"] = ToValidUtf8(path);
+    PrintJson(j);
   } else {
     std::cout << "learned " << FailureLabelName(ex->label)
               << (ex->category.empty() ? "" : "/" + ex->category) << " from " << args.learn
@@ -270,7 +270,7 @@ void RegisterDiagnoseCommand(CLI::App& app) {
       "Find the root-cause line of a failed job's log, classify it as infrastructure or "
       "application, and plan the recovery");
   cmd->add_option("file", args->file, "The failed job's log file");
-  cmd->add_flag("--json", args->json, "Print the diagnosis and plan as JSON");
+  AddJsonFlag(cmd, args->json, "Print the diagnosis and plan as JSON");
   cmd->add_option("--context", args->context, "Lines of context reported around the root cause")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cli/cli_util.h"
+#include "cli/flags_util.h"
 #include "core/strings.h"
 #include "llm/engine.h"
 #include "llm/llm_setup.h"
@@ -21,10 +22,7 @@ void AddEngineFlags(CLI::App* cmd, EngineFlags& flags) {
                   "below this (0..1)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--llm-config", flags.llm_config,
-                  "LLM configuration YAML (default $SCHEDMATE_LLM_CONFIG, else the "
-                  "SCHEDMATE_LLM_BASE_URL / SCHEDMATE_LLM_MODEL / SCHEDMATE_LLM_API_KEY "
-                  "environment)");
+  AddLlmConfigFlag(cmd, flags.llm_config);
 }
 
 EngineContext::~EngineContext() = default;

@@ -6,6 +6,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "llm/llm_check.h"
 #include "llm/llm_setup.h"
 
@@ -59,10 +60,8 @@ void RegisterLlmCommands(CLI::App& app) {
       "check",
       "Probe the configured OpenAI-compatible endpoint: chat, streaming, tool calls, json_schema "
       "output, embeddings, latency. Exit 1 when the chat endpoint is unreachable or unusable.");
-  check->add_option("--llm-config", opts->config_path,
-                    "YAML file with the LLM settings (default: $SCHEDMATE_LLM_CONFIG, then the "
-                    "SCHEDMATE_LLM_* / SCHEDMATE_EMBED_* environment variables)");
-  check->add_flag("--json", opts->json, "Print the report as JSON instead of a table");
+  AddLlmConfigFlag(check, opts->config_path);
+  AddJsonFlag(check, opts->json, "Print the report as JSON instead of a table");
   check->add_flag("--strict", opts->strict,
                   "Also exit 1 when any capability check (stream, tool calls, json_schema, "
                   "embeddings) fails");

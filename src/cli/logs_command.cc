@@ -47,6 +47,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/engine_util.h"
+#include "cli/flags_util.h"
 #include "core/clock.h"
 #include "core/file_util.h"
 #include "core/json_dump.h"
@@ -60,6 +61,7 @@
 #include "tracker/log_scan.h"
 #include "tracker/metric_tracker.h"
 #include "tracker/signals.h"
+#include "tracker/tracker_json.h"
 
 namespace schedmate::cli {
 namespace {
@@ -70,127 +72,11 @@ using tracker::Signals;
 std::atomic<bool> g_stop{false};
 extern "C" void HandleStopSignal(int) { g_stop.store(true); }
 
-nlohmann::json Num(const std::optional<double>& v) {
-  if (!v) return nullptr;
-  if (std::isnan(*v)) return "nan";
-  if (std::isinf(*v)) return *v > 0 ? "inf" : "-inf";
-  return *v;
-}
-template <typename T>
-nlohmann::json Opt(const std::optional<T>& v) {
-  if (!v) return nullptr;
-  return *v;
-}
-
-// A confidence to three decimals (what a reader compares; the value itself is deterministic).
-double Rounded(double c) { return std::round(c * 1000) / 1000; }
-
-nlohmann::json RecordJson(const ProgressRecord& r) {
-  const auto& v = r.v;
-  nlohmann::json j;
-  j["found"] = true;
-  j["line_no"] = r.line_no;
-  j["line"] = r.line;
-  j["segment"] = r.segment;
-  j["step"] = Opt(v.step);
-  j["total_steps"] = Opt(v.total_steps);
-  j["epoch"] = Num(v.epoch);
-  j["total_epochs"] = Opt(v.total_epochs);
-  j["loss"] = Num(v.loss);
-  if (v.losses.empty()) {
-    j["losses"] = nullptr;
-  } else {
-    nlohmann::json l = nlohmann::json::object();
-    for (const auto& [k, x] : v.losses) l[k] = Num(x);
-    j["losses"] = l;
-  }
-  j["lr"] = Num(v.lr);
-  j["step_time_s"] = Num(v.step_time_s);
-  j["step_time_derived"] = v.step_time_derived;
-  if (v.throughput) {
-    j["throughput"] = {{"value", v.throughput->value}, {"unit", v.throughput->unit}};
-  } else {
-    j["throughput"] = nullptr;
-  }
-  j["eta_s"] = Num(v.eta_s);
-  j["eta"] = v.eta_s ? nlohmann::json(v.eta_text) : nlohmann::json(nullptr);
-  j["percent"] = Num(v.percent);
-  j["format"] = r.format;
-  j["run"] = r.run;
-  j["rank"] = r.rank >= 0 ? nlohmann::json(r.rank) : nlohmann::json(nullptr);
-  j["timestamp_s"] = r.timestamp_s >= 0 ? nlohmann::json(r.timestamp_s) : nlohmann::json(nullptr);
-  j["confidence"] = Rounded(r.confidence);
-  const tracker::FieldConfidence f = tracker::FieldConfidenceOf(r.evidence, v);
-  auto group = [](const std::optional<double>& c) {
-    return c ? nlohmann::json(Rounded(*c)) : nlohmann::json(nullptr);
-  };
-  j["field_confidence"] = {{"counter", group(f.counter)},
-                           {"totals", group(f.totals)},
-                           {"loss", group(f.loss)},
-                           {"timing", group(f.timing)}};
-  return j;
-}
-
-// The evidence behind a built-in record's confidence (tracker/record_confidence.h).
-nlohmann::json EvidenceJson(const tracker::ConfidenceEvidence& e) {
-  static constexpr const char* kCounter[] = {"own", "epoch from context", "none"};
-  static constexpr const char* kCue[] = {"clear", "unjudged", "weak"};
-  static constexpr const char* kReader[] = {"structure", "key=value", "positional", "key: value"};
-  nlohmann::json completed = nlohmann::json::array();
-  const std::pair<uint8_t, const char*> kGroups[] = {
-      {tracker::kCompletedEpoch, "epoch"},
-      {tracker::kCompletedLoss, "loss"},
-      {tracker::kCompletedTiming, "timing"},
-      {tracker::kCompletedTotalSteps, "total_steps"},
-      {tracker::kCompletedTotalEpochs, "total_epochs"}};
-  for (const auto& [bit, name] : kGroups) {
-    if (e.completed & bit) completed.push_back(name);
-  }
-  return {{"template_records", e.template_records},
-          {"monotone_share", Rounded(e.monotone_share)},
-          {"counter", kCounter[static_cast<int>(e.counter)]},
-          {"train_cue", kCue[static_cast<int>(e.cue)]},
-          {"reader", kReader[static_cast<int>(e.reader)]},
-          {"completed_from_elsewhere", completed}};
-}
-
-nlohmann::json SignalsJson(const Signals& s) {
-  return {{"progress", Num(s.progress)},
-          {"eta_s", Num(s.eta_s)},
-          {"eta_derived", s.eta_derived},
-          {"baseline_step_time_s", Num(s.baseline_step_time_s)},
-          {"recent_step_time_s", Num(s.recent_step_time_s)},
-          {"throughput_trend", Num(s.throughput_trend)},
-          {"slowdown", s.slowdown},
-          {"usual_interval_s", Num(s.usual_interval_s)},
-          {"since_last_progress_s", Num(s.since_last_progress_s)},
-          {"stalled", s.stalled},
-          {"loss_nan", s.loss_nan},
-          {"loss_exploding", s.loss_exploding},
-          {"min_loss", Num(s.min_loss)},
-          {"records", s.records},
-          {"restarts", s.restarts}};
-}
-
-nlohmann::json StatsJson(const tracker::TrackerStats& st) {
-  nlohmann::json classes = nlohmann::json::object();
-  for (int c = 0; c < tracker::kLineClassCount; ++c) {
-    classes[std::string(tracker::LineClassName(static_cast<tracker::LineClass>(c)))] =
-        st.by_class[c];
-  }
-  return {{"lines", st.reader.lines},
-          {"segments", st.segments},
-          {"records", st.records},
-          {"eval_segments", st.eval_segments},
-          {"restarts", st.restarts},
-          {"other_rank_segments", st.other_rank_segments},
-          {"classes", classes},
-          {"invalid_utf8_bytes", st.reader.invalid_utf8_bytes},
-          {"control_bytes", st.reader.control_bytes},
-          {"ansi_sequences", st.reader.ansi_sequences},
-          {"binary_lines_skipped", st.reader.binary_lines_skipped},
-          {"truncated_lines", st.reader.truncated_lines}};
-}
+using tracker::NumberOrNull;
+using tracker::RecordToJson;
+using tracker::RoundedConfidence;
+using tracker::SignalsToJson;
+using RecordSink = std::function<void(const ProgressRecord&)>;
 
 std::string Fmt(double v) {
   std::ostringstream o;
@@ -350,21 +236,6 @@ FilterSetup MakeFilterEmbedder(const MetricsOptions& o, EngineContext& engine) {
   return f;
 }
 
-nlohmann::json FilterStatsJson(const tracker::FilterReport& r) {
-  return {{"requests", r.requests},
-          {"texts_embedded", r.texts_embedded},
-          {"templates", r.templates},
-          {"templates_embedded", r.templates_embedded},
-          {"self_labels", r.self_labels},
-          {"decided_by_embeddings", r.decided},
-          {"labelled_progress", r.labelled_progress},
-          {"labelled_other", r.labelled_other},
-          {"unsure", r.unsure},
-          {"dimension", r.dimension},
-          {"vetoed_segments", r.vetoed_segments},
-          {"promoted_segments", r.promoted_segments}};
-}
-
 // An exemplar file is text: every line valid UTF-8 without control characters (the error names
 // the line instead of echoing its bytes to the terminal).
 Status CheckExemplarText(std::string_view text, const std::string& path) {
@@ -406,8 +277,8 @@ void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
   bool streaming = false;
   auto print = [&](const ProgressRecord& r) {
     if (o.json) {
-      nlohmann::json j = RecordJson(r);
-      j["signals"] = SignalsJson(analyzer.Compute(r, clock.Now().seconds_f()));
+      nlohmann::json j = RecordToJson(r);
+      j["signals"] = SignalsToJson(analyzer.Compute(r, clock.Now().seconds_f()));
       std::cout << DumpJson(j) << "\n" << std::flush;
     } else {
       std::cout << RecordText(r) << "\n" << std::flush;
@@ -446,6 +317,166 @@ void RunFollow(const MetricsOptions& o, tracker::SignalOptions sig) {
   mt.FlushPending();
 }
 
+// What a scan found, and which stage-1 filter and engine found it.
+struct MetricsScan {
+  Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
+  std::optional<double> builtin_confidence;  // of the built-in engine's newest record
+  std::string filter_label = "builtin";
+  std::optional<tracker::FilterReport> filter_report;
+  nlohmann::json filter_templates = nlohmann::json::array();
+};
+
+// The built-in exemplars plus --exemplars, checked as text.
+std::vector<tracker::Exemplar> LoadExemplars(const MetricsOptions& o) {
+  std::vector<tracker::Exemplar> exemplars = tracker::BuiltinExemplars();
+  if (o.exemplars.empty()) return exemplars;
+  auto text = ReadTextFileToString(o.exemplars, size_t{64} << 20);
+  if (!text.ok()) Fail(text.status());
+  if (Status st = CheckExemplarText(*text, o.exemplars); !st.ok()) Fail(st);
+  auto extra = tracker::ParseExemplars(*text, o.exemplars);
+  if (!extra.ok()) Fail(extra.status());
+  exemplars.insert(exemplars.end(), extra->begin(), extra->end());
+  return exemplars;
+}
+
+// --filter embeddings: the filtered scan, then (when the engine asks for it) the LLM over the
+// lines the filter kept (the built-in filter's after a filter failure), newest first with early
+// stop. A failed filter leaves `scan.res` unset: the built-in-filter path runs after it.
+void ScanWithEmbeddings(const MetricsOptions& o, const tracker::ScanOptions& so,
+                        const RecordSink& sink, EngineContext& engine, MetricsScan& scan) {
+  const std::vector<tracker::Exemplar> exemplars = LoadExemplars(o);
+  FilterSetup fs = MakeFilterEmbedder(o, engine);
+  Status filter_status = fs.unavailable;
+  std::vector<ProgressRecord> candidates;
+  if (fs.embedder) {
+    tracker::FilteredScanOptions fo;
+    fo.scan = so;
+    fo.filter.max_templates = o.filter_max_templates;
+    fo.filter.batch = o.filter_batch;
+    fo.filter.judge_confident = o.filter_judge_confident;
+    // auto needs the candidates only when the LLM is consulted, but that is known after the scan.
+    fo.collect_candidates = engine.is_auto() || engine.use_llm();
+    auto fr = tracker::ScanLogWithEmbeddingFilter(*fs.embedder, exemplars, o.file, fo, sink);
+    if (!fr.ok()) Fail(fr.status());
+    filter_status = fr->filter_status;
+    scan.filter_label = tracker::FilterLabel(filter_status, fr->embedder_name);
+    scan.filter_report = fr->report;
+    if (o.filter_explain) {
+      for (const tracker::TemplateStats& t : fr->templates) {
+        auto it = fr->labels.find(t.key);
+        scan.filter_templates.push_back(
+            tracker::TemplateToJson(t, it != fr->labels.end() ? &it->second : nullptr));
+      }
+    }
+    candidates = std::move(fr->candidates);
+    scan.res = std::move(fr->scan);
+  } else {
+    scan.filter_label = tracker::FilterLabel(filter_status, "");
+  }
+  if (!filter_status.ok()) {
+    std::cerr << "schedmate: warning: logs metrics: the embeddings filter failed ("
+              << filter_status.message() << "); using the built-in filter\n";
+  }
+  auto& res = scan.res;
+  if (res.ok() && res->latest) scan.builtin_confidence = res->latest->confidence;
+  const bool ask = res.ok() && (res->latest ? engine.Consult(res->latest->confidence)
+                                            : !engine.is_auto() && engine.use_llm());
+  if (!ask) return;
+  tracker::LlmMetricExtractor extractor(engine.setup()->chat());
+  auto lr = extractor.FindLatest(candidates);
+  if (lr.ok()) {
+    res->latest = std::move(lr->latest);
+  } else {
+    engine.Fallback(lr.status(), "logs metrics");
+  }
+}
+
+// The built-in filter: with --engine llm the LLM reads the newest lines; with --engine auto the
+// built-in answer stands unless it is unsure, and then the LLM reads the newest built-in progress
+// lines (a second pass over the whole file collects them; the series was already streamed to
+// `sink`).
+void ScanWithBuiltinFilter(const MetricsOptions& o, const tracker::ScanOptions& so,
+                           const RecordSink& sink, EngineContext& engine, MetricsScan& scan) {
+  if (!scan.res.ok() && !engine.is_auto() && engine.use_llm()) {
+    auto lr = tracker::ScanLogWithLlm(engine.setup()->chat(), o.file, so, {}, sink);
+    if (!lr.ok()) Fail(lr.status());
+    if (!lr->llm_status.ok()) engine.Fallback(lr->llm_status, "logs metrics");
+    scan.builtin_confidence = lr->builtin_confidence;
+    scan.res = std::move(lr->scan);
+  }
+  if (scan.res.ok()) return;
+  auto& res = scan.res;
+  res = tracker::ScanLog(o.file, so, sink);
+  if (res.ok() && res->latest) scan.builtin_confidence = res->latest->confidence;
+  if (res.ok() && res->latest && engine.is_auto() && engine.Consult(*scan.builtin_confidence)) {
+    auto lr = tracker::ScanLogWithLlm(engine.setup()->chat(), o.file, so, {}, {});
+    if (!lr.ok()) Fail(lr.status());
+    if (!lr->llm_status.ok()) {
+      engine.Fallback(lr->llm_status, "logs metrics");
+    } else {
+      res = std::move(lr->scan);
+    }
+  }
+}
+
+void PrintMetricsJson(const MetricsOptions& o, const MetricsScan& scan,
+                      const EngineContext& engine) {
+  const tracker::ScanResult& r = *scan.res;
+  nlohmann::json j;
+  if (r.latest) {
+    j = RecordToJson(*r.latest);
+    j["progress"] = NumberOrNull(r.signals.progress);
+    j["signals"] = SignalsToJson(r.signals);
+  } else {
+    j = tracker::NoRecordJson();
+  }
+  j["stats"] = tracker::StatsToJson(r.stats);
+  j["reverse_scan"] = r.reverse;
+  j["engine"] = engine.engine();
+  const bool llm_answered = engine.engine().rfind("llm", 0) == 0;
+  j["confidence"] = scan.builtin_confidence
+                        ? nlohmann::json(RoundedConfidence(*scan.builtin_confidence))
+                        : nlohmann::json(nullptr);
+  if (!r.latest || llm_answered) {
+    j["field_confidence"] = nullptr;
+    j["confidence_evidence"] = nullptr;
+  } else {
+    j["confidence_evidence"] = tracker::EvidenceToJson(r.latest->evidence);
+  }
+  j["filter"] = scan.filter_label;
+  if (scan.filter_report) j["filter_stats"] = tracker::FilterReportToJson(*scan.filter_report);
+  if (o.filter_explain) j["filter_templates"] = scan.filter_templates;
+  PrintJson(j);
+}
+
+void PrintMetricsText(const MetricsOptions& o, const MetricsScan& scan,
+                      const EngineContext& engine) {
+  const tracker::ScanResult& r = *scan.res;
+  std::cout << o.file << ": ";
+  if (!r.latest) {
+    std::cout << "no training progress found (" << r.stats.reader.lines << " lines"
+              << (o.filter != "builtin" ? "; filter: " + scan.filter_label : "") << ")\n";
+    return;
+  }
+  std::cout << "latest training progress\n  " << RecordText(*r.latest) << "\n  "
+            << r.latest->segment.substr(0, 200) << "\n";
+  const Signals& s = r.signals;
+  std::cout << "  format: " << r.latest->format;
+  if (scan.builtin_confidence) {
+    std::cout << "  confidence: " << Fmt(RoundedConfidence(*scan.builtin_confidence));
+  }
+  std::cout << "  engine: " << engine.engine();
+  if (s.progress) std::cout << "  progress: " << Fmt(100 * *s.progress) << "%";
+  if (s.eta_s)
+    std::cout << "  eta: " << Fmt(*s.eta_s) << " s" << (s.eta_derived ? " (derived)" : "");
+  std::cout << "\n  signals: slowdown=" << (s.slowdown ? "yes" : "no")
+            << " stalled=" << (s.stalled ? "yes" : "no")
+            << " loss_nan=" << (s.loss_nan ? "yes" : "no")
+            << " loss_exploding=" << (s.loss_exploding ? "yes" : "no") << " restarts=" << s.restarts
+            << " records=" << s.records << "\n";
+  if (o.filter != "builtin") std::cout << "  filter: " << scan.filter_label << "\n";
+}
+
 void RunMetrics(const MetricsOptions& o) {
   tracker::ScanOptions so;
   so.allow_reverse = !o.full_scan;
@@ -461,13 +492,13 @@ void RunMetrics(const MetricsOptions& o) {
   // beyond the points themselves.
   PlotData plot_data;
   size_t emitted = 0;
-  std::function<void(const ProgressRecord&)> sink;
+  RecordSink sink;
   if (o.all || !o.plot.empty()) {
     sink = [&](const ProgressRecord& rec) {
       if (!o.plot.empty()) plot_data.Add(rec);
       if (!o.all) return;
       if (o.json) {
-        std::cout << (emitted == 0 ? "[\n" : ",\n") << DumpJson(RecordJson(rec));
+        std::cout << (emitted == 0 ? "[\n" : ",\n") << DumpJson(RecordToJson(rec));
       } else {
         std::cout << RecordText(rec) << "\n";
       }
@@ -475,107 +506,10 @@ void RunMetrics(const MetricsOptions& o) {
     };
   }
   std::unique_ptr<EngineContext> engine = EngineContext::Resolve(o.all ? EngineFlags{} : o.engine);
-  Result<tracker::ScanResult> res = Status::Unavailable("not scanned");
-  std::optional<double> builtin_confidence;  // of the built-in engine's newest record
-  std::string filter_label = "builtin";
-  std::optional<tracker::FilterReport> filter_report;
-  nlohmann::json filter_templates = nlohmann::json::array();
-  if (o.filter == "embeddings") {
-    std::vector<tracker::Exemplar> exemplars = tracker::BuiltinExemplars();
-    if (!o.exemplars.empty()) {
-      auto text = ReadTextFileToString(o.exemplars, size_t{64} << 20);
-      if (!text.ok()) Fail(text.status());
-      if (Status st = CheckExemplarText(*text, o.exemplars); !st.ok()) Fail(st);
-      auto extra = tracker::ParseExemplars(*text, o.exemplars);
-      if (!extra.ok()) Fail(extra.status());
-      exemplars.insert(exemplars.end(), extra->begin(), extra->end());
-    }
-    FilterSetup fs = MakeFilterEmbedder(o, *engine);
-    Status filter_status = fs.unavailable;
-    std::vector<ProgressRecord> candidates;
-    if (fs.embedder) {
-      tracker::FilteredScanOptions fo;
-      fo.scan = so;
-      fo.filter.max_templates = o.filter_max_templates;
-      fo.filter.batch = o.filter_batch;
-      fo.filter.judge_confident = o.filter_judge_confident;
-      // auto needs the candidates only when the LLM is consulted, but that is known after the scan.
-      fo.collect_candidates = engine->is_auto() || engine->use_llm();
-      auto fr = tracker::ScanLogWithEmbeddingFilter(*fs.embedder, exemplars, o.file, fo, sink);
-      if (!fr.ok()) Fail(fr.status());
-      filter_status = fr->filter_status;
-      filter_label = tracker::FilterLabel(filter_status, fr->embedder_name);
-      filter_report = fr->report;
-      for (const tracker::TemplateStats& t : fr->templates) {
-        if (!o.filter_explain) break;
-        auto it = fr->labels.find(t.key);
-        nlohmann::json e = {{"template", t.family},
-                            {"shape", t.shape},
-                            {"lines", t.lines},
-                            {"builtin_progress_lines", t.progress_lines},
-                            {"last_line", t.last_line}};
-        if (it != fr->labels.end()) {
-          e["label"] = it->second.progress ? "progress" : "other";
-          e["by"] = it->second.decided_by_embeddings ? "embeddings" : "builtin (unsure)";
-          e["score_progress"] = it->second.score_progress;
-          e["score_other"] = it->second.score_other;
-          e["nearest"] = it->second.nearest;
-        } else {
-          e["label"] = nullptr;
-        }
-        filter_templates.push_back(std::move(e));
-      }
-      candidates = std::move(fr->candidates);
-      res = std::move(fr->scan);
-    } else {
-      filter_label = tracker::FilterLabel(filter_status, "");
-    }
-    if (!filter_status.ok()) {
-      std::cerr << "schedmate: warning: logs metrics: the embeddings filter failed ("
-                << filter_status.message() << "); using the built-in filter\n";
-    }
-    if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
-    const bool ask = res.ok() && (res->latest ? engine->Consult(res->latest->confidence)
-                                              : !engine->is_auto() && engine->use_llm());
-    if (ask) {
-      // Stage 2 over the lines the filter kept (the built-in filter's after a filter failure),
-      // newest first with early stop.
-      tracker::LlmMetricExtractor extractor(engine->setup()->chat());
-      auto lr = extractor.FindLatest(candidates);
-      if (lr.ok()) {
-        res->latest = std::move(lr->latest);
-      } else {
-        engine->Fallback(lr.status(), "logs metrics");
-      }
-    }
-    // A failed filter leaves `res` unset under --engine llm: the built-in-filter path below runs.
-  }
-  if (!res.ok() && !engine->is_auto() && engine->use_llm()) {
-    // Built-in filter, then the LLM reads the newest lines.
-    auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, sink);
-    if (!lr.ok()) Fail(lr.status());
-    if (!lr->llm_status.ok()) engine->Fallback(lr->llm_status, "logs metrics");
-    builtin_confidence = lr->builtin_confidence;
-    res = std::move(lr->scan);
-  }
-  if (!res.ok()) {
-    res = tracker::ScanLog(o.file, so, sink);
-    if (res.ok() && res->latest) builtin_confidence = res->latest->confidence;
-    // --engine auto: the built-in answer stands unless it is unsure; then the LLM reads the
-    // newest built-in progress lines (a second pass over the whole file collects them; the
-    // series was already streamed to `sink`).
-    if (res.ok() && res->latest && engine->is_auto() && engine->Consult(*builtin_confidence)) {
-      auto lr = tracker::ScanLogWithLlm(engine->setup()->chat(), o.file, so, {}, {});
-      if (!lr.ok()) Fail(lr.status());
-      if (!lr->llm_status.ok()) {
-        engine->Fallback(lr->llm_status, "logs metrics");
-      } else {
-        res = std::move(lr->scan);
-      }
-    }
-  }
-  if (!res.ok()) Fail(res.status());
-  const tracker::ScanResult& r = *res;
+  MetricsScan scan;
+  if (o.filter == "embeddings") ScanWithEmbeddings(o, so, sink, *engine, scan);
+  ScanWithBuiltinFilter(o, so, sink, *engine, scan);
+  if (!scan.res.ok()) Fail(scan.res.status());
   if (o.all && o.json) std::cout << (emitted == 0 ? "[]\n" : "\n]\n");
   if (!o.plot.empty()) {
     Status st = WritePlot(std::move(plot_data), o.plot, o.file);
@@ -583,57 +517,10 @@ void RunMetrics(const MetricsOptions& o) {
   }
   if (o.all) return;
   if (o.json) {
-    nlohmann::json j;
-    if (r.latest) {
-      j = RecordJson(*r.latest);
-      j["progress"] = Num(r.signals.progress);
-      j["signals"] = SignalsJson(r.signals);
-    } else {
-      j = {{"found", false},          {"line_no", nullptr},     {"line", nullptr},
-           {"step", nullptr},         {"total_steps", nullptr}, {"epoch", nullptr},
-           {"total_epochs", nullptr}, {"loss", nullptr},        {"losses", nullptr},
-           {"lr", nullptr},           {"step_time_s", nullptr}, {"throughput", nullptr},
-           {"eta_s", nullptr},        {"format", nullptr}};
-    }
-    j["stats"] = StatsJson(r.stats);
-    j["reverse_scan"] = r.reverse;
-    j["engine"] = engine->engine();
-    const bool llm_answered = engine->engine().rfind("llm", 0) == 0;
-    j["confidence"] =
-        builtin_confidence ? nlohmann::json(Rounded(*builtin_confidence)) : nlohmann::json(nullptr);
-    if (!r.latest || llm_answered) {
-      j["field_confidence"] = nullptr;
-      j["confidence_evidence"] = nullptr;
-    } else {
-      j["confidence_evidence"] = EvidenceJson(r.latest->evidence);
-    }
-    j["filter"] = filter_label;
-    if (filter_report) j["filter_stats"] = FilterStatsJson(*filter_report);
-    if (o.filter_explain) j["filter_templates"] = filter_templates;
-    PrintJson(j);
-    return;
+    PrintMetricsJson(o, scan, *engine);
+  } else {
+    PrintMetricsText(o, scan, *engine);
   }
-  std::cout << o.file << ": ";
-  if (!r.latest) {
-    std::cout << "no training progress found (" << r.stats.reader.lines << " lines"
-              << (o.filter != "builtin" ? "; filter: " + filter_label : "") << ")\n";
-    return;
-  }
-  std::cout << "latest training progress\n  " << RecordText(*r.latest) << "\n  "
-            << r.latest->segment.substr(0, 200) << "\n";
-  const Signals& s = r.signals;
-  std::cout << "  format: " << r.latest->format;
-  if (builtin_confidence) std::cout << "  confidence: " << Fmt(Rounded(*builtin_confidence));
-  std::cout << "  engine: " << engine->engine();
-  if (s.progress) std::cout << "  progress: " << Fmt(100 * *s.progress) << "%";
-  if (s.eta_s)
-    std::cout << "  eta: " << Fmt(*s.eta_s) << " s" << (s.eta_derived ? " (derived)" : "");
-  std::cout << "\n  signals: slowdown=" << (s.slowdown ? "yes" : "no")
-            << " stalled=" << (s.stalled ? "yes" : "no")
-            << " loss_nan=" << (s.loss_nan ? "yes" : "no")
-            << " loss_exploding=" << (s.loss_exploding ? "yes" : "no") << " restarts=" << s.restarts
-            << " records=" << s.records << "\n";
-  if (o.filter != "builtin") std::cout << "  filter: " << filter_label << "\n";
 }
 
 }  // namespace
@@ -646,12 +533,11 @@ void RegisterLogsCommands(CLI::App& app) {
       "metrics",
       "Latest training progress (step, epoch, loss, step time, throughput, ETA) of a log");
   m->add_option("file", o->file, "Log file to read")->required();
-  m->add_flag("--json", o->json,
-              "Print JSON (one object; with --all an array; with --follow JSON lines)");
+  AddJsonFlag(m, o->json, "Print JSON (one object; with --all an array; with --follow JSON lines)");
   m->add_flag("--all", o->all, "Print every training-progress record, not only the latest");
   m->add_flag("--follow", o->follow,
               "Follow the file like tail -F and stream new records until interrupted");
-  m->add_option("--plot", o->plot, "Write loss and throughput against step to this .svg/.png");
+  AddPlotFlag(m, o->plot, "loss and throughput against step");
   m->add_option("--stall-factor", o->stall_factor,
                 "Stalled after this many usual record intervals without progress")
       ->check(PositiveFinite(1e6))

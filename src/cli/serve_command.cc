@@ -18,6 +18,7 @@
 #include "api/api_server.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "core/file_util.h"
 #include "core/strings.h"
 #include "policy/slurm_config.h"
@@ -101,6 +102,11 @@ bool IsLoopbackAddress(const std::string& host) {
   return false;
 }
 
+// --submit-policy as the configuration file would say it (kInvalidArgument naming the flag).
+Result<service::ServiceConfig> ParseSubmitPolicy(const std::string& policy) {
+  return service::ParseServiceConfig("submit:\n  policy: " + policy + "\n", "--submit-policy");
+}
+
 // The service's configuration: the config file, then the flags over it. Start estimates model the
 // site's scheduler: the slurm.conf its Slurm clients read (SLURM_CONF, else
 // /etc/slurm/slurm.conf) when there is one the slurm model accepts, else Slurm's defaults.
@@ -116,8 +122,7 @@ service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
   if (!f.llm_engine.empty()) config.llm_engine = f.llm_engine;
   if (!f.llm_config.empty()) config.llm_config = f.llm_config;
   if (!f.submit_policy.empty()) {
-    auto parsed = service::ParseServiceConfig("submit:\n  policy: " + f.submit_policy + "\n",
-                                              "--submit-policy");
+    auto parsed = ParseSubmitPolicy(f.submit_policy);
     if (!parsed.ok()) FailUsage(parsed.status().message());
     config.submit_policy = parsed->submit_policy;
   }
@@ -143,38 +148,120 @@ service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
   return config;
 }
 
-void RunServe(const ServeFlags& f) {
-  if (!f.slurm) FailUsage("serve needs a backend: --slurm");
-  service::ServiceConfig config = ConfigFromFlags(f);
+// The API token: --token-file, else the configuration's token file, else its token, else
+// $SCHEDMATE_API_TOKEN ("" when none).
+std::string ResolveToken(const ServeFlags& f, const service::ServiceConfig& config) {
   std::string token_file = !f.token_file.empty() ? f.token_file : config.token_file;
   std::string token = config.token;
   if (!token_file.empty()) token = ReadTokenFile(token_file);
-  if (const char* env = std::getenv("SCHEDMATE_API_TOKEN"); env != nullptr && token.empty())
+  if (const char* env = std::getenv("SCHEDMATE_API_TOKEN"); env != nullptr && token.empty()) {
     token = env;
-  // Beyond loopback, an API without a token serves every job's data (and, with
-  // api.serve_logs: all, their logs) to the network: only when the operator says so.
-  std::string exposure;
-  if (f.ticks == 0 && !IsLoopbackAddress(config.listen)) {
-    if (token.empty() && !config.allow_remote) {
-      FailUsage(fmt::format(
-          "--listen {} is not a loopback address and no API token is set: set api.token or "
-          "--token-file, or allow it explicitly with --allow-remote (api.allow_remote: true)",
-          config.listen));
-    }
-    if (token.empty()) {
-      exposure = fmt::format(
-          "schedmate serve: WARNING: listening on {} without an API token (api.allow_remote): "
-          "anyone who can reach it reads the queue, predictions and failures{}\n",
-          config.listen,
-          config.serve_logs == service::LogAccess::kAll ? ", and job logs (api.serve_logs: all)"
-                                                        : "");
-    } else if (config.serve_logs == service::LogAccess::kAll) {
-      exposure = fmt::format(
-          "schedmate serve: WARNING: listening on {} with api.serve_logs: all: anyone who can "
-          "reach it reads job logs\n",
-          config.listen);
-    }
   }
+  return token;
+}
+
+// Beyond loopback, an API without a token serves every job's data (and, with api.serve_logs:
+// all, their logs) to the network: only when the operator says so (usage error otherwise). The
+// warning to print when the API is exposed ("" when it is not).
+std::string ExposureWarning(const ServeFlags& f, const service::ServiceConfig& config,
+                            const std::string& token) {
+  if (f.ticks != 0 || IsLoopbackAddress(config.listen)) return "";
+  if (token.empty() && !config.allow_remote) {
+    FailUsage(fmt::format(
+        "--listen {} is not a loopback address and no API token is set: set api.token or "
+        "--token-file, or allow it explicitly with --allow-remote (api.allow_remote: true)",
+        config.listen));
+  }
+  if (token.empty()) {
+    return fmt::format(
+        "schedmate serve: WARNING: listening on {} without an API token (api.allow_remote): "
+        "anyone who can reach it reads the queue, predictions and failures{}\n",
+        config.listen,
+        config.serve_logs == service::LogAccess::kAll ? ", and job logs (api.serve_logs: all)"
+                                                      : "");
+  }
+  if (config.serve_logs == service::LogAccess::kAll) {
+    return fmt::format(
+        "schedmate serve: WARNING: listening on {} with api.serve_logs: all: anyone who can "
+        "reach it reads job logs\n",
+        config.listen);
+  }
+  return "";
+}
+
+// --restore: Load() restored what an earlier process left; this repeats it and reports both.
+// Exit 1 when some priority could not be put back.
+void RestoreAndReport(service::Companion& companion) {
+  auto r = companion.RestorePriorities("schedmate serve --restore");
+  if (!r.ok()) Fail(r.status());
+  const service::RestoreSummary& at_load = companion.RestoredAtLoad();
+  r->restored += at_load.restored;
+  r->not_needed += at_load.not_needed;
+  r->skipped += at_load.skipped;
+  PrintJson({{"restored", r->restored},
+             {"not_needed", r->not_needed},
+             {"skipped", r->skipped},
+             {"failed", r->failed}});
+  if (r->failed > 0) std::exit(1);
+}
+
+// One line per automated action on stderr (the journal), besides the database and the API.
+void PrintAction(const service::ActionRecord& a) {
+  std::string who = a.node.empty() ? "job " + a.job_id
+                                   : (a.job_id.empty() ? "node " + a.node
+                                                       : "job " + a.job_id + " node " + a.node);
+  std::cerr << "schedmate serve: action " << a.kind << " " << who << ": " << a.outcome
+            << (a.detail.empty() ? "" : ": " + a.detail) << "\n";
+}
+
+// The passes in a thread and the API until SIGINT/SIGTERM (blocked in `signals`); then order
+// mode's changes are undone before the API goes: Slurm's own priorities come back.
+void ServeUntilSignalled(service::Companion& companion, api::ApiServer& server,
+                         const sigset_t& signals) {
+  std::thread loop([&] { companion.Run(); });
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
+  companion.Stop();
+  loop.join();
+  if (auto r = companion.RestorePriorities(fmt::format(
+          "schedmate serve stopping (signal {}): putting back original priorities", sig));
+      r.ok()) {
+    if (r->restored + r->skipped + r->failed > 0) {
+      std::cerr << fmt::format(
+          "schedmate serve: priorities restored {}, not needed {}, left as changed by others {}, "
+          "failed {}\n",
+          r->restored, r->not_needed, r->skipped, r->failed);
+    }
+  } else {
+    std::cerr << "schedmate serve: restoring priorities: " << r.status().message()
+              << " (they are put back at the next start or by `schedmate serve --restore`)\n";
+  }
+  server.Stop();
+}
+
+// The banner on stderr once the API listens.
+void PrintBanner(const service::ServiceConfig& config, int port, const std::string& token,
+                 const std::string& engines, const std::string& actions) {
+  std::cerr << "schedmate serve: http://" << config.listen << ":" << port << " (poll "
+            << FormatDuration(config.poll_interval) << ", submit policy "
+            << service::SubmitPolicyName(config.submit_policy)
+            << (config.dry_run ? ", DRY RUN" : "") << ", scheduling "
+            << service::SchedulingModeName(config.scheduling_mode)
+            << (config.scheduling_mode == service::SchedulingMode::kOrder
+                    ? " by " + config.order_policy + ", at most " +
+                          std::to_string(config.max_changes_per_pass) + " changes per pass"
+                    : std::string())
+            << (token.empty() ? ", no API token: state changes disabled" : "") << ", log reads "
+            << service::LogAccessName(config.serve_logs) << ")\n"
+            << "schedmate serve: engines " << engines << "\n"
+            << "schedmate serve: actions " << actions << "\n";
+}
+
+void RunServe(const ServeFlags& f) {
+  const service::ServiceConfig config = ConfigFromFlags(f);
+  const std::string token = ResolveToken(f, config);
+  const std::string exposure = ExposureWarning(f, config, token);
 
   auto db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
   auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
@@ -194,33 +281,13 @@ void RunServe(const ServeFlags& f) {
                                 *engines.tracker, *engines.diagnoser, clock},
                                config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
-  auto print_restore = [](const service::RestoreSummary& r) {
-    PrintJson({{"restored", r.restored},
-               {"not_needed", r.not_needed},
-               {"skipped", r.skipped},
-               {"failed", r.failed}});
-  };
-  if (f.restore) {  // Load() restored what an earlier process left; this repeats it, reporting
-    auto r = companion.RestorePriorities("schedmate serve --restore");
-    if (!r.ok()) Fail(r.status());
-    const service::RestoreSummary& at_load = companion.RestoredAtLoad();
-    r->restored += at_load.restored;
-    r->not_needed += at_load.not_needed;
-    r->skipped += at_load.skipped;
-    print_restore(*r);
-    if (r->failed > 0) std::exit(1);
+  if (f.restore) {
+    RestoreAndReport(companion);
     return;
   }
-  // One line per automated action on stderr (the journal), besides the database and the API.
-  companion.SetActionSink([](const service::ActionRecord& a) {
-    std::string who = a.node.empty() ? "job " + a.job_id
-                                     : (a.job_id.empty() ? "node " + a.node
-                                                         : "job " + a.job_id + " node " + a.node);
-    std::cerr << "schedmate serve: action " << a.kind << " " << who << ": " << a.outcome
-              << (a.detail.empty() ? "" : ": " + a.detail) << "\n";
-  });
+  companion.SetActionSink(PrintAction);
 
-  // Signals are taken by a sigwait below; block them before any thread starts.
+  // Signals are taken by a sigwait; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -245,40 +312,9 @@ void RunServe(const ServeFlags& f) {
     if (Status s = WriteStringToFile(f.port_file, std::to_string(server.port()) + "\n"); !s.ok())
       Fail(s);
   }
-  std::cerr << exposure << "schedmate serve: http://" << config.listen << ":" << server.port()
-            << " (poll " << FormatDuration(config.poll_interval) << ", submit policy "
-            << service::SubmitPolicyName(config.submit_policy)
-            << (config.dry_run ? ", DRY RUN" : "") << ", scheduling "
-            << service::SchedulingModeName(config.scheduling_mode)
-            << (config.scheduling_mode == service::SchedulingMode::kOrder
-                    ? " by " + config.order_policy + ", at most " +
-                          std::to_string(config.max_changes_per_pass) + " changes per pass"
-                    : std::string())
-            << (token.empty() ? ", no API token: state changes disabled" : "") << ", log reads "
-            << service::LogAccessName(config.serve_logs) << ")\n"
-            << "schedmate serve: engines " << engines.description << "\n"
-            << "schedmate serve: actions " << companion.ActionPolicySummary() << "\n";
-  std::thread loop([&] { companion.Run(); });
-  int sig = 0;
-  sigwait(&signals, &sig);
-  std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
-  companion.Stop();
-  loop.join();
-  // Order mode's changes are undone before the API goes: Slurm's own priorities come back.
-  if (auto r = companion.RestorePriorities(fmt::format(
-          "schedmate serve stopping (signal {}): putting back original priorities", sig));
-      r.ok()) {
-    if (r->restored + r->skipped + r->failed > 0) {
-      std::cerr << fmt::format(
-          "schedmate serve: priorities restored {}, not needed {}, left as changed by others {}, "
-          "failed {}\n",
-          r->restored, r->not_needed, r->skipped, r->failed);
-    }
-  } else {
-    std::cerr << "schedmate serve: restoring priorities: " << r.status().message()
-              << " (they are put back at the next start or by `schedmate serve --restore`)\n";
-  }
-  server.Stop();
+  std::cerr << exposure;
+  PrintBanner(config, server.port(), token, engines.description, companion.ActionPolicySummary());
+  ServeUntilSignalled(companion, server, signals);
 }
 
 }  // namespace
@@ -290,8 +326,9 @@ void RegisterServeCommands(CLI::App& app) {
       "Run the companion beside a real Slurm cluster: advise new jobs, track running jobs' logs,\n"
       "diagnose failures and act within policy, estimate start times, serve the HTTP API.");
   cmd->add_flag(
-      "--slurm", flags->slurm,
-      "Use the Slurm on this machine (squeue/sinfo/scontrol in PATH; SLURM_CONF honoured)");
+         "--slurm", flags->slurm,
+         "Use the Slurm on this machine (squeue/sinfo/scontrol in PATH; SLURM_CONF honoured)")
+      ->required();
   cmd->add_option("--config", flags->config_path,
                   "YAML configuration (see config/schedmate.example.yaml)");
   cmd->add_option("--data-dir", flags->data_dir,
@@ -316,14 +353,18 @@ void RegisterServeCommands(CLI::App& app) {
   cmd->add_flag("--dry-run", flags->dry_run,
                 "Record every action with its reason but execute none");
   cmd->add_option("--submit-policy", flags->submit_policy,
-                  "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)");
+                  "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto parsed = ParseSubmitPolicy(v);
+            return parsed.ok() ? std::string() : parsed.status().message();
+          },
+          "POLICY"));
   cmd->add_option("--llm-engine", flags->llm_engine,
                   "Failure diagnosis engine: builtin, llm or auto (overrides llm.engine; any LLM "
                   "failure falls back to builtin and is counted in /metrics)")
       ->check(CLI::IsMember({"builtin", "llm", "auto"}));
-  cmd->add_option("--llm-config", flags->llm_config,
-                  "LLM configuration YAML (overrides llm.config; default $SCHEDMATE_LLM_CONFIG, "
-                  "else the SCHEDMATE_LLM_* environment)");
+  AddLlmConfigFlag(cmd, flags->llm_config, "(overrides llm.config)");
   cmd->add_option("--mode", flags->mode,
                   "advise (predictions and limits only) or order (also rank the pending queue "
                   "through job priorities) (overrides scheduling.mode)")

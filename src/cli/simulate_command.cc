@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -19,6 +18,7 @@
 #include "advisor/history_estimator.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "core/clock.h"
 #include "core/file_util.h"
 #include "core/progress.h"
@@ -30,7 +30,9 @@
 #include "policy/policy_registry.h"
 #include "policy/slurm_config.h"
 #include "sim/metrics.h"
+#include "sim/sim_json.h"
 #include "sim/simulator.h"
+#include "sim/whatif.h"
 #include "trace/cluster_config.h"
 #include "trace/estimates.h"
 #include "trace/trace_reader.h"
@@ -39,8 +41,7 @@ namespace schedmate::cli {
 namespace {
 
 struct SimulateArgs {
-  std::string trace;
-  std::string format = "auto";
+  TraceFlags trace;  // --trace, --format, --skip-malformed
   std::string vc_config;
   std::string estimates;
   std::string estimator;
@@ -61,7 +62,6 @@ struct SimulateArgs {
   double eta_after = 0.1;
   double mttr_hours = 2;
   double checkpoint_interval_s = 0;
-  bool skip_malformed = false;
   int64_t max_events = 0;  // 0: sim::DefaultMaxEvents
   std::string slurm_conf;  // weights and backfill settings for the slurm policy
   std::string jobs_out;    // per-job starts and finishes (CSV)
@@ -83,7 +83,7 @@ std::string DirOf(const std::string& path) {
 }
 
 // A single partition sized from the flags (checked at parse time), or derived from the trace when
-// none are given.
+// none are given (sim::SizeClusterForTrace).
 ClusterSpec SingleCluster(const SimulateArgs& a, const JobTable& table) {
   ClusterSpec c;
   VcSpec vc;
@@ -97,35 +97,13 @@ ClusterSpec SingleCluster(const SimulateArgs& a, const JobTable& table) {
                                a.gpus, vc.nodes, a.gpus_per_node);
     }
   } else {
-    // Enough GPUs for the largest job and for the average demand at ~80% load.
-    int64_t max_gpus = 1;
-    long double gpu_seconds = 0;
-    SimTime first = SimTime::Max(), last = SimTime::Zero();
-    for (const auto& j : table.jobs) {
-      max_gpus = std::max<int64_t>(max_gpus, j.gpus.ceil_whole());
-      gpu_seconds += static_cast<long double>(j.gpus.as_double()) * j.duration.seconds_f();
-      first = std::min(first, j.submit);
-      last = std::max(last, j.submit);
-    }
-    const double span = std::max(1.0, (last - first).seconds_f());
-    const double demand = std::ceil(static_cast<double>(gpu_seconds) / span / 0.8);
-    if (!(demand <= static_cast<double>(sim::kMaxClusterGpus)) || max_gpus > sim::kMaxClusterGpus) {
-      Fail(Status::InvalidArgument(fmt::format(
-          "{}: sizing the cluster from the trace gives more than {} GPUs (largest job {} GPUs, "
-          "mean "
-          "demand {:.3g} GPUs at 80% load), the most the simulator accepts; give --gpus, --nodes "
-          "or --vc-config",
-          table.source, sim::kMaxClusterGpus, max_gpus, demand)));
-    }
-    const int64_t total = std::max(max_gpus, static_cast<int64_t>(demand));
-    vc.nodes =
-        static_cast<int32_t>(std::max<int64_t>(1, (total + a.gpus_per_node - 1) / a.gpus_per_node));
-    {
-      std::cerr << fmt::format(
-          "schedmate: note: no --vc-config/--gpus/--nodes: simulating {} nodes x {} GPUs "
-          "(largest job {} GPUs; mean demand at 80% load)\n",
-          vc.nodes, vc.gpus_per_node, max_gpus);
-    }
+    auto sizing = sim::SizeClusterForTrace(table, vc.gpus_per_node);
+    if (!sizing.ok()) Fail(sizing.status());
+    vc.nodes = sizing->nodes;
+    std::cerr << fmt::format(
+        "schedmate: note: no --vc-config/--gpus/--nodes: simulating {} nodes x {} GPUs "
+        "(largest job {} GPUs; mean demand at 80% load)\n",
+        vc.nodes, vc.gpus_per_node, sizing->max_job_gpus);
   }
   c.vcs.push_back(vc);
   return c;
@@ -218,46 +196,71 @@ void PrintTable(const std::string& trace, const JobTable& table,
   }
 }
 
-// The runs as one JSON document (`--json`).
-void PrintJsonRuns(const SimulateArgs& a, const JobTable& table, const ClusterSpec& cluster,
-                   const std::vector<PolicyRun>& runs, const std::string& estimator_name,
-                   const std::function<std::string(const std::string&)>& estimator_for) {
-  nlohmann::json out;
-  out["trace"] = a.trace;
-  out["jobs"] = table.jobs.size();
-  out["seed"] = a.seed;
-  out["lucid_compat"] = a.lucid_compat;
-  out["estimator"] = estimator_name;
-  out["cluster_gpus"] = cluster.total_gpus();
-  nlohmann::json pols = nlohmann::json::array();
-  for (const auto& r : runs) {
-    const auto& s = r.summary;
-    nlohmann::json p;
-    p["policy"] = s.policy;
-    p["estimator"] = estimator_for(s.policy);
-    p["jobs"] = s.jobs;
-    p["rejected"] = s.rejected;
-    p["unfinished"] = s.unfinished;
-    p["skipped"] = s.skipped;
-    p["preemptions"] = s.preemptions;
-    p["failure_restarts"] = s.failure_restarts;
-    p["avg_jct_s"] = s.avg_jct_s;
-    p["avg_queue_s"] = s.avg_queue_s;
-    p["p50_jct_s"] = s.p50_jct_s;
-    p["p95_jct_s"] = s.p95_jct_s;
-    p["p99_jct_s"] = s.p99_jct_s;
-    p["makespan_s"] = s.makespan_s;
-    p["gpu_utilization"] = s.gpu_utilization;
-    p["wall_s"] = r.wall_s;
-    nlohmann::json per = nlohmann::json::object();
-    for (const auto& v : s.per_vc) {
-      per[v.name] = {{"jobs", v.jobs}, {"avg_jct_s", v.avg_jct_s}, {"avg_queue_s", v.avg_queue_s}};
+// The policies to run: --policy's names (checked against the registry) or the default set.
+std::vector<std::string> PolicyNames(const SimulateArgs& a,
+                                     const policy::PolicyRegistry& registry) {
+  std::vector<std::string> names;
+  if (ToLower(a.policies) == "all") return policy::DefaultPolicyNames();
+  for (auto n : Split(a.policies, ',')) {
+    std::string name(Trim(n));
+    if (name.empty()) continue;
+    if (!registry.Contains(name)) {
+      FailUsage(fmt::format("unknown policy '{}' (known: {}, all)", name,
+                            fmt::join(registry.Names(), ", ")));
     }
-    p["per_vc"] = std::move(per);
-    pols.push_back(std::move(p));
+    names.push_back(name);
   }
-  out["policies"] = std::move(pols);
-  PrintJson(out);
+  if (names.empty()) FailUsage("--policy is empty");
+  return names;
+}
+
+// The trace with its run times, and the estimates file's values applied.
+JobTable LoadTable(const SimulateArgs& a) {
+  trace::TraceReadOptions ro;
+  ro.format = ParsedTraceFormat(a.trace);
+  ro.skip_malformed = a.trace.skip_malformed;
+  const std::string& path = a.trace.path;
+  auto table_or = trace::ReadTrace(path, ro);
+  if (!table_or.ok()) Fail(table_or.status());
+  JobTable table = std::move(table_or).value();
+  if (!trace::FormatHasDurations(table.format)) {
+    Fail(
+        Status::InvalidArgument(fmt::format("{}: {} traces carry no run times, which the "
+                                            "simulator needs",
+                                            path, TraceFormatName(table.format))));
+  }
+  if (table.rows_skipped > 0) {
+    std::cerr << fmt::format("schedmate: note: skipped {} malformed rows of {}\n",
+                             table.rows_skipped, path);
+  }
+  if (!a.estimates.empty()) {
+    auto est = trace::ReadEstimates(a.estimates);
+    if (!est.ok()) Fail(est.status());
+    auto stats = trace::ApplyEstimates(table, *est);
+    // A `history replay` file also carries the predictive distribution's quantiles.
+    auto quantiles = trace::ReadEstimateQuantiles(a.estimates);
+    if (!quantiles.ok()) Fail(quantiles.status());
+    trace::ApplyEstimateQuantiles(table, *quantiles);
+    if (stats.missing > 0) {
+      std::cerr << fmt::format("schedmate: note: {} jobs have no estimate in {}\n", stats.missing,
+                               a.estimates);
+    }
+  }
+  return table;
+}
+
+// The VC config's partitions, else one partition from the flags or the trace.
+ClusterSpec LoadCluster(const SimulateArgs& a, const JobTable& table) {
+  ClusterSpec cluster;
+  if (!a.vc_config.empty()) {
+    auto c = trace::ReadVcConfig(a.vc_config, static_cast<int32_t>(a.gpus_per_node));
+    if (!c.ok()) Fail(c.status());
+    cluster = std::move(c).value();
+  } else {
+    cluster = SingleCluster(a, table);
+  }
+  if (cluster.total_gpus() <= 0) Fail(Status::InvalidArgument("the cluster has no GPUs"));
+  return cluster;
 }
 
 // One CSV row per trace job and run (`--jobs-out`): when the simulator started and finished it,
@@ -280,57 +283,40 @@ void WriteJobsOut(const std::string& path, const JobTable& table,
   if (Status st = WriteStringToFile(path, csv); !st.ok()) Fail(st);
 }
 
-// The policies --policy names ("all": the default set); unknown names are a usage error.
-std::vector<std::string> PolicyNames(const SimulateArgs& a,
-                                     const policy::PolicyRegistry& registry) {
-  std::vector<std::string> names;
-  if (ToLower(a.policies) == "all") {
-    names = policy::DefaultPolicyNames();
-  } else {
-    for (auto n : Split(a.policies, ',')) {
-      std::string name(Trim(n));
-      if (name.empty()) continue;
-      if (!registry.Contains(name)) {
-        FailUsage(fmt::format("unknown policy '{}' (known: {}, all)", name,
-                              fmt::join(registry.Names(), ", ")));
-      }
-      names.push_back(name);
-    }
+// Options shared by every run; the cluster and failure options are checked once, up front: the
+// cluster alone is the VC config's fault (exit 1) or the flags' (exit 2); the failure options on
+// it are the flags' (exit 2).
+sim::SimOptions BaseOptions(const SimulateArgs& a, const JobTable& table,
+                            const ClusterSpec& cluster, std::pair<Duration, Duration> cost) {
+  sim::SimOptions base;
+  base.lucid_compat = a.lucid_compat;
+  base.preemption_cost.small = cost.first;
+  base.preemption_cost.large = cost.second;
+  base.seed = a.seed;
+  base.max_events = a.max_events;
+  base.record_first_nodes = !a.jobs_out.empty();
+  if (a.eta_sigma >= 0) {
+    base.eta.enabled = true;
+    base.eta.sigma = a.eta_sigma;
+    base.eta.after_fraction = a.eta_after;
   }
-  return names;
-}
-
-// The trace, with --estimates applied.
-JobTable LoadTrace(const SimulateArgs& a, TraceFormat format) {
-  trace::TraceReadOptions ro;
-  ro.format = format;
-  ro.skip_malformed = a.skip_malformed;
-  auto table_or = trace::ReadTrace(a.trace, ro);
-  if (!table_or.ok()) Fail(table_or.status());
-  JobTable table = std::move(table_or).value();
-  if (!trace::FormatHasDurations(table.format)) {
-    Fail(Status::InvalidArgument(
-        fmt::format("{}: {} traces carry no run times, which the simulator needs", a.trace,
-                    TraceFormatName(table.format))));
+  if (a.mtbf_hours > 0) {
+    base.failures.enabled = true;
+    base.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
+    base.failures.mttr = Duration::FromSecondsF(std::max(1.0, a.mttr_hours * 3600));
+    base.failures.checkpoint_interval = Duration::FromSecondsF(a.checkpoint_interval_s);
   }
-  if (table.rows_skipped > 0) {
-    std::cerr << fmt::format("schedmate: note: skipped {} malformed rows of {}\n",
-                             table.rows_skipped, a.trace);
+  if (Status st = sim::CheckSimConfig(cluster, sim::SimOptions{}); !st.ok()) {
+    if (a.vc_config.empty()) FailUsage(st.message());
+    Fail(Status::InvalidArgument(a.vc_config + ": " + st.message()));
   }
-  if (!a.estimates.empty()) {
-    auto est = trace::ReadEstimates(a.estimates);
-    if (!est.ok()) Fail(est.status());
-    auto stats = trace::ApplyEstimates(table, *est);
-    // A `history replay` file also carries the predictive distribution's quantiles.
-    auto quantiles = trace::ReadEstimateQuantiles(a.estimates);
-    if (!quantiles.ok()) Fail(quantiles.status());
-    trace::ApplyEstimateQuantiles(table, *quantiles);
-    if (stats.missing > 0) {
-      std::cerr << fmt::format("schedmate: note: {} jobs have no estimate in {}\n", stats.missing,
-                               a.estimates);
-    }
+  if (Status st = sim::CheckSimConfig(cluster, base); !st.ok()) {
+    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
   }
-  return table;
+  if (Status st = sim::CheckFailureFeasibility(table, cluster, base); !st.ok()) {
+    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
+  }
+  return base;
 }
 
 // Co-location measurements: explicit files, else beside the VC config (Lucid's lucid_aux/).
@@ -343,100 +329,122 @@ std::optional<policy::ColocationModel> LoadColocation(const SimulateArgs& a) {
       single = dir + "/single_data.csv";
     }
   }
-  if (colo.empty() != single.empty()) FailUsage("--colocate-info and --single-data go together");
-  std::optional<policy::ColocationModel> model;
-  if (!colo.empty()) {
-    auto m = policy::ColocationModel::Load(colo, single);
-    if (!m.ok()) Fail(m.status());
-    model = std::move(m).value();
+  if (colo.empty()) return std::nullopt;
+  auto m = policy::ColocationModel::Load(colo, single);
+  if (!m.ok()) Fail(m.status());
+  return std::move(m).value();
+}
+
+// Which estimator each policy runs with: --estimator when given; for the schedmate policy the
+// advisor's learned online estimator; otherwise the file column when present, else user-mean.
+struct EstimatorChoice {
+  std::string flag;  // --estimator ("" when not given)
+  std::string base;  // every policy's but schedmate's when --estimator is not given
+  std::string For(const std::string& policy_name) const {
+    if (flag.empty() && policy_name == "schedmate" &&
+        policy::DefaultEstimatorRegistry().Contains("advisor")) {
+      return "advisor";
+    }
+    return base;
   }
-  return model;
+};
+
+EstimatorChoice ChooseEstimators(const SimulateArgs& a, const JobTable& table) {
+  bool any_estimate = false;
+  for (const auto& j : table.jobs) any_estimate = any_estimate || j.estimate.has_value();
+  return {a.estimator, !a.estimator.empty() ? a.estimator : (any_estimate ? "file" : "user-mean")};
+}
+
+// Everything one policy's run needs besides its name.
+struct RunContext {
+  const SimulateArgs& args;
+  const JobTable& table;
+  const ClusterSpec& cluster;
+  const sim::SimOptions& base;
+  const policy::PolicyRegistry& registry;
+  const EstimatorChoice& estimators;
+  const policy::ColocationModel* colocation;
+  const policy::SlurmConfig* slurm;
+  policy::PlacementKind placement;
+};
+
+PolicyRun RunPolicy(const RunContext& c, const std::string& name) {
+  auto est = policy::DefaultEstimatorRegistry().Create(c.estimators.For(name));
+  if (!est.ok()) Fail(est.status());
+  std::unique_ptr<DurationEstimator> estimator = std::move(est).value();
+  policy::PolicyConfig pc;
+  pc.placement = c.args.lucid_compat ? policy::PlacementKind::kConsolidate : c.placement;
+  pc.lucid_compat = c.args.lucid_compat;
+  pc.slurm = c.slurm;
+  pc.estimator = estimator.get();
+  pc.colocation = c.colocation;
+  pc.preemption_cost = c.base.preemption_cost.small;
+  pc.preemption_cost_large = c.base.preemption_cost.large;
+  sim::SimOptions so = c.base;
+  so.colocation = pc.colocation;
+  so.estimator = estimator.get();
+  so.progress = ProgressBar::StderrIsInteractive();
+  so.progress_label = "simulate " + name;
+  Stopwatch watch;
+  auto result = sim::Simulate(
+      c.table, c.cluster,
+      [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
+        return c.registry.Create(name, pc);
+      },
+      so);
+  if (!result.ok()) {
+    if (result.status().code() == StatusCode::kResourceExhausted) {
+      Fail(Status::ResourceExhausted(
+          fmt::format("{} ({}): {}; raise --max-events if the run is meant to be this long",
+                      c.args.trace.path, name, result.status().message())));
+    }
+    Fail(result.status());
+  }
+  PolicyRun run;
+  run.wall_s = watch.ElapsedSeconds();
+  run.result = std::move(result).value();
+  run.summary = sim::Summarize(run.result);
+  return run;
+}
+
+void PrintRunsJson(const RunContext& c, const std::vector<PolicyRun>& runs) {
+  nlohmann::json out;
+  out["trace"] = c.args.trace.path;
+  out["jobs"] = c.table.jobs.size();
+  out["seed"] = c.args.seed;
+  out["lucid_compat"] = c.args.lucid_compat;
+  out["estimator"] = c.estimators.base;
+  out["cluster_gpus"] = c.cluster.total_gpus();
+  nlohmann::json pols = nlohmann::json::array();
+  for (const auto& r : runs) {
+    nlohmann::json p = sim::SummaryToJson(r.summary);
+    p["estimator"] = c.estimators.For(r.summary.policy);
+    p["wall_s"] = r.wall_s;
+    pols.push_back(std::move(p));
+  }
+  out["policies"] = std::move(pols);
+  PrintJson(out);
 }
 
 void Run(const SimulateArgs& a) {
-  // --- inputs ---------------------------------------------------------------------------------
-  auto format = ParseTraceFormat(ToLower(a.format));
-  if (!format) FailUsage("unknown --format '" + a.format + "'");
-  auto placement = policy::ParsePlacementKind(a.placement);
-  if (!placement) FailUsage("unknown --placement '" + a.placement + "' (consolidate|spread)");
-  // Counts and ranges are checked by the options' validators; what remains are combinations.
+  // Formats, placements, estimators and --preemption-cost are checked by the options'
+  // validators; what remains are combinations and the files.
+  const policy::PlacementKind placement = *policy::ParsePlacementKind(a.placement);
   if (a.nodes > 0 && a.nodes * a.gpus_per_node > sim::kMaxClusterGpus) {
     FailUsage(
         fmt::format("--nodes {} x --gpus-per-node {} is more than {} GPUs, the most the "
                     "simulator accepts",
                     a.nodes, a.gpus_per_node, sim::kMaxClusterGpus));
   }
-  auto cost = ParseCost(a.preemption_cost);
-  if (!cost.ok()) FailUsage(cost.status().message());
-
   policy::PolicyRegistry registry;
   if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
-  std::vector<std::string> names = PolicyNames(a, registry);
-  if (names.empty()) FailUsage("--policy is empty");
-  auto& estimators = policy::DefaultEstimatorRegistry();
-  if (!a.estimator.empty() && !estimators.Contains(a.estimator)) {
-    FailUsage(fmt::format("unknown --estimator '{}' (known: {})", a.estimator,
-                          fmt::join(estimators.Names(), ", ")));
-  }
+  const std::vector<std::string> names = PolicyNames(a, registry);
 
-  JobTable table = LoadTrace(a, *format);
-  ClusterSpec cluster;
-  if (!a.vc_config.empty()) {
-    auto c = trace::ReadVcConfig(a.vc_config, static_cast<int32_t>(a.gpus_per_node));
-    if (!c.ok()) Fail(c.status());
-    cluster = std::move(c).value();
-  } else {
-    cluster = SingleCluster(a, table);
-  }
-  if (cluster.total_gpus() <= 0) Fail(Status::InvalidArgument("the cluster has no GPUs"));
-  // Options shared by every run; the cluster and failure options are checked once, up front.
-  sim::SimOptions base;
-  base.lucid_compat = a.lucid_compat;
-  base.preemption_cost.small = cost->first;
-  base.preemption_cost.large = cost->second;
-  base.seed = a.seed;
-  base.max_events = a.max_events;
-  if (a.eta_sigma >= 0) {
-    base.eta.enabled = true;
-    base.eta.sigma = a.eta_sigma;
-    base.eta.after_fraction = a.eta_after;
-  }
-  if (a.mtbf_hours > 0) {
-    base.failures.enabled = true;
-    base.failures.mtbf = Duration::FromSecondsF(a.mtbf_hours * 3600);
-    base.failures.mttr = Duration::FromSecondsF(std::max(1.0, a.mttr_hours * 3600));
-    base.failures.checkpoint_interval = Duration::FromSecondsF(a.checkpoint_interval_s);
-  }
-  // The cluster alone: the VC config's fault (exit 1) or the flags' (exit 2); then the failure
-  // options on it (exit 2).
-  if (Status st = sim::CheckSimConfig(cluster, sim::SimOptions{}); !st.ok()) {
-    if (a.vc_config.empty()) FailUsage(st.message());
-    Fail(Status::InvalidArgument(a.vc_config + ": " + st.message()));
-  }
-  if (Status st = sim::CheckSimConfig(cluster, base); !st.ok()) {
-    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
-  }
-  if (Status st = sim::CheckFailureFeasibility(table, cluster, base); !st.ok()) {
-    FailUsage(fmt::format("--mtbf {} h: {}", a.mtbf_hours, st.message()));
-  }
-
-  std::optional<policy::ColocationModel> model = LoadColocation(a);
-
-  bool any_estimate = false;
-  for (const auto& j : table.jobs) any_estimate = any_estimate || j.estimate.has_value();
-  // Default estimator: --estimator when given; for the schedmate policy the advisor's learned
-  // online estimator when this build has it; otherwise the file column when present, else
-  // user-mean.
-  const std::string base_estimator =
-      !a.estimator.empty() ? a.estimator : (any_estimate ? "file" : "user-mean");
-  auto estimator_for = [&](const std::string& policy_name) {
-    if (a.estimator.empty() && policy_name == "schedmate" && estimators.Contains("advisor")) {
-      return std::string("advisor");
-    }
-    return base_estimator;
-  };
-  const std::string& estimator_name = base_estimator;
-
+  JobTable table = LoadTable(a);
+  const ClusterSpec cluster = LoadCluster(a, table);
+  const sim::SimOptions base = BaseOptions(a, table, cluster, *ParseCost(a.preemption_cost));
+  const std::optional<policy::ColocationModel> model = LoadColocation(a);
+  const EstimatorChoice estimators = ChooseEstimators(a, table);
   // The slurm policy's configuration: the site's slurm.conf (its errors are the file's), else
   // Slurm's defaults.
   policy::SlurmConfig slurm;
@@ -445,56 +453,17 @@ void Run(const SimulateArgs& a) {
     if (!conf.ok()) Fail(conf.status());
     slurm = conf->config;
   }
-
-  // --- runs -----------------------------------------------------------------------------------
+  const RunContext context{
+      a, table, cluster, base, registry, estimators, model ? &*model : nullptr, &slurm, placement};
   std::vector<PolicyRun> runs;
-  for (const auto& name : names) {
-    auto est = estimators.Create(estimator_for(name));
-    if (!est.ok()) Fail(est.status());
-    std::unique_ptr<DurationEstimator> estimator = std::move(est).value();
-    policy::PolicyConfig pc;
-    pc.placement = a.lucid_compat ? policy::PlacementKind::kConsolidate : *placement;
-    pc.lucid_compat = a.lucid_compat;
-    pc.slurm = &slurm;
-    pc.estimator = estimator.get();
-    pc.colocation = model ? &*model : nullptr;
-    pc.preemption_cost = cost->first;
-    pc.preemption_cost_large = cost->second;
-    sim::SimOptions so = base;
-    so.colocation = pc.colocation;
-    so.estimator = estimator.get();
-    so.progress = ProgressBar::StderrIsInteractive();
-    so.progress_label = "simulate " + name;
-    so.record_first_nodes = !a.jobs_out.empty();
-    Stopwatch watch;
-    auto result = sim::Simulate(
-        table, cluster,
-        [&]() -> Result<std::unique_ptr<policy::SchedulingPolicy>> {
-          return registry.Create(name, pc);
-        },
-        so);
-    if (!result.ok()) {
-      if (result.status().code() == StatusCode::kResourceExhausted) {
-        Fail(Status::ResourceExhausted(
-            fmt::format("{} ({}): {}; raise --max-events if the run is meant to be this long",
-                        a.trace, name, result.status().message())));
-      }
-      Fail(result.status());
-    }
-    PolicyRun run;
-    run.wall_s = watch.ElapsedSeconds();
-    run.result = std::move(result).value();
-    run.summary = sim::Summarize(run.result);
-    runs.push_back(std::move(run));
-  }
+  for (const auto& name : names) runs.push_back(RunPolicy(context, name));
 
-  // --- output ---------------------------------------------------------------------------------
-  if (a.json) {
-    PrintJsonRuns(a, table, cluster, runs, estimator_name, estimator_for);
-  } else {
-    PrintTable(a.trace, table, runs);
-  }
   if (!a.jobs_out.empty()) WriteJobsOut(a.jobs_out, table, runs);
+  if (a.json) {
+    PrintRunsJson(context, runs);
+  } else {
+    PrintTable(a.trace.path, table, runs);
+  }
   if (!a.plot.empty()) {
     WritePlot(runs, a.plot);
     if (!a.json) std::cout << "\nplot written to " << a.plot << "\n";
@@ -519,10 +488,7 @@ void RegisterSimulateCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "simulate",
       "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
-  cmd->add_option("--trace", args->trace, "job trace file (see --format)")->required();
-  cmd->add_option("--format", args->format,
-                  "trace format: auto|lucid|gpw|chronus|gavel|pollux|openb|swf")
-      ->capture_default_str();
+  AddTraceFlags(cmd, args->trace, TraceArg::kOption, "job trace file (see --format)");
   auto* vc_config = cmd->add_option(
       "--vc-config", args->vc_config,
       "Lucid vc_config.csv: one partition per VC (8-GPU nodes unless --gpus-per-node)");
@@ -532,7 +498,15 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_option("--estimator", args->estimator,
                   "duration estimator for qssf/lucid/schedmate: file|oracle|user-mean|advisor "
                   "(default: advisor for the schedmate policy; otherwise file when estimates are "
-                  "present, else user-mean)");
+                  "present, else user-mean)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            const auto& known = policy::DefaultEstimatorRegistry();
+            if (known.Contains(name)) return "";
+            return fmt::format("unknown --estimator '{}' (known: {})", name,
+                               fmt::join(known.Names(), ", "));
+          },
+          "ESTIMATOR"));
   cmd->add_flag("--lucid-compat", args->lucid_compat,
                 "reproduce Lucid's simulator semantics (1 s steps, consolidate placement, 40/60 s "
                 "preemption cost, Lucid's tie rules)");
@@ -548,7 +522,9 @@ void RegisterSimulateCommand(CLI::App& app) {
   cmd->add_option("--policy", args->policies,
                   "comma-separated policies or 'all' (fifo,sjf,srtf,qssf,tiresias,lucid,schedmate)")
       ->capture_default_str();
-  cmd->add_option("--placement", args->placement, "consolidate | spread")->capture_default_str();
+  cmd->add_option("--placement", args->placement, "consolidate | spread")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"consolidate", "spread"}));
   cmd->add_option("--seed", args->seed, "random seed (failure injection); goes into the results")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -562,13 +538,16 @@ void RegisterSimulateCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0))
       ->needs("--eta-sigma");
-  cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
-  cmd->add_option("--plot", args->plot,
-                  "write a plot: JCT CDF, queue length, utilisation (.svg|.png)");
-  cmd->add_option("--colocate-info", args->colocate_info,
-                  "Lucid colocate_info.csv (default: beside --vc-config if present)");
-  cmd->add_option("--single-data", args->single_data,
-                  "Lucid single_data.csv (default: beside --vc-config if present)");
+  AddJsonFlag(cmd, args->json, "print one JSON object instead of tables");
+  AddPlotFlag(cmd, args->plot, "the JCT CDF, queue length and utilisation");
+  auto* colocate_info =
+      cmd->add_option("--colocate-info", args->colocate_info,
+                      "Lucid colocate_info.csv (default: beside --vc-config if present)");
+  auto* single_data =
+      cmd->add_option("--single-data", args->single_data,
+                      "Lucid single_data.csv (default: beside --vc-config if present)");
+  colocate_info->needs(single_data);
+  single_data->needs(colocate_info);
   cmd->add_option("--preemption-cost", args->preemption_cost,
                   "checkpoint+restore cost in s: SMALL[,LARGE] for <=8 / >8 GPUs")
       ->capture_default_str()
@@ -603,7 +582,6 @@ void RegisterSimulateCommand(CLI::App& app) {
                               sim::kDefaultEventsBase, sim::kDefaultEventsPerJob))
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--skip-malformed", args->skip_malformed, "skip and count malformed trace rows");
   cmd->add_option("--slurm-conf", args->slurm_conf,
                   "slurm.conf whose priority weights and backfill settings the slurm policy uses "
                   "(default: Slurm's defaults)")

@@ -9,9 +9,11 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "sim/simulator.h"
 #include "trace/gavel_throughputs.h"
 #include "trace/trace_generator.h"
+#include "trace/trace_json.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_stats.h"
 #include "trace/trace_writer.h"
@@ -25,24 +27,15 @@ constexpr double kMinLoadFactor = 1e-6;
 constexpr double kMaxLoadFactor = 1e6;
 constexpr double kMaxTargetLoad = 100;
 
-std::string FormatsHelp() {
-  return "Trace format: auto (default: detect from the header row / extension), or one of\n" +
-         trace::DescribeTraceFormats();
-}
-
 struct ReadFlags {
-  std::string path;
-  std::string format = "auto";
-  bool skip_malformed = false;
+  TraceFlags trace;  // the file, --format, --skip-malformed
   std::string gavel_throughputs;
   std::string gavel_worker = "v100";
 };
 
+// The trace file is declared by each command (a positional FILE, or generate's --from).
 void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
-  cmd->add_option("--format", f.format, FormatsHelp())->capture_default_str();
-  cmd->add_flag("--skip-malformed", f.skip_malformed,
-                "Skip rows that cannot be parsed (counted, first reasons shown) instead of "
-                "stopping at the first one with file:line");
+  AddTraceFlags(cmd, f.trace, TraceArg::kNone, "");
   cmd->add_option("--gavel-throughputs", f.gavel_throughputs,
                   "Gavel throughput JSON (e.g. Gavel's simulation_throughputs.json): derive Gavel "
                   "job durations as total_steps / isolated steps-per-second (approximate: the "
@@ -53,19 +46,14 @@ void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
 }
 
 JobTable ReadOrFail(const ReadFlags& f) {
-  auto format = ParseTraceFormat(f.format);
-  if (!format) {
-    FailUsage("unknown trace format '" + f.format + "'; expected auto or one of:\n" +
-              trace::DescribeTraceFormats());
-  }
   trace::TraceReadOptions o;
-  o.format = *format;
-  o.skip_malformed = f.skip_malformed;
-  auto table = trace::ReadTrace(f.path, o);
+  o.format = ParsedTraceFormat(f.trace);
+  o.skip_malformed = f.trace.skip_malformed;
+  auto table = trace::ReadTrace(f.trace.path, o);
   if (!table.ok()) Fail(table.status());
   if (!f.gavel_throughputs.empty()) {
     if (table->format != TraceFormat::kGavel) {
-      FailUsage("--gavel-throughputs applies to Gavel traces only; " + f.path + " is " +
+      FailUsage("--gavel-throughputs applies to Gavel traces only; " + f.trace.path + " is " +
                 std::string(TraceFormatName(table->format)));
     }
     auto tput = trace::ReadGavelThroughputs(f.gavel_throughputs, f.gavel_worker);
@@ -95,37 +83,6 @@ struct StatsFlags {
   ReadFlags read;
   bool json = false;
 };
-
-nlohmann::json StatsToJson(const JobTable& t, const trace::TraceStats& s) {
-  nlohmann::json j;
-  j["source"] = t.source;
-  j["format"] = std::string(TraceFormatName(t.format));
-  j["jobs"] = s.jobs;
-  j["rows_read"] = s.rows_read;
-  j["rows_skipped"] = s.rows_skipped;
-  j["skip_reasons"] = t.skip_reasons;
-  j["first_submit_s"] = s.first_submit.seconds_f();
-  j["last_submit_s"] = s.last_submit.seconds_f();
-  j["span_s"] = (s.last_submit - s.first_submit).seconds_f();
-  j["mean_interarrival_s"] = s.mean_interarrival_s;
-  j["users"] = s.users;
-  j["vcs"] = s.vcs;
-  // An array keeps the bucket order (JSON objects print sorted by key).
-  nlohmann::json hist = nlohmann::json::array();
-  for (const auto& [k, v] : s.gpu_histogram) hist.push_back({{"gpus", k}, {"jobs", v}});
-  j["gpu_histogram"] = hist;
-  j["durations_known"] = s.durations_known;
-  j["duration_s"] = {{"p50", s.p50.seconds_f()},
-                     {"p90", s.p90.seconds_f()},
-                     {"p99", s.p99.seconds_f()},
-                     {"mean", s.mean.seconds_f()},
-                     {"max", s.max.seconds_f()}};
-  j["gpu_hours"] = s.gpu_hours;
-  nlohmann::json states = nlohmann::json::object();
-  for (const auto& [k, v] : s.states) states[k] = v;
-  j["states"] = states;
-  return j;
-}
 
 void PrintStatsTable(const JobTable& t, const trace::TraceStats& s) {
   auto pct = [&](int64_t n) { return s.jobs ? 100.0 * static_cast<double>(n) / s.jobs : 0.0; };
@@ -161,7 +118,7 @@ void RunStats(const StatsFlags& f) {
   const JobTable t = ReadOrFail(f.read);
   const trace::TraceStats s = trace::ComputeTraceStats(t);
   if (f.json) {
-    PrintJson(StatsToJson(t, s));
+    PrintJson(trace::TraceStatsToJson(t, s));
   } else {
     PrintStatsTable(t, s);
   }
@@ -193,9 +150,6 @@ void RunGenerate(const GenerateFlags& f) {
   o.cluster_gpus = f.cluster_gpus;
   o.target_load = f.target_load;
   if (!f.vc.empty()) o.single_vc = f.vc;
-  if (!f.vc_config_out.empty() && !f.cluster_gpus) {
-    FailUsage("--vc-config-out needs --cluster-gpus (the size of the cluster to split)");
-  }
   auto gen = trace::GenerateTrace(source, o);
   if (!gen.ok()) Fail(gen.status());
   if (f.out.empty() || f.out == "-") {
@@ -234,7 +188,6 @@ void RunConvert(const ConvertFlags& f) {
     Fail(s);
   }
   if (!f.vc_config_out.empty()) {
-    if (!f.cluster_gpus) FailUsage("--vc-config-out needs --cluster-gpus");
     auto cfg = trace::FormatVcConfigFor(t, *f.cluster_gpus, f.gpus_per_node);
     if (!cfg.ok()) Fail(cfg.status());
     if (Status s = trace::WriteOutputFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
@@ -258,9 +211,9 @@ void RegisterTraceCommands(CLI::App& app) {
       "stats",
       "Summarize a trace: jobs, skipped rows, submit-time span, users, VCs, GPUs-per-job "
       "histogram, duration percentiles, GPU-hours and final states.");
-  stats->add_option("file", sf->read.path, "Trace file to read")->required();
+  stats->add_option("file", sf->read.trace.path, "Trace file to read")->required();
   AddReadFlags(stats, sf->read);
-  stats->add_flag("--json", sf->json, "Print the statistics as one JSON document");
+  AddJsonFlag(stats, sf->json, "Print the statistics as one JSON document");
   stats->callback([sf] { RunStats(*sf); });
 
   auto gf = std::make_shared<GenerateFlags>();
@@ -273,7 +226,7 @@ void RegisterTraceCommands(CLI::App& app) {
       "one of --load-factor, --span-days, or --cluster-gpus [--target-load]; e.g. 1e6 jobs for "
       "a 10,000-GPU cluster: --jobs 1000000 --cluster-gpus 10000 --target-load 0.9 --vc all "
       "--vc-config-out cluster.csv");
-  gen->add_option("--from", gf->read.path, "Real trace to sample from")->required();
+  gen->add_option("--from", gf->read.trace.path, "Real trace to sample from")->required();
   AddReadFlags(gen, gf->read);
   gen->add_option("--jobs", gf->jobs,
                   fmt::format("Number of jobs to generate (at most {})", kMaxGenerateJobs))
@@ -308,7 +261,8 @@ void RegisterTraceCommands(CLI::App& app) {
                   "Put every generated job in this one VC (default: keep the sampled jobs' VCs)");
   gen->add_option("--vc-config-out", gf->vc_config_out,
                   "Also write a Lucid vc_config.csv splitting --cluster-gpus into nodes per VC, "
-                  "in proportion to each VC's GPU-time demand");
+                  "in proportion to each VC's GPU-time demand")
+      ->needs(cg);
   gen->add_option("--out", gf->out, "Output CSV file (default: stdout)");
   gen->callback([gf] { RunGenerate(*gf); });
 
@@ -318,18 +272,20 @@ void RegisterTraceCommands(CLI::App& app) {
       "Rewrite any supported trace in the Lucid CSV schema (venus_sept2020_jobs.csv) that every "
       "schedmate command reads. Columns the schema lacks (name, time limit, estimate) are "
       "dropped.");
-  conv->add_option("file", cf->read.path, "Trace file to read")->required();
+  conv->add_option("file", cf->read.trace.path, "Trace file to read")->required();
   AddReadFlags(conv, cf->read);
   conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
-  conv->add_option("--cluster-gpus", cf->cluster_gpus,
-                   "Cluster size to split among the trace's VCs for --vc-config-out")
-      ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
+  auto* conv_gpus =
+      conv->add_option("--cluster-gpus", cf->cluster_gpus,
+                       "Cluster size to split among the trace's VCs for --vc-config-out")
+          ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
   conv->add_option("--gpus-per-node", cf->gpus_per_node, "GPUs per node for --vc-config-out")
       ->capture_default_str()
       ->check(CLI::Range(1, sim::kMaxGpusPerNode));
   conv->add_option("--vc-config-out", cf->vc_config_out,
                    "Also write a Lucid vc_config.csv giving each VC nodes in proportion to its "
-                   "GPU-time demand (at least enough for its largest job)");
+                   "GPU-time demand (at least enough for its largest job)")
+      ->needs(conv_gpus);
   conv->callback([cf] { RunConvert(*cf); });
 }
 

@@ -15,11 +15,13 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "core/strings.h"
 #include "plot/svg_plot.h"
 #include "policy/policy_registry.h"
 #include "policy/slurm_config.h"
 #include "sim/metrics.h"
+#include "sim/sim_json.h"
 #include "sim/simulator.h"
 #include "sim/whatif.h"
 #include "trace/cluster_config.h"
@@ -36,9 +38,7 @@ struct NodeSpec {
 };
 
 struct WhatIfArgs {
-  std::string trace;
-  std::string format = "auto";
-  bool skip_malformed = false;
+  TraceFlags trace;  // --trace, --format, --skip-malformed
   std::string vc_config;
   std::string slurm_conf;
   int64_t gpus_per_node = 8;
@@ -101,86 +101,6 @@ CLI::Validator KeyValueValidator() {
         return "";
       },
       "KEY=VALUE");
-}
-
-nlohmann::json MetricsJson(const sim::WhatIfMetrics& m) {
-  nlohmann::json parts = nlohmann::json::object();
-  for (const auto& p : m.per_partition) {
-    parts[p.name.empty() ? "(none)" : p.name] = {{"jobs", p.jobs},
-                                                 {"avg_queue_s", p.avg_queue_s},
-                                                 {"p95_queue_s", p.p95_queue_s},
-                                                 {"avg_jct_s", p.avg_jct_s}};
-  }
-  return {
-      {"jobs", m.jobs},           {"rejected", m.rejected},       {"unfinished", m.unfinished},
-      {"skipped", m.skipped},     {"avg_queue_s", m.avg_queue_s}, {"p95_queue_s", m.p95_queue_s},
-      {"avg_jct_s", m.avg_jct_s}, {"utilisation", m.utilisation}, {"per_partition", parts}};
-}
-
-// The mean of several runs' metrics (per partition by name).
-sim::WhatIfMetrics Mean(const std::vector<sim::WhatIfMetrics>& runs) {
-  sim::WhatIfMetrics m;
-  if (runs.empty()) return m;
-  const double n = static_cast<double>(runs.size());
-  std::map<std::string, std::pair<sim::PartitionMetrics, int>> parts;
-  for (const auto& r : runs) {
-    m.jobs += r.jobs;
-    m.rejected += r.rejected;
-    m.unfinished += r.unfinished;
-    m.skipped += r.skipped;
-    m.avg_queue_s += r.avg_queue_s / n;
-    m.p95_queue_s += r.p95_queue_s / n;
-    m.avg_jct_s += r.avg_jct_s / n;
-    m.utilisation += r.utilisation / n;
-    for (const auto& p : r.per_partition) {
-      auto& [acc, count] = parts[p.name];
-      acc.name = p.name;
-      acc.jobs += p.jobs;
-      acc.avg_queue_s += p.avg_queue_s;
-      acc.p95_queue_s += p.p95_queue_s;
-      acc.avg_jct_s += p.avg_jct_s;
-      ++count;
-    }
-  }
-  m.jobs = static_cast<int64_t>(std::llround(static_cast<double>(m.jobs) / n));
-  m.rejected = static_cast<int64_t>(std::llround(static_cast<double>(m.rejected) / n));
-  m.unfinished = static_cast<int64_t>(std::llround(static_cast<double>(m.unfinished) / n));
-  m.skipped = static_cast<int64_t>(std::llround(static_cast<double>(m.skipped) / n));
-  for (auto& [name, pc] : parts) {
-    auto& [acc, count] = pc;
-    const double c = count;
-    acc.jobs = static_cast<int64_t>(std::llround(static_cast<double>(acc.jobs) / c));
-    acc.avg_queue_s /= c;
-    acc.p95_queue_s /= c;
-    acc.avg_jct_s /= c;
-    m.per_partition.push_back(acc);
-  }
-  return m;
-}
-
-nlohmann::json Spread(const std::vector<sim::WhatIfMetrics>& runs,
-                      const std::vector<uint64_t>& seeds) {
-  nlohmann::json j = {{"seeds", seeds}, {"runs", runs.size()}};
-  auto one = [&](const char* name, double sim::WhatIfMetrics::*field) {
-    double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
-    for (const auto& r : runs) {
-      const double v = r.*field;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-      sum += v;
-    }
-    const double n = static_cast<double>(runs.size());
-    const double mean = runs.empty() ? 0 : sum / n;
-    for (const auto& r : runs) sq += (r.*field - mean) * (r.*field - mean);
-    j[name] = {{"min", runs.empty() ? 0 : lo},
-               {"max", runs.empty() ? 0 : hi},
-               {"stdev", runs.size() > 1 ? std::sqrt(sq / (n - 1)) : 0.0}};
-  };
-  one("avg_queue_s", &sim::WhatIfMetrics::avg_queue_s);
-  one("p95_queue_s", &sim::WhatIfMetrics::p95_queue_s);
-  one("avg_jct_s", &sim::WhatIfMetrics::avg_jct_s);
-  one("utilisation", &sim::WhatIfMetrics::utilisation);
-  return j;
 }
 
 struct Run {
@@ -253,8 +173,6 @@ struct Site {
 
 // Reads the site; a bad file ends the command with exit 1, bad flags with exit 2.
 Site LoadSite(const WhatIfArgs& a) {
-  auto format = ParseTraceFormat(ToLower(a.format));
-  if (!format) FailUsage("unknown --format '" + a.format + "'");
   Site out;
   policy::SlurmConfig& site = out.config;
   ClusterSpec& cluster = out.cluster;
@@ -303,23 +221,23 @@ Site LoadSite(const WhatIfArgs& a) {
 
   // --- the history -----------------------------------------------------------------------------
   trace::TraceReadOptions ro;
-  ro.format = *format;
-  ro.skip_malformed = a.skip_malformed;
-  auto table_or = trace::ReadTrace(a.trace, ro);
+  ro.format = ParsedTraceFormat(a.trace);
+  ro.skip_malformed = a.trace.skip_malformed;
+  auto table_or = trace::ReadTrace(a.trace.path, ro);
   if (!table_or.ok()) Fail(table_or.status());
   JobTable& history = out.history;
   history = std::move(table_or).value();
   if (!trace::FormatHasDurations(history.format)) {
-    Fail(Status::InvalidArgument(
-        fmt::format("{}: {} traces carry no run times", a.trace, TraceFormatName(history.format))));
+    Fail(Status::InvalidArgument(fmt::format("{}: {} traces carry no run times", a.trace.path,
+                                             TraceFormatName(history.format))));
   }
   if (history.jobs.size() < 2) {
     Fail(Status::InvalidArgument(fmt::format("{}: {} usable jobs; a what-if needs at least 2",
-                                             a.trace, history.jobs.size())));
+                                             a.trace.path, history.jobs.size())));
   }
   if (history.rows_skipped > 0) {
     notes.push_back(fmt::format("skipped {} rows of {} (malformed, unfinished or never started)",
-                                history.rows_skipped, a.trace));
+                                history.rows_skipped, a.trace.path));
   }
   if (int64_t capped = sim::CapDurationsAtLimits(history); capped > 0) {
     notes.push_back(
@@ -403,8 +321,8 @@ void RunWhatIf(const WhatIfArgs& a) {
     if (i == 0) first_queue = r.queue_s;
     runs.push_back(std::move(r.metrics));
   }
-  const sim::WhatIfMetrics scenario = Mean(runs);
-  const nlohmann::json spread = Spread(runs, seeds);
+  const sim::WhatIfMetrics scenario = sim::MeanWhatIfMetrics(runs);
+  const nlohmann::json spread = sim::WhatIfSpreadToJson(runs, seeds);
 
   if (!a.plot.empty()) {
     plot::Figure fig;
@@ -419,28 +337,12 @@ void RunWhatIf(const WhatIfArgs& a) {
     if (Status st = plot::WriteFigure(fig, a.plot); !st.ok()) Fail(st);
   }
   // What the site's Slurm really did, when the history records it (sacct Start - Eligible).
-  nlohmann::json observed = nullptr;
-  {
-    std::vector<double> waits;
-    long double sum = 0;
-    for (const auto& j : history.jobs) {
-      if (j.observed_wait && j.gpus.milli() > 0) {
-        waits.push_back(j.observed_wait->seconds_f());
-        sum += waits.back();
-      }
-    }
-    if (!waits.empty()) {
-      std::sort(waits.begin(), waits.end());
-      observed = {{"jobs", waits.size()},
-                  {"avg_queue_s", static_cast<double>(sum / waits.size())},
-                  {"p95_queue_s", sim::Quantile(waits, 0.95)}};
-    }
-  }
+  const nlohmann::json observed = sim::ObservedWaitsToJson(sim::MeasureObservedWaits(history));
   if (a.json) {
     nlohmann::json out = {
         {"observed", observed},
-        {"baseline", MetricsJson(baseline.metrics)},
-        {"scenario", MetricsJson(scenario)},
+        {"baseline", sim::WhatIfMetricsToJson(baseline.metrics)},
+        {"scenario", sim::WhatIfMetricsToJson(scenario)},
         {"spread", spread},
         {"changes", changes},
         {"policy", {{"baseline", a.baseline_policy}, {"scenario", scenario_policy}}},
@@ -536,7 +438,7 @@ void RunTune(const TuneArgs& a) {
   if (train.jobs.size() < 2 || validation.jobs.size() < 2) {
     Fail(Status::InvalidArgument(fmt::format(
         "{}: splitting at {:.0f} s leaves {} training and {} validation jobs; need 2 each",
-        a.site.trace, cut.seconds_f(), train.jobs.size(), validation.jobs.size())));
+        a.site.trace.path, cut.seconds_f(), train.jobs.size(), validation.jobs.size())));
   }
   // Grid search on the training period.
   const Run train_base = Simulate(train, site.cluster, "slurm", site.config, 1, "train baseline");
@@ -568,8 +470,8 @@ void RunTune(const TuneArgs& a) {
   const double vp = Objective(val_best.metrics, a.objective);
   const double improvement = vb > 0 ? 100.0 * (vb - vp) / vb : 0.0;
   nlohmann::json out = {{"recommended", best_values},
-                        {"baseline", MetricsJson(val_base.metrics)},
-                        {"predicted", MetricsJson(val_best.metrics)},
+                        {"baseline", sim::WhatIfMetricsToJson(val_base.metrics)},
+                        {"predicted", sim::WhatIfMetricsToJson(val_best.metrics)},
                         {"validation",
                          {{"objective", a.objective},
                           {"split_at_s", cut.seconds_f()},
@@ -601,12 +503,8 @@ void RunTune(const TuneArgs& a) {
 }
 
 void AddSiteOptions(CLI::App* cmd, WhatIfArgs* args) {
-  cmd->add_option("--trace", args->trace, "job history: sacct -P / sacct --json export or a trace")
-      ->required();
-  cmd->add_option("--format", args->format,
-                  "trace format (auto, sacct, lucid, gpw, chronus, gavel, pollux, openb, swf)")
-      ->capture_default_str();
-  cmd->add_flag("--skip-malformed", args->skip_malformed, "skip and count malformed rows");
+  AddTraceFlags(cmd, args->trace, TraceArg::kOption,
+                "job history: sacct -P / sacct --json export or a trace");
   cmd->add_option("--slurm-conf", args->slurm_conf,
                   "the site's slurm.conf (priority weights, scheduler, nodes; gres.conf beside it)")
       ->check(CLI::ExistingFile);
@@ -648,8 +546,8 @@ void RegisterWhatIfCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{100}));
   cmd->add_option("--seed", args->seed, "first seed")->capture_default_str();
-  cmd->add_flag("--json", args->json, "print one JSON object");
-  cmd->add_option("--plot", args->plot, "write the queue-wait CDFs (.svg|.png)");
+  AddJsonFlag(cmd, args->json, "print one JSON object");
+  AddPlotFlag(cmd, args->plot, "the queue-wait CDFs");
   cmd->callback([args]() { RunWhatIf(*args); });
 
   auto targs = std::make_shared<TuneArgs>();
@@ -669,7 +567,7 @@ void RegisterWhatIfCommand(CLI::App& app) {
   tune->add_option("--objective", targs->objective, "metric to minimise")
       ->capture_default_str()
       ->check(CLI::IsMember({"avg_queue_s", "p95_queue_s", "avg_jct_s"}));
-  tune->add_flag("--json", targs->json, "print one JSON object");
+  AddJsonFlag(tune, targs->json, "print one JSON object");
   tune->callback([targs]() { RunTune(*targs); });
 }
 

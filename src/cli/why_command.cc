@@ -21,6 +21,7 @@
 #include "api/json_codecs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/flags_util.h"
 #include "core/clock.h"
 #include "service/start_estimator.h"
 #include "service/why.h"
@@ -169,7 +170,7 @@ void RegisterWhyCommand(CLI::App& app) {
                   ->capture_default_str();
   cmd->add_flag("--slurm", args->slurm, "Read squeue/sinfo directly instead of asking the service")
       ->excludes(api);
-  cmd->add_flag("--json", args->json, "Print the answer as JSON");
+  AddJsonFlag(cmd, args->json, "Print the answer as JSON");
   cmd->callback([args] { Run(*args); });
 }
 

@@ -113,4 +113,10 @@ nlohmann::json PlanToJson(const RecoveryPlan& plan) {
   return arr;
 }
 
+nlohmann::json ExampleToJson(const FailureExample& example) {
+  return {{"label", std::string(FailureLabelName(example.label))},
+          {"category", example.category},
+          {"text", example.text}};
+}
+
 }  // namespace schedmate::failure

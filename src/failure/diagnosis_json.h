@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "failure/diagnosis.h"
+#include "failure/example_store.h"
 #include "failure/recovery_plan.h"
 
 namespace schedmate::failure {
@@ -21,5 +22,8 @@ nlohmann::json DiagnosisToJson(const Diagnosis& d);
 //   "checkpoint", "exclude_nodes", "reason"}, {"action": "hold", "reason"},
 //  {"action": "notify_user" | "notify_admin", "reason", "hint"}]
 nlohmann::json PlanToJson(const RecoveryPlan& plan);
+// A learned example: {"label": "infrastructure" | "application" | "unknown", "category", "text"}
+// (the masked features).
+nlohmann::json ExampleToJson(const FailureExample& example);
 
 }  // namespace schedmate::failure

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "sim/metrics.h"
@@ -115,6 +116,93 @@ int64_t CapDurationsAtLimits(JobTable& jobs) {
     }
   }
   return capped;
+}
+
+WhatIfMetrics MeanWhatIfMetrics(const std::vector<WhatIfMetrics>& runs) {
+  WhatIfMetrics m;
+  if (runs.empty()) return m;
+  const double n = static_cast<double>(runs.size());
+  std::map<std::string, std::pair<PartitionMetrics, int>> parts;
+  for (const auto& r : runs) {
+    m.jobs += r.jobs;
+    m.rejected += r.rejected;
+    m.unfinished += r.unfinished;
+    m.skipped += r.skipped;
+    m.avg_queue_s += r.avg_queue_s / n;
+    m.p95_queue_s += r.p95_queue_s / n;
+    m.avg_jct_s += r.avg_jct_s / n;
+    m.utilisation += r.utilisation / n;
+    for (const auto& p : r.per_partition) {
+      auto& [acc, count] = parts[p.name];
+      acc.name = p.name;
+      acc.jobs += p.jobs;
+      acc.avg_queue_s += p.avg_queue_s;
+      acc.p95_queue_s += p.p95_queue_s;
+      acc.avg_jct_s += p.avg_jct_s;
+      ++count;
+    }
+  }
+  auto mean_count = [](int64_t total, double over) {
+    return static_cast<int64_t>(std::llround(static_cast<double>(total) / over));
+  };
+  m.jobs = mean_count(m.jobs, n);
+  m.rejected = mean_count(m.rejected, n);
+  m.unfinished = mean_count(m.unfinished, n);
+  m.skipped = mean_count(m.skipped, n);
+  for (auto& [name, pc] : parts) {
+    auto& [acc, count] = pc;
+    const double c = count;
+    acc.jobs = mean_count(acc.jobs, c);
+    acc.avg_queue_s /= c;
+    acc.p95_queue_s /= c;
+    acc.avg_jct_s /= c;
+    m.per_partition.push_back(acc);
+  }
+  return m;
+}
+
+std::optional<ObservedWaits> MeasureObservedWaits(const JobTable& history) {
+  std::vector<double> waits;
+  long double sum = 0;
+  for (const auto& j : history.jobs) {
+    if (j.observed_wait && j.gpus.milli() > 0) {
+      waits.push_back(j.observed_wait->seconds_f());
+      sum += waits.back();
+    }
+  }
+  if (waits.empty()) return std::nullopt;
+  std::sort(waits.begin(), waits.end());
+  ObservedWaits w;
+  w.jobs = static_cast<int64_t>(waits.size());
+  w.avg_queue_s = static_cast<double>(sum / waits.size());
+  w.p95_queue_s = Quantile(waits, 0.95);
+  return w;
+}
+
+Result<TraceSizing> SizeClusterForTrace(const JobTable& jobs, int32_t gpus_per_node) {
+  TraceSizing s;
+  long double gpu_seconds = 0;
+  SimTime first = SimTime::Max(), last = SimTime::Zero();
+  for (const auto& j : jobs.jobs) {
+    s.max_job_gpus = std::max<int64_t>(s.max_job_gpus, j.gpus.ceil_whole());
+    gpu_seconds += static_cast<long double>(j.gpus.as_double()) * j.duration.seconds_f();
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+  }
+  const double span = std::max(1.0, (last - first).seconds_f());
+  s.mean_demand_gpus = std::ceil(static_cast<double>(gpu_seconds) / span / 0.8);
+  if (!(s.mean_demand_gpus <= static_cast<double>(kMaxClusterGpus)) ||
+      s.max_job_gpus > kMaxClusterGpus) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: sizing the cluster from the trace gives more than {} GPUs (largest job {} GPUs, "
+        "mean "
+        "demand {:.3g} GPUs at 80% load), the most the simulator accepts; give --gpus, --nodes "
+        "or --vc-config",
+        jobs.source, kMaxClusterGpus, s.max_job_gpus, s.mean_demand_gpus));
+  }
+  const int64_t total = std::max(s.max_job_gpus, static_cast<int64_t>(s.mean_demand_gpus));
+  s.nodes = static_cast<int32_t>(std::max<int64_t>(1, (total + gpus_per_node - 1) / gpus_per_node));
+  return s;
 }
 
 }  // namespace schedmate::sim

@@ -10,6 +10,7 @@
 // partitions share one node pool still reports per partition.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,29 @@ Status RemoveNodes(ClusterSpec& cluster, int32_t nodes, const std::string& vc);
 // Caps each job's duration at its time limit (Slurm ends a job at its limit). Returns how many
 // jobs were capped.
 int64_t CapDurationsAtLimits(JobTable& jobs);
+
+// The mean of several runs' metrics: counts rounded to the nearest integer, partitions matched by
+// name (in name order), each averaged over the runs that have it. Empty input: all zero.
+WhatIfMetrics MeanWhatIfMetrics(const std::vector<WhatIfMetrics>& runs);
+
+// What the site's scheduler really did, from the waits a history records (sacct Start -
+// Eligible) of its jobs with GPUs.
+struct ObservedWaits {
+  int64_t jobs = 0;
+  double avg_queue_s = 0;
+  double p95_queue_s = 0;
+};
+// nullopt when no GPU job of `history` has an observed wait.
+std::optional<ObservedWaits> MeasureObservedWaits(const JobTable& history);
+
+// A single partition big enough for `jobs`: the largest job, and the mean GPU demand over the
+// submit span at 80% load, in nodes of `gpus_per_node` GPUs (at least one node).
+struct TraceSizing {
+  int32_t nodes = 0;
+  int64_t max_job_gpus = 1;
+  double mean_demand_gpus = 0;  // at 80% load, rounded up
+};
+// kInvalidArgument naming `jobs.source` when the result would exceed kMaxClusterGpus.
+Result<TraceSizing> SizeClusterForTrace(const JobTable& jobs, int32_t gpus_per_node);
 
 }  // namespace schedmate::sim

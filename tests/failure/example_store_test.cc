@@ -5,10 +5,20 @@
 #include <filesystem>
 
 #include "core/file_util.h"
+#include "failure/diagnosis_json.h"
 #include "testing/test_util.h"
 
 namespace schedmate::failure {
 namespace {
+
+TEST(ExampleStoreTest, ExampleJsonNamesTheLabel) {
+  const nlohmann::json j = ExampleToJson(
+      FailureExample{FailureLabel::kInfrastructure, "ecc", "xid <num> uncorrectable"});
+  EXPECT_EQ(j["label"], "infrastructure");
+  EXPECT_EQ(j["category"], "ecc");
+  EXPECT_EQ(j["text"], "xid <num> uncorrectable");
+  EXPECT_EQ(j.size(), 3u);
+}
 
 TEST(ExampleStoreTest, MaskDropsValuesPathsAndIds) {
   EXPECT_EQ(MaskLogLine("OSError: [Errno 28] No space left on device: '/scratch/u1/ckpt-300.pt'"),
