@@ -13,7 +13,9 @@
 #include "api/ui_assets.h"
 #include "core/json_dump.h"
 #include "core/strings.h"
+#include "service/anomalies.h"
 #include "service/log_access.h"
+#include "service/why.h"
 #include "slurm/slurm_parsers.h"
 
 namespace schedmate::api {
@@ -351,6 +353,10 @@ void ApiServer::RouteHealth() {
            "mean |predicted-actual|/actual");
     out += fmt::format("schedmate_prediction_mean_abs_relative_error {:.6f}\n",
                        e.count ? e.sum_abs_rel_error / e.count : 0.0);
+    metric("schedmate_anomalies", "gauge", "anomalies flagged in the last pass by kind");
+    for (const auto& [kind, n] : service::CountAnomalies(v->anomalies)) {
+      out += fmt::format("schedmate_anomalies{{kind=\"{}\"}} {}\n", kind, n);
+    }
     metric("schedmate_failures_total", "counter", "diagnosed failed runs by class");
     for (auto cls : {service::FailureClass::kInfra, service::FailureClass::kApp,
                      service::FailureClass::kUnknown}) {
@@ -429,6 +435,15 @@ void ApiServer::RouteJobs() {
     if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
     SendJson(res, ToJson(*j, /*detail=*/true));
   });
+
+  // Why the job waits, as of the last pass (service/why.h).
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/why)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto v = companion_.View();
+          auto answer = service::ExplainJob(*v, req.matches[1], v->updated_at);
+          if (!answer.ok()) return SendError(res, 404, answer.status().message());
+          SendJson(res, service::WhyAnswerToJson(*answer));
+        });
 
   s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
         [this](const httplib::Request& req, httplib::Response& res) {
@@ -520,6 +535,11 @@ void ApiServer::RouteJobs() {
 
 void ApiServer::RouteFailuresAndActions() {
   auto& s = *server_;
+  s.Get("/v1/anomalies", [this](const httplib::Request&, httplib::Response& res) {
+    auto v = companion_.View();
+    SendJson(res, service::AnomaliesToJson(v->anomalies));
+  });
+
   s.Get("/v1/failures", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
     json out = json::array();

@@ -83,10 +83,10 @@ class ApiServer {
  private:
   // Registers the handlers, one function per area of the API.
   void Routes();
-  void RouteDashboard();           // /, /ui/{file}
-  void RouteHealth();              // /healthz, /metrics
-  void RouteJobs();                // /v1/jobs..., /v1/predictions, /v1/history, start estimates
-  void RouteFailuresAndActions();  // /v1/failures..., /v1/actions, /v1/nodes, node resume
+  void RouteDashboard();  // /, /ui/{file}
+  void RouteHealth();     // /healthz, /metrics
+  void RouteJobs();       // /v1/jobs... (and .../why), /v1/predictions, /v1/history, starts
+  void RouteFailuresAndActions();  // /v1/anomalies, /v1/failures..., /v1/actions, /v1/nodes, resume
   void RouteScheduling();          // /v1/scheduling
   void RouteEstimate();            // POST /v1/estimate
   // api.serve_logs: true when the caller may read logs; otherwise the refusal is sent.

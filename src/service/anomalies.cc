@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "service/companion.h"
 #include "slurm/slurm_parsers.h"
 
 namespace schedmate::service {

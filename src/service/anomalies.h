@@ -26,9 +26,10 @@
 #include <vector>
 
 #include "core/sim_time.h"
-#include "service/companion.h"
 
 namespace schedmate::service {
+
+struct ServiceView;  // companion.h (which holds the anomalies of its last pass)
 
 struct Anomaly {
   std::string kind;

@@ -1280,6 +1280,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     if (a.job.id.size() != b.job.id.size()) return a.job.id.size() < b.job.id.size();
     return a.job.id < b.job.id;
   });
+  view->anomalies = anomaly_detector_.Update(*view, now);
   std::lock_guard lock(view_mu_);
   view_ = std::move(view);
 }

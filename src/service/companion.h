@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "service/anomalies.h"
 #include "service/log_access.h"
 #include "service/ports.h"
 #include "service/queue_orderer.h"
@@ -141,6 +142,7 @@ struct ServiceView {
   int64_t tracked_logs = 0;
   bool dry_run = false;
   SchedulingView scheduling;
+  std::vector<Anomaly> anomalies;  // of this pass (service/anomalies.h)
   StoreHealth store;
 };
 
@@ -344,6 +346,7 @@ class Companion {
 
   mutable std::mutex view_mu_;
   std::shared_ptr<const ServiceView> view_;
+  AnomalyDetector anomaly_detector_;  // first-seen times across passes (Publish, tick thread)
 
   std::mutex run_mu_;
   std::condition_variable run_cv_;

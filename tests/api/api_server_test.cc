@@ -104,6 +104,23 @@ TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {
   EXPECT_EQ(logres->body, "loss 0.5\n");
   json series = GetJson("/v1/jobs/3/metrics");
   EXPECT_EQ(series["samples"].size(), 1u);
+  // Why job 4 waits: Slurm's reason in words, the running job that holds the GPUs, its start.
+  json why = GetJson("/v1/jobs/4/why");
+  EXPECT_EQ(why["job_id"], "4");
+  EXPECT_EQ(why["state"], "PENDING");
+  EXPECT_EQ(why["reason_code"], "Resources");
+  EXPECT_EQ(why["reason_kind"], "resources");
+  EXPECT_TRUE(why["expected_start"].is_number());
+  bool holder = false;
+  for (const auto& e : why["evidence"])
+    if (e["kind"] == "running_job" && e["job_id"] == "3") holder = true;
+  EXPECT_TRUE(holder) << why.dump(1);
+  EXPECT_TRUE(why["suggestions"].is_array());
+  EXPECT_EQ(GetJson("/v1/jobs/3/why")["state"], "RUNNING");
+  GetJson("/v1/jobs/999/why", 404);
+  // Nothing anomalous in this scene; every kind is exported, at 0.
+  EXPECT_TRUE(GetJson("/v1/anomalies").empty());
+  EXPECT_NE(metrics->body.find("schedmate_anomalies{kind=\"stalled\"} 0"), std::string::npos);
 }
 
 TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {

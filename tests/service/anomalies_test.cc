@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/companion.h"
+
 namespace schedmate::service {
 namespace {
 

@@ -13,11 +13,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "core/file_util.h"
 #include "core/strings.h"
@@ -50,6 +52,40 @@ class SlurmOrder : public ::testing::Test {
     if (path.empty()) return;
     jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
     dir_ = new schedmate::testing::TempDir();
+    WriteSeedHistory();
+  }
+
+  // The site's history the advisor learns from, as an sacct export: this user's otest-long*
+  // jobs ran about 5 minutes, otest-short about 20 s, all in the last hour. The jobs the cases
+  // submit are named alike, so the order the service wants rests on what history says, as in
+  // production (the sleeps themselves are kept short so the suite stays quick).
+  static void WriteSeedHistory() {
+    const std::string user(Trim(Sh("id -un")));
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    std::string rows =
+        "JobID|JobName|User|Partition|Submit|Start|End|Elapsed|Timelimit|AllocTRES|NNodes|State\n";
+    auto iso = [](int64_t t) {
+      std::time_t tt = static_cast<std::time_t>(t);
+      std::tm tm{};
+      localtime_r(&tt, &tm);
+      char buf[32];
+      std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+      return std::string(buf);
+    };
+    int id = 900000;
+    for (int k = 0; k < 4; ++k) {
+      for (const auto& [name, seconds, limit] :
+           {std::tuple<const char*, int, const char*>{"otest-long1", 300, "00:10:00"},
+            {"otest-long2", 300, "00:10:00"},
+            {"otest-short", 20, "00:01:00"}}) {
+        const int64_t end = now - 3600 + k * 600;
+        rows +=
+            fmt::format("{}|{}|{}|gpu|{}|{}|{}|00:{:02}:{:02}|{}|gres/gpu=8,node=1|1|COMPLETED\n",
+                        ++id, name, user, iso(end - seconds - 5), iso(end - seconds), iso(end),
+                        seconds / 60, seconds % 60, limit);
+      }
+    }
+    ASSERT_TRUE(WriteStringToFile(dir_->File("seed-history.txt"), rows).ok());
   }
 
   static void TearDownTestSuite() {
@@ -78,6 +114,14 @@ class SlurmOrder : public ::testing::Test {
   // serve in `mode` with `extra` flags; a fresh data directory per case unless `data` is given.
   void StartService(const std::string& mode, const std::string& extra = "", std::string data = "") {
     if (data.empty()) data = fmt::format("data{}", case_);
+    std::filesystem::create_directories(dir_->File(data));
+    if (!std::filesystem::exists(dir_->File(data + "/schedmate.db"))) {
+      auto seeded = schedmate::testing::RunSchedmate(
+          fmt::format("history import --format sacct --store {} {}",
+                      ShellQuote(dir_->File(data + "/schedmate.db")),
+                      ShellQuote(dir_->File("seed-history.txt"))));
+      ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+    }
     std::string port_file = dir_->File("port");
     std::filesystem::remove(port_file);
     std::string cmd = fmt::format(
