@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "advisor/yaml_fields.h"
 #include "core/check.h"
 #include "core/strings.h"
 
@@ -17,21 +18,11 @@ std::string_view BuiltinDurationPriorsYaml();  // generated from config/duration
 
 namespace {
 
-struct ParseError {
-  std::string message;
-};
+using ParseError = internal::YamlParseError;
 
-class PriorsParser {
+class PriorsParser : public internal::YamlFields {
  public:
-  explicit PriorsParser(std::string_view source) : source_(source) {}
-  [[noreturn]] void Fail(const YAML::Node& at, std::string_view what) const {
-    throw ParseError{fmt::format("{}:{}: {}", source_, at.Mark().line + 1, what)};
-  }
-  std::string Text(const YAML::Node& n, std::string_view what) const {
-    if (!n.IsScalar() || n.Scalar().empty())
-      Fail(n, fmt::format("{} must be a non-empty string", what));
-    return n.Scalar();
-  }
+  using YamlFields::YamlFields;
   // A finite number in (0, max]; absent nodes fail too.
   double Positive(const YAML::Node& n, std::string_view what, double max = 1e18) const {
     std::optional<double> v = n.IsScalar() ? ParseDouble(n.Scalar()) : std::nullopt;
@@ -65,9 +56,6 @@ class PriorsParser {
     }
     return f;
   }
-
- private:
-  std::string_view source_;
 };
 
 std::string Normalise(std::string_view s) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "advisor/extraction.h"
+#include "advisor/yaml_fields.h"
 #include "core/check.h"
 #include "core/strings.h"
 
@@ -19,24 +20,11 @@ namespace {
 
 using nlohmann::json;
 
-// Thrown inside Parse only, caught there: source:line and what is wrong.
-struct ParseError {
-  std::string message;
-};
+using ParseError = internal::YamlParseError;
 
-class KnowledgeParser {
+class KnowledgeParser : public internal::YamlFields {
  public:
-  explicit KnowledgeParser(std::string_view source) : source_(source) {}
-
-  [[noreturn]] void Fail(const YAML::Node& at, std::string_view what) const {
-    throw ParseError{fmt::format("{}:{}: {}", source_, at.Mark().line + 1, what)};
-  }
-
-  std::string Text(const YAML::Node& n, std::string_view what) const {
-    if (!n.IsScalar() || n.Scalar().empty())
-      Fail(n, fmt::format("{} must be a non-empty string", what));
-    return n.Scalar();
-  }
+  using YamlFields::YamlFields;
   int Int(const YAML::Node& n, std::string_view what) const {
     std::optional<int64_t> v = n.IsScalar() ? ParseInt(n.Scalar()) : std::nullopt;
     if (!v || *v < 0 || *v > 1'000'000'000) Fail(n, fmt::format("{} must be a whole number", what));
@@ -128,8 +116,6 @@ class KnowledgeParser {
       if (!n[r]) Fail(n, fmt::format("'{}' entry without '{}'", section, r));
     }
   }
-
-  std::string_view source_;
 };
 
 }  // namespace
