@@ -16,11 +16,9 @@ JobRecord JobFromMetadata(const JobMetadata& m, const std::string& user) {
 }
 
 JobFingerprint FingerprintOfAdvisedJob(const JobMetadata& m, const JobRecord& job) {
-  JobFingerprint fp = FingerprintOf(JobRecord{}, m.FingerprintText());
-  if (job.iterations > 0 && job.batch_size > 0 && job.gpus.as_double() > 0) {
-    fp.work = static_cast<double>(job.iterations) * job.batch_size / job.gpus.as_double();
-  }
-  return fp;
+  // The metadata's semantics (steps, epochs, batch, model family...) go with it, so a job with no
+  // similar history gets the semantic cold start (duration_priors.h).
+  return FingerprintOf(job, m);
 }
 
 MetadataMerge::MetadataMerge(const JobMetadata& builtin, std::optional<double> below)

@@ -166,8 +166,10 @@ std::optional<SemanticEstimate> EstimateFromSemantics(const DurationPriors& p,
   if (s.empty()) return std::nullopt;
   gpus = std::max(gpus, 1.0);
   const FamilyPrior* fam = FindFamily(p, s);
-  // A stated parameter count makes any model a transformer-style 6ND estimate.
-  const bool transformer = s.params > 0 || (fam != nullptr && fam->transformer);
+  // A known family decides how its work is counted (a vision family's parameter count, e.g.
+  // ResNet-50's 25.6M, does not make it a 6ND transformer); with no family, a stated parameter
+  // count gives the transformer-style 6ND estimate.
+  const bool transformer = fam != nullptr ? fam->transformer : s.params > 0;
   if (fam == nullptr && !transformer) return std::nullopt;
   std::vector<std::string> why;
 

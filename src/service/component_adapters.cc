@@ -72,7 +72,7 @@ Result<std::unique_ptr<AdvisorJobAdvisor>> AdvisorJobAdvisor::Create(store::Hist
 
 Result<Prediction> AdvisorJobAdvisor::Predict(const JobContext& job, SimTime now) {
   JobRecord record = RecordOf(job);
-  std::string meta_text;
+  std::optional<advisor::JobMetadata> metadata;
   if (!job.script.empty()) {
     advisor::JobSource source;
     source.script_text = job.script;
@@ -88,10 +88,12 @@ Result<Prediction> AdvisorJobAdvisor::Predict(const JobContext& job, SimTime now
     auto meta = extractor_->Extract(source);
     if (meta.ok()) {
       meta->ApplyWorkloadTo(record);
-      meta_text = meta->FingerprintText();
+      metadata = std::move(meta).value();
     }
   }
-  advisor::JobFingerprint fp = advisor::FingerprintOf(record, meta_text);
+  // With metadata, its semantics ride along (the semantic cold start of duration_priors.h).
+  advisor::JobFingerprint fp =
+      metadata ? advisor::FingerprintOf(record, *metadata) : advisor::FingerprintOf(record);
   advisor::DetailedEstimate d = estimator_->EstimateDetailed(record, fp);
   Prediction p;
   p.duration = d.estimate.duration;

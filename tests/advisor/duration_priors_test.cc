@@ -43,6 +43,11 @@ TEST(DurationPriorsTest, EpochsTimesDatasetOverMeasuredRate) {
   s.gpu_type = "a100";
   EXPECT_NEAR(EstimateFromSemantics(P(), s, 8)->seconds - 120, (expected - 120) / 2.06, 1);
   EXPECT_NEAR(EstimateFromSemantics(P(), s, 1)->seconds - 120, (expected - 120) / 2.06 * 6.96, 1);
+  // The advisor derives ResNet-50's parameter count from its name: a vision family stays a
+  // vision estimate (images/s), not 6 x params x tokens.
+  s.params = 25.6e6;
+  s.model_family = "resnet";
+  EXPECT_NEAR(EstimateFromSemantics(P(), s, 1)->seconds - 120, (expected - 120) / 2.06 * 6.96, 1);
 }
 
 // A 7B transformer: 6 x params x tokens at 35% of the GPU's peak.
