@@ -10,6 +10,7 @@
 #include <httplib.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -50,8 +51,17 @@ class SlurmOrder : public ::testing::Test {
   static void SetUpTestSuite() {
     const std::string path = testing::LocalSlurmConf(skip_reason_);
     if (path.empty()) return;
-    jobcomp_ = std::string(Trim(Sh("scontrol show config | awk -F'= ' '/^JobCompLoc/{print $2}'")));
     dir_ = new schedmate::testing::TempDir();
+    // The service learns finished runs only from the seeded history below, not from Slurm's
+    // jobcomp log, which holds whatever other suites ran before (their 1-second sleeps would
+    // decide the order instead). Ordering needs the queue, not completions.
+    jobcomp_ = dir_->File("jobcomp-empty.txt");
+    // Time limits (minutes) no other suite uses, varied per run: the advisor's "same resources"
+    // evidence is then the seeded history, not the jobs an earlier run left in squeue (Slurm
+    // shows ended jobs for MinJobAge, 5 minutes).
+    long_limit_ = 11 + static_cast<int>(getpid() % 6);
+    short_limit_ = 6 + static_cast<int>(getpid() % 3);
+    ASSERT_TRUE(WriteStringToFile(jobcomp_, "").ok());
     WriteSeedHistory();
   }
 
@@ -75,14 +85,14 @@ class SlurmOrder : public ::testing::Test {
     int id = 900000;
     for (int k = 0; k < 4; ++k) {
       for (const auto& [name, seconds, limit] :
-           {std::tuple<const char*, int, const char*>{"otest-long1", 300, "00:10:00"},
-            {"otest-long2", 300, "00:10:00"},
-            {"otest-short", 20, "00:01:00"}}) {
-        const int64_t end = now - 3600 + k * 600;
-        rows +=
-            fmt::format("{}|{}|{}|gpu|{}|{}|{}|00:{:02}:{:02}|{}|gres/gpu=8,node=1|1|COMPLETED\n",
-                        ++id, name, user, iso(end - seconds - 5), iso(end - seconds), iso(end),
-                        seconds / 60, seconds % 60, limit);
+           {std::tuple<const char*, int, int>{"otest-long1", 300, long_limit_},
+            {"otest-long2", 300, long_limit_},
+            {"otest-short", 20, short_limit_}}) {
+        const int64_t end = now - 1800 + k * 300;
+        rows += fmt::format(
+            "{}|{}|{}|gpu|{}|{}|{}|00:{:02}:{:02}|00:{:02}:00|gres/gpu=8,node=1|1|COMPLETED\n",
+            ++id, name, user, iso(end - seconds - 5), iso(end - seconds), iso(end), seconds / 60,
+            seconds % 60, limit);
       }
     }
     ASSERT_TRUE(WriteStringToFile(dir_->File("seed-history.txt"), rows).ok());
@@ -230,6 +240,8 @@ class SlurmOrder : public ::testing::Test {
 
   static inline std::string skip_reason_;
   static inline std::string jobcomp_;
+  static inline int long_limit_ = 13;
+  static inline int short_limit_ = 6;
   static inline schedmate::testing::TempDir* dir_ = nullptr;
   static inline int case_ = 0;
   pid_t pid_ = -1;
@@ -239,9 +251,9 @@ class SlurmOrder : public ::testing::Test {
 TEST_F(SlurmOrder, OrderModeStartsShortJobBehindLongOnesFirst) {
   StartService("order");
   auto fill = FillCluster();
-  std::string long1 = Submit("long1", 8, 2, 10);
-  std::string long2 = Submit("long2", 8, 2, 10);
-  std::string shorty = Submit("short", 8, 1, 1);
+  std::string long1 = Submit("long1", 8, 2, long_limit_);
+  std::string long2 = Submit("long2", 8, 2, long_limit_);
+  std::string shorty = Submit("short", 8, 1, short_limit_);
   ASSERT_TRUE(RankedFirstAndApplied(shorty)) << Get("/v1/scheduling").dump(1);
   json s = Get("/v1/scheduling");
   EXPECT_EQ(s["mode"], "order");
@@ -257,9 +269,9 @@ TEST_F(SlurmOrder, OrderModeStartsShortJobBehindLongOnesFirst) {
 TEST_F(SlurmOrder, AdviseModeLeavesSlurmsOrder) {
   StartService("advise");
   auto fill = FillCluster();
-  std::string long1 = Submit("long1", 8, 2, 10);
-  std::string long2 = Submit("long2", 8, 2, 10);
-  std::string shorty = Submit("short", 8, 1, 1);
+  std::string long1 = Submit("long1", 8, 2, long_limit_);
+  std::string long2 = Submit("long2", 8, 2, long_limit_);
+  std::string shorty = Submit("short", 8, 1, short_limit_);
   // The service has seen (and predicted) all three before the node frees.
   ASSERT_TRUE(WaitFor(10, [&] {
     json jobs = Get("/v1/jobs");
@@ -279,8 +291,9 @@ TEST_F(SlurmOrder, AdviseModeLeavesSlurmsOrder) {
 
 TEST_F(SlurmOrder, DryRunPlansButChangesNoPriority) {
   auto fill = FillCluster();
-  std::vector<std::string> jobs = {Submit("long1", 8, 2, 10), Submit("long2", 8, 2, 10),
-                                   Submit("short", 8, 1, 1)};
+  std::vector<std::string> jobs = {Submit("long1", 8, 2, long_limit_),
+                                   Submit("long2", 8, 2, long_limit_),
+                                   Submit("short", 8, 1, short_limit_)};
   auto before = Priorities(jobs);
   ASSERT_EQ(before.size(), 3u);
   StartService("order", "--dry-run");
