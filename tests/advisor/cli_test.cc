@@ -78,7 +78,9 @@ TEST(AdviseCliTest, JsonHasMetadataSourcesAndEstimate) {
   EXPECT_EQ(j["metadata"]["learning_rate"], json(0.01));
   EXPECT_TRUE(j["metadata"]["sequence_length"].is_null());
   EXPECT_EQ(j["sources"]["learning_rate"], json("run.sh:10"));
-  EXPECT_EQ(j["estimate"]["confidence"], json(0));  // empty store: honest cold start
+  // Empty store: a cold start from what the job says (epochs x data set over a throughput
+  // prior, config/duration_priors.yaml), with the priors' low confidence.
+  EXPECT_DOUBLE_EQ(j["estimate"]["confidence"].get<double>(), 0.1);
   EXPECT_NE(j["estimate"]["explanation"].get<std::string>().find("cold start"), std::string::npos);
   EXPECT_TRUE(j["estimate"]["neighbours"].is_array());
 }
