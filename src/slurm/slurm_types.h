@@ -41,7 +41,7 @@ struct SlurmJob {
   std::string account;
   std::string qos;
   std::string dependency;  // "afterok:12(unfulfilled),afterany:13" as squeue shows it; "" = none
-  std::string command;  // the batch script path at submission
+  std::string command;     // the batch script path at submission
   std::string work_dir;
   std::string std_out;  // may still be an unexpanded pattern in squeue output (%x-%j.out)
   std::string std_err;

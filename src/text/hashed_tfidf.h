@@ -6,11 +6,11 @@
 // A text becomes words (MaskedWords for log lines; callers with their own masking pass words),
 // the words become features — each word (hash family 1), each adjacent pair joined by a space
 // (family 2) and caller-given extra tokens (family 3) — and a feature becomes a bucket: the 64-bit
-// FNV-1a of its text from kFeatureHashBasis XOR its family (text/hash.h), folded to 32 bits (high XOR low half),
-// masked to the dimension (a power of two). A vector weights each bucket by sublinear term
-// frequency (1 + log tf) times its IDF (1 until Fit(): idf = 1 + log((1 + N) / (1 + df))) and is
-// L2-normalised. Deterministic: same words, same dimension, same fitted documents -> bit-identical
-// vectors. Not thread-safe while fitting; const methods may run concurrently.
+// FNV-1a of its text from kFeatureHashBasis XOR its family (text/hash.h), folded to 32 bits (high
+// XOR low half), masked to the dimension (a power of two). A vector weights each bucket by
+// sublinear term frequency (1 + log tf) times its IDF (1 until Fit(): idf = 1 + log((1 + N) / (1 +
+// df))) and is L2-normalised. Deterministic: same words, same dimension, same fitted documents ->
+// bit-identical vectors. Not thread-safe while fitting; const methods may run concurrently.
 
 #include <cstdint>
 #include <span>
