@@ -18,7 +18,6 @@ std::string_view BuiltinDurationPriorsYaml();  // generated from config/duration
 
 namespace {
 
-using ParseError = internal::YamlParseError;
 
 class PriorsParser : public internal::YamlFields {
  public:
@@ -143,10 +142,8 @@ Result<DurationPriors> DurationPriors::Parse(std::string_view yaml, std::string_
       return Status::InvalidArgument(
           fmt::format("{}: reference_gpu '{}' is not in 'gpus'", source, d.reference_gpu));
     }
-  } catch (const ParseError& e) {
-    return Status::InvalidArgument(e.message);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  } catch (...) {
+    return internal::CurrentYamlError(source);
   }
   return d;
 }

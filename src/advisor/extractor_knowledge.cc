@@ -20,7 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-using ParseError = internal::YamlParseError;
 
 class KnowledgeParser : public internal::YamlFields {
  public:
@@ -236,10 +235,8 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
       if (!seen.count(s))
         return Status::InvalidArgument(fmt::format("{}: section '{}' is missing", source, s));
     }
-  } catch (const ParseError& e) {
-    return Status::InvalidArgument(e.message);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  } catch (...) {
+    return internal::CurrentYamlError(source);
   }
   return k;
 }

@@ -2,13 +2,15 @@
 // Reading the advisor's knowledge files (config/extractor_knowledge.yaml,
 // config/duration_priors.yaml): a parser derives from YamlFields, throws YamlParseError through
 // Fail() with "source:line: what" and catches it at its entry point, so every error names the
-// file and line.
+// file and line (CurrentYamlError turns either kind of error into a Status).
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <string>
 #include <string_view>
+
+#include "core/status.h"
 
 namespace schedmate::advisor::internal {
 
@@ -33,5 +35,17 @@ class YamlFields {
  protected:
   std::string_view source_;
 };
+
+// Called inside `catch (...)` around a parse: the YamlParseError or YAML::Exception being handled
+// as kInvalidArgument naming source:line; any other exception goes on up.
+inline Status CurrentYamlError(std::string_view source) {
+  try {
+    throw;
+  } catch (const YamlParseError& e) {
+    return Status::InvalidArgument(e.message);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  }
+}
 
 }  // namespace schedmate::advisor::internal
