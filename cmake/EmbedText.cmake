@@ -21,3 +21,20 @@ function(schedmate_add_generated_source target file text)
   configure_file(${file}.tmp ${file} COPYONLY)
   target_sources(${target} PRIVATE ${file})
 endfunction()
+
+# schedmate_embed_data_file(<target> <file under config/> <namespace> <function>): compiles
+# config/<file> into <target> as `std::string_view <namespace>::<function>()` returning the file
+# verbatim, so the data file stays the single source of what it holds (the function is declared in
+# the header of the type that parses it). The file must not contain the raw-string delimiter )sm_data".
+function(schedmate_embed_data_file target file namespace function)
+  schedmate_raw_string(literal ${PROJECT_SOURCE_DIR}/config/${file} sm_data)
+  string(MAKE_C_IDENTIFIER "${file}" stem)
+  set(text "// Generated from config/${file} by schedmate_embed_data_file (cmake/EmbedText.cmake).\n")
+  string(APPEND text "#include <string_view>\nnamespace ${namespace} {\n")
+  string(APPEND text "std::string_view ${function}();\n")
+  string(APPEND text "std::string_view ${function}() {\n")
+  string(APPEND text "  static constexpr char kText[] = ${literal};\n")
+  string(APPEND text "  return {kText, sizeof(kText) - 1};\n}\n}  // namespace ${namespace}\n")
+  schedmate_add_generated_source(${target} ${CMAKE_CURRENT_BINARY_DIR}/${target}_${stem}.cc
+                                 "${text}")
+endfunction()

@@ -1,7 +1,7 @@
 #pragma once
 // ExtractorKnowledge: what frameworks call their settings, the defaults they ship and the names
 // they give models and datasets, as used by the built-in metadata extractor. The knowledge is
-// data (config/extractor_knowledge.yaml, compiled in by src/advisor/embed_knowledge.cmake); the
+// data (config/extractor_knowledge.yaml, compiled in by cmake/EmbedText.cmake); the
 // extractor's mechanisms (precedence, config inheritance, shell expansion) are code.
 //
 // Private to the advisor library. Thread-safety: immutable after construction; Builtin() is
