@@ -476,17 +476,11 @@ void Extraction::SetLauncherName(const Derived& d) {
 }
 
 void Extraction::SetDirectFields() {
-  static const char* kDirect[] = {"per_device_batch_size",
-                                  "global_batch_size",
-                                  "gradient_accumulation",
-                                  "sequence_length",
-                                  "image_size",
-                                  "epochs",
-                                  "max_steps",
-                                  "learning_rate",
-                                  "optimizer",
-                                  "dataset",
-                                  "model"};
+  // clang-format off
+  static const char* kDirect[] = {
+      "per_device_batch_size", "global_batch_size", "gradient_accumulation", "sequence_length",
+      "image_size", "epochs", "max_steps", "learning_rate", "optimizer", "dataset", "model"};
+  // clang-format on
   for (const char* f : kDirect) {
     const Candidate* c = Best(f);
     if (c == nullptr) continue;

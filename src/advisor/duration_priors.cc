@@ -8,6 +8,7 @@
 #include <set>
 
 #include "advisor/yaml_fields.h"
+#include "core/builtin_data.h"
 #include "core/check.h"
 #include "core/strings.h"
 
@@ -17,7 +18,6 @@ std::string_view BuiltinDurationPriorsYaml();  // generated from config/duration
 }  // namespace internal
 
 namespace {
-
 
 class PriorsParser : public internal::YamlFields {
  public:
@@ -149,13 +149,9 @@ Result<DurationPriors> DurationPriors::Parse(std::string_view yaml, std::string_
 }
 
 const DurationPriors& DurationPriors::Builtin() {
-  static const DurationPriors* const kPriors = [] {
-    Result<DurationPriors> r =
-        Parse(internal::BuiltinDurationPriorsYaml(), "builtin:duration_priors.yaml");
-    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
-    return new DurationPriors(std::move(*r));
-  }();
-  return *kPriors;
+  static const DurationPriors& kData = ParseBuiltinOrDie<DurationPriors>(
+      internal::BuiltinDurationPriorsYaml(), "builtin:duration_priors.yaml");
+  return kData;
 }
 
 std::optional<SemanticEstimate> EstimateFromSemantics(const DurationPriors& p,

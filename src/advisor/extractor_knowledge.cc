@@ -12,6 +12,7 @@
 
 #include "advisor/extraction.h"
 #include "advisor/yaml_fields.h"
+#include "core/builtin_data.h"
 #include "core/check.h"
 #include "core/strings.h"
 
@@ -19,7 +20,6 @@ namespace schedmate::advisor::internal {
 namespace {
 
 using nlohmann::json;
-
 
 class KnowledgeParser : public internal::YamlFields {
  public:
@@ -242,13 +242,9 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
 }
 
 const ExtractorKnowledge& ExtractorKnowledge::Builtin() {
-  static const ExtractorKnowledge* const kKnowledge = [] {
-    Result<ExtractorKnowledge> r =
-        Parse(BuiltinExtractorKnowledgeYaml(), "builtin:extractor_knowledge.yaml");
-    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
-    return new ExtractorKnowledge(std::move(*r));
-  }();
-  return *kKnowledge;
+  static const ExtractorKnowledge& kData = ParseBuiltinOrDie<ExtractorKnowledge>(
+      BuiltinExtractorKnowledgeYaml(), "builtin:extractor_knowledge.yaml");
+  return kData;
 }
 
 }  // namespace schedmate::advisor::internal

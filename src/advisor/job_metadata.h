@@ -21,25 +21,14 @@
 
 namespace schedmate::advisor {
 
-inline constexpr std::array<std::string_view, 19> kMetadataFields = {"framework",
-                                                                     "task",
-                                                                     "model",
-                                                                     "model_family",
-                                                                     "params",
-                                                                     "dataset",
-                                                                     "per_device_batch_size",
-                                                                     "global_batch_size",
-                                                                     "gradient_accumulation",
-                                                                     "sequence_length",
-                                                                     "image_size",
-                                                                     "epochs",
-                                                                     "max_steps",
-                                                                     "learning_rate",
-                                                                     "optimizer",
-                                                                     "precision",
-                                                                     "num_gpus",
-                                                                     "num_nodes",
-                                                                     "launcher"};
+// clang-format off
+inline constexpr std::array<std::string_view, 19> kMetadataFields = {
+    "framework", "task", "model", "model_family",
+    "params", "dataset", "per_device_batch_size", "global_batch_size",
+    "gradient_accumulation", "sequence_length", "image_size", "epochs",
+    "max_steps", "learning_rate", "optimizer", "precision",
+    "num_gpus", "num_nodes", "launcher"};
+// clang-format on
 
 struct JobMetadata {
   std::map<std::string, nlohmann::json> values;  // only known fields

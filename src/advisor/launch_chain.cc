@@ -224,14 +224,10 @@ bool Extraction::ProcessQuotedCommand(const ShellCall& call, std::string& cwd) {
 
 // `sbatch [options] script args` or `sbatch --wrap "command"`: the options are Slurm's request.
 void Extraction::ProcessSbatchCommand(const ShellCall& call, std::string& cwd) {
-  const std::string& rel = call.rel;
-  const ShellCommand& cmd = call.cmd;
   const std::vector<std::string>& w = call.w;
   const size_t i = call.i;
-  const int depth = call.depth;
-  const std::map<std::string, std::string>& vars = call.vars;
   std::vector<std::string> opts_words = call.Rest(i + 1);
-  std::vector<SbatchDirective> ds = ParseSbatchOptions(opts_words, cmd.line);
+  std::vector<SbatchDirective> ds = ParseSbatchOptions(opts_words, call.cmd.line);
   std::string wrap;
   for (const auto& d : ds) {
     if (d.option == "--wrap") wrap = d.value;
@@ -251,25 +247,25 @@ void Extraction::ProcessSbatchCommand(const ShellCall& call, std::string& cwd) {
   for (auto& d : ds) {
     if (d.option != "--wrap") kept.push_back(d);
   }
-  AddSbatch(kept, rel);
+  AddSbatch(kept, call.rel);
   if (!wrap.empty()) {
     ShellContext ctx;
-    ctx.variables = vars;
+    ctx.variables = call.vars;
     ShellScript inner = ParseShell(wrap, ctx);
     for (ShellCommand wrapped : inner.commands) {
-      wrapped.line = cmd.line + FindLine(rel, cmd.line, "--wrap") - cmd.line;
-      ProcessCommand(rel, wrapped, cwd, "sbatch", depth + 1, vars);
+      wrapped.line = call.cmd.line + FindLine(call.rel, call.cmd.line, "--wrap") - call.cmd.line;
+      ProcessCommand(call.rel, wrapped, cwd, "sbatch", call.depth + 1, call.vars);
     }
     return;
   }
   if (k < w.size()) {
-    if (auto script = Resolve(cwd, w[k], fs::path(rel).parent_path().generic_string())) {
+    if (auto script = Resolve(cwd, w[k], fs::path(call.rel).parent_path().generic_string())) {
       if (visited_scripts_.insert(*script).second) {
         if (auto text = Read(*script)) {
           ShellContext ctx;
           ctx.positional = call.Rest(k + 1);
-          ctx.variables = vars;
-          ProcessShell(*script, *text, ctx, "", depth + 1);
+          ctx.variables = call.vars;
+          ProcessShell(*script, *text, ctx, "", call.depth + 1);
         }
       }
     }
@@ -279,14 +275,9 @@ void Extraction::ProcessSbatchCommand(const ShellCall& call, std::string& cwd) {
 
 // srun / mpirun / mpiexec: the process count, then the command they start.
 void Extraction::ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd) {
-  const std::string& rel = call.rel;
-  const ShellCommand& cmd = call.cmd;
   const std::vector<std::string>& w = call.w;
   const size_t i = call.i;
   const std::string b = Basename(w[i]);
-  const std::map<std::string, std::string>& env = call.env;
-  const int depth = call.depth;
-  const std::map<std::string, std::string>& vars = call.vars;
   static const std::set<std::string> kFlags = {
       "exclusive",         "pty", "overcommit", "oversubscribe",
       "allow_run_as_root", "u",   "l",          "unbuffered"};
@@ -306,18 +297,18 @@ void Extraction::ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd) {
       sw.push_back((name.size() == 1 ? "-" : "--") + name);
       if (!v.empty()) sw.push_back(v);
     }
-    AddSbatch(ParseSbatchOptions(sw, cmd.line), rel);
+    AddSbatch(ParseSbatchOptions(sw, call.cmd.line), call.rel);
   }
   ShellCommand inner;
-  inner.env = env;
-  inner.line = cmd.line;
+  inner.env = call.env;
+  inner.line = call.cmd.line;
   for (size_t x = k; x < w.size(); ++x) inner.words.push_back({w[x], false});
   size_t before = launches_.size();
-  ProcessCommand(rel, inner, cwd, b == "mpiexec" ? "mpirun" : b, depth + 1, vars);
+  ProcessCommand(call.rel, inner, cwd, b == "mpiexec" ? "mpirun" : b, call.depth + 1, call.vars);
   for (size_t x = before; x < launches_.size(); ++x) {
     if (procs) {
       launches_[x].wrapper_processes = procs;
-      launches_[x].wrapper_source = Loc(rel, cmd.line);
+      launches_[x].wrapper_source = Loc(call.rel, call.cmd.line);
     }
   }
   return;
@@ -325,23 +316,17 @@ void Extraction::ProcessSrunOrMpirun(const ShellCall& call, std::string& cwd) {
 
 // `bash script.sh args`, `source x.sh`, `./x.sh`: read the script with its positional arguments.
 void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
-  const std::string& rel = call.rel;
-  const ShellCommand& cmd = call.cmd;
   const std::vector<std::string>& w = call.w;
   const size_t i = call.i;
   const std::string b = Basename(w[i]);
-  const std::map<std::string, std::string>& env = call.env;
-  const std::string& wrapper = call.wrapper;
-  const int depth = call.depth;
-  const std::map<std::string, std::string>& vars = call.vars;
   size_t k = EndsWith(b, ".sh") ? i : i + 1;
   while (k < w.size() && LooksLikeOption(w[k])) ++k;
   if (k >= w.size()) return;
   std::optional<std::string> script;
-  bool unknown = cmd.words[k].unknown || w[k].empty();
-  const std::string rel_dir = fs::path(rel).parent_path().generic_string();
+  bool unknown = call.cmd.words[k].unknown || w[k].empty();
+  const std::string rel_dir = fs::path(call.rel).parent_path().generic_string();
   if (!unknown) script = Resolve(cwd, w[k], rel_dir);
-  if (!script && !unknown && EndsWith(w[k], ".sh") && Basename(w[k]) != Basename(rel)) {
+  if (!script && !unknown && EndsWith(w[k], ".sh") && Basename(w[k]) != Basename(call.rel)) {
     // Scripts are often copied without their folder (`bash examples/x.sh` kept beside the
     // caller) or run from the repository's folder rather than their own: the same file name in
     // the calling script's directory, then in each directory above it.
@@ -353,31 +338,31 @@ void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
       meta_.notes.push_back(
           fmt::format("{}:{}: {} is not in the sources; read {} (same name, "
                       "nearest to the calling script)",
-                      rel, cmd.line, w[k], *script));
+                      call.rel, call.cmd.line, w[k], *script));
     }
   }
   if (!script && unknown) {
-    script = GuessDelegate(rel);
+    script = GuessDelegate(call.rel);
     if (script) {
       meta_.notes.push_back(
           fmt::format("{}:{}: '{}' runs a script given at submission; "
                       "assumed {} (the only launch script in the sources)",
-                      rel, cmd.line, fmt::join(call.Rest(i), " "), *script));
+                      call.rel, call.cmd.line, fmt::join(call.Rest(i), " "), *script));
     }
   }
   if (!script && !unknown && Basename(w[k]) == "dist_train.sh" && k + 2 < w.size() &&
       ParseInt(w[k + 2])) {
     // OpenMMLab's `tools/dist_train.sh CONFIG GPUS [ARGS]` (torchrun tools/train.py CONFIG
     // --launcher pytorch ARGS on GPUS processes), not in the sources: read it as that.
-    Launch l = NewLaunch(rel, cmd, cwd, wrapper, env, vars);
+    Launch l = NewLaunch(call.rel, call.cmd, cwd, call.wrapper, call.env, call.vars);
     l.launcher = "torchrun";
     l.opts.emplace_back("nproc_per_node", w[k + 2]);
     l.program = (fs::path(w[k]).parent_path() / "train.py").generic_string();
     l.args.push_back(w[k + 1]);
     for (size_t a = k + 3; a < w.size(); ++a) l.args.push_back(w[a]);
     meta_.notes.push_back(fmt::format(
-        "{}:{}: {} is not in the sources; read as OpenMMLab's (torchrun {} {} on {} GPUs)", rel,
-        cmd.line, w[k], l.program, w[k + 1], w[k + 2]));
+        "{}:{}: {} is not in the sources; read as OpenMMLab's (torchrun {} {} on {} GPUs)",
+        call.rel, call.cmd.line, w[k], l.program, w[k + 1], w[k + 2]));
     Vote("mmdetection", 3);
     launches_.push_back(std::move(l));
     return;
@@ -386,9 +371,9 @@ void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
   if (auto text = Read(*script)) {
     ShellContext ctx;
     ctx.positional = call.Rest(k + 1);
-    ctx.variables = vars;
-    for (const auto& [ek, ev] : env) ctx.variables[ek] = ev;
-    ProcessShell(*script, *text, ctx, wrapper, depth + 1);
+    ctx.variables = call.vars;
+    for (const auto& [ek, ev] : call.env) ctx.variables[ek] = ev;
+    ProcessShell(*script, *text, ctx, call.wrapper, call.depth + 1);
   }
   return;
 }
@@ -396,13 +381,11 @@ void Extraction::ProcessScriptCall(const ShellCall& call, std::string& cwd) {
 // A launcher (torchrun, deepspeed, accelerate launch, llamafactory-cli, fairseq-train, tune run,
 // yolo, swift, python [-m]) and the program it starts; anything else is not a launch.
 void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd) {
-  const std::string& rel = call.rel;
-  const ShellCommand& cmd = call.cmd;
   const std::vector<std::string>& w = call.w;
   const size_t i = call.i;
   const std::string prog = w[i];
   const std::string b = Basename(prog);
-  Launch l = NewLaunch(rel, cmd, cwd, call.wrapper, call.env, call.vars);
+  Launch l = NewLaunch(call.rel, call.cmd, cwd, call.wrapper, call.env, call.vars);
   size_t k = i + 1;
   static const std::set<std::string> kTorchFlags = {
       "standalone", "no_python", "use_env", "module", "m", "run_path", "redirects_all"};
@@ -422,7 +405,7 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
     l.launcher = "accelerate";
     k = TakeOptions(w, k + 1, kAccFlags, l.opts);
   } else if (b == "llamafactory-cli" || b == "lmf") {
-    AddLlamaFactoryLaunch(std::move(l), w, k, rel, cmd.line);
+    AddLlamaFactoryLaunch(std::move(l), w, k, call.rel, call.cmd.line);
     return;
   } else if (b == "fairseq-train") {
     // fairseq's CLI: `fairseq-train DATA_DIR --arch A --lr X --max-update N --fp16 ...`, all
@@ -433,8 +416,8 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
     if (!l.args.empty() && !LooksLikeOption(l.args[0])) {
       std::string data = Basename(fs::path(l.args[0]).lexically_normal().generic_string());
       if (!data.empty() && data != "." && data != "..") {
-        Add("dataset", json(data), kCommandLine, 2, Loc(rel, FindLine(rel, cmd.line, l.args[0])),
-            "data");
+        Add("dataset", json(data), kCommandLine, 2,
+            Loc(call.rel, FindLine(call.rel, call.cmd.line, l.args[0])), "data");
       }
     }
     Vote("fairseq", 8);
@@ -465,7 +448,7 @@ void Extraction::ProcessLauncherCommand(const ShellCall& call, std::string& cwd)
         }
       }
       Add("model", json(family + "-" + m[2].str()), kCommandLine, 2,
-          Loc(rel, FindLine(rel, cmd.line, cfg)), "config");
+          Loc(call.rel, FindLine(call.rel, call.cmd.line, cfg)), "config");
       torchtune_packaged_config_ = true;
       break;
     }

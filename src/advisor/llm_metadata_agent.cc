@@ -22,17 +22,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Fields whose values are numbers (strings only when the job computes them at run time).
-const std::set<std::string, std::less<>> kNumericFields = {"params",
-                                                           "per_device_batch_size",
-                                                           "global_batch_size",
-                                                           "gradient_accumulation",
-                                                           "sequence_length",
-                                                           "image_size",
-                                                           "epochs",
-                                                           "max_steps",
-                                                           "learning_rate",
-                                                           "num_gpus",
-                                                           "num_nodes"};
+// clang-format off
+const std::set<std::string, std::less<>> kNumericFields = {
+    "params", "per_device_batch_size", "global_batch_size", "gradient_accumulation",
+    "sequence_length", "image_size", "epochs", "max_steps",
+    "learning_rate", "num_gpus", "num_nodes"};
+// clang-format on
 
 bool HasProvenance(const std::string& source) {
   // "file:line" or "derived: ..."; "default: ..." is a library default, not evidence.

@@ -81,24 +81,18 @@ class Parser {
     }
     return v;
   }
-  PyValue OrTest() {
-    PyValue v = AndTest();
-    while (IsName("or")) {
+  // `a or b or ...` / `a and b and ...`: the first operand's value, dynamic when there are more.
+  PyValue BooleanChain(std::string_view op, PyValue (Parser::*operand)()) {
+    PyValue v = (this->*operand)();
+    while (IsName(op)) {
       ++pos;
-      AndTest();
+      (this->*operand)();
       v.literal.reset();
     }
     return v;
   }
-  PyValue AndTest() {
-    PyValue v = NotTest();
-    while (IsName("and")) {
-      ++pos;
-      NotTest();
-      v.literal.reset();
-    }
-    return v;
-  }
+  PyValue OrTest() { return BooleanChain("or", &Parser::AndTest); }
+  PyValue AndTest() { return BooleanChain("and", &Parser::NotTest); }
   PyValue NotTest() {
     if (IsName("not")) {
       ++pos;

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/builtin_data.h"
 #include "core/check.h"
 #include "core/strings.h"
 
@@ -143,12 +144,9 @@ Result<ReasonCatalogue> ReasonCatalogue::Parse(std::string_view yaml, std::strin
 }
 
 const ReasonCatalogue& ReasonCatalogue::Builtin() {
-  static const ReasonCatalogue* c = [] {
-    auto parsed = Parse(BuiltinPendingReasonsYaml(), "config/slurm_pending_reasons.yaml");
-    SM_CHECK(parsed.ok()) << parsed.status().ToString();
-    return new ReasonCatalogue(std::move(parsed).value());
-  }();
-  return *c;
+  static const ReasonCatalogue& kData = ParseBuiltinOrDie<ReasonCatalogue>(
+      BuiltinPendingReasonsYaml(), "builtin:slurm_pending_reasons.yaml");
+  return kData;
 }
 
 bool ReasonCatalogue::ReadFamily(const std::string& code, ReasonInfo& info) const {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/builtin_data.h"
 #include "core/check.h"
 
 namespace schedmate::tracker {
@@ -108,12 +109,9 @@ Result<LineFormats> LineFormats::Parse(std::string_view yaml, std::string_view s
 }
 
 const LineFormats& LineFormats::Builtin() {
-  static const LineFormats* const kFormats = [] {
-    Result<LineFormats> r = Parse(BuiltinFormatsYaml(), "builtin:tracker_formats.yaml");
-    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
-    return new LineFormats(std::move(*r));
-  }();
-  return *kFormats;
+  static const LineFormats& kData =
+      ParseBuiltinOrDie<LineFormats>(BuiltinFormatsYaml(), "builtin:tracker_formats.yaml");
+  return kData;
 }
 
 int LineFormats::Find(std::string_view line) const {

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "core/builtin_data.h"
 #include "core/check.h"
 
 namespace schedmate::tracker {
@@ -87,12 +88,9 @@ Result<Vocabulary> Vocabulary::Parse(std::string_view yaml, std::string_view sou
 }
 
 const Vocabulary& Vocabulary::Builtin() {
-  static const Vocabulary* const kVocabulary = [] {
-    Result<Vocabulary> r = Parse(BuiltinVocabularyYaml(), "builtin:tracker_vocabulary.yaml");
-    SM_CHECK(r.ok()) << r.status().ToString();  // a broken data file is a build defect
-    return new Vocabulary(std::move(*r));
-  }();
-  return *kVocabulary;
+  static const Vocabulary& kData =
+      ParseBuiltinOrDie<Vocabulary>(BuiltinVocabularyYaml(), "builtin:tracker_vocabulary.yaml");
+  return kData;
 }
 
 }  // namespace schedmate::tracker
