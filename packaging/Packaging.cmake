@@ -83,7 +83,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${SCHEDMATE_PACKAGING_DIR}/debian/postinst ${SCHEDMATE_PACKAGING_DIR}/debian/prerm
     ${SCHEDMATE_PACKAGING_DIR}/debian/postrm ${SCHEDMATE_PACKAGING_DIR}/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-set(CPACK_SOURCE_GENERATOR "")
+set(CPACK_SOURCE_GENERATOR "")  # no source package: `git archive` makes one without build trees
 include(CPack)
 
 add_custom_target(deb
