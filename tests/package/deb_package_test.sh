@@ -6,6 +6,7 @@
 # scripted stand-in Slurm (squeue/sinfo answering JSON from a directory put first in PATH): with
 # systemctl when systemd is PID 1, else its ExecStart command line as its User= through setpriv
 # (run_unit_command.py); GET /healthz must show passes over that Slurm; SIGTERM stops it cleanly;
+# a second dpkg -i keeps the user and database, dpkg --remove keeps configuration, state and user,
 # dpkg --purge must remove the files, the state and the user. Whatever happens, the machine is
 # left as it was found (package purged, packages apt-get added removed, user and drop-in gone).
 #
@@ -275,7 +276,18 @@ else
   ((rc == 0)) || { cat "$work/serve.log" >&2; fail "serve exited $rc on SIGTERM"; }
 fi
 
-# ---- purge ---------------------------------------------------------------------------------
+# ---- reinstall, remove, purge ---------------------------------------------------------------
+say "dpkg -i again (as an upgrade would): the user and the database stay"
+dpkg -i "$deb" >"$work/reinstall.log" 2>&1 || { cat "$work/reinstall.log" >&2; fail "reinstall"; }
+[[ $(id -u schedmate) == "$uid" ]] || fail "reinstalling changed schedmate's uid"
+[[ -f "$db" ]] || fail "reinstalling lost $db"
+say "dpkg --remove schedmate: program gone, configuration, state and user kept"
+dpkg --remove schedmate >"$work/remove.log" 2>&1 || { cat "$work/remove.log" >&2; fail "dpkg --remove"; }
+[[ $(dpkg-query -W -f='${Status}' schedmate) == "deinstall ok config-files" ]] ||
+  fail "after remove: $(dpkg-query -W -f='${Status}' schedmate)"
+[[ ! -e /usr/bin/schedmate && ! -e "$unit" ]] || fail "remove left the program or the unit"
+[[ -f /etc/schedmate/schedmate.yaml && -f "$db" ]] || fail "remove took the configuration or state"
+getent passwd schedmate >/dev/null || fail "remove took the user"
 say "dpkg --purge schedmate"
 dpkg --purge schedmate >"$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "dpkg --purge"; }
 if dpkg-query -W schedmate >/dev/null 2>&1; then fail "dpkg still knows schedmate after purge"; fi
