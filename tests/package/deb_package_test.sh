@@ -14,6 +14,7 @@
 # step). Exit 77 (skipped, with the reason) unless SCHEDMATE_PACKAGE_TEST=1, as root, with dpkg,
 # cpack, help2man, curl and python3, and no schedmate package, user or state already there.
 set -euo pipefail
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"  # dpkg needs ldconfig; userdel, adduser
 
 build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -132,8 +133,9 @@ if ! dpkg -i "$deb" >"$work/dpkg.log" 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -f -y -qq >>"$work/dpkg.log" 2>&1 ||
     { cat "$work/dpkg.log" >&2; fail "apt-get install -f failed"; }
 fi
-[[ $(dpkg-query -W -f='${Status}' schedmate) == "install ok installed" ]] ||
-  fail "schedmate is not installed: $(dpkg-query -W -f='${Status}' schedmate)"
+status=$(dpkg-query -W -f='${Status}' schedmate 2>/dev/null) || true
+[[ "$status" == "install ok installed" ]] ||
+  { cat "$work/dpkg.log" >&2; fail "schedmate is not installed (dpkg status: '$status')"; }
 verify=$(dpkg -V schedmate) || true
 [[ -z "$verify" ]] || fail "dpkg -V schedmate: $verify"
 
