@@ -217,20 +217,27 @@ if [[ -d /run/systemd/system ]]; then
   systemctl daemon-reload
   unit_started=1
   systemctl start schedmate.service || fail "systemctl start: $(systemctl status schedmate 2>&1)"
-  pid=$(systemctl show -P MainPID schedmate.service)
 else
   say "no systemd: running the unit's ExecStart as its User= (run_unit_command.py)"
   python3 "$here/run_unit_command.py" "$unit" "$slurm/env" >"$work/serve.log" 2>&1 &
   service_pid=$!
-  pid=$service_pid
 fi
+# The service's output so far (the journal under systemd).
+service_log() {
+  if ((unit_started)); then journalctl -u schedmate.service -n 50 --no-pager; else cat "$work/serve.log"; fi
+}
+service_alive() {
+  if ((unit_started)); then systemctl is-active --quiet schedmate.service; else kill -0 "$service_pid"; fi
+}
 
 for _ in $(seq 1 100); do
   [[ -s "$port_file" ]] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/serve.log" >&2 2>/dev/null; fail "serve exited"; }
+  service_alive 2>/dev/null || { service_log >&2; fail "serve exited before listening"; }
   sleep 0.2
 done
-[[ -s "$port_file" ]] || fail "serve wrote no port file within 20 s"
+[[ -s "$port_file" ]] || { service_log >&2; fail "serve wrote no port file within 20 s"; }
+pid=$service_pid
+if ((unit_started)); then pid=$(systemctl show -P MainPID schedmate.service); fi
 port=$(<"$port_file")
 [[ $(ps -o uid= -p "$pid" | xargs) == "$uid" ]] || fail "the service runs as uid $(ps -o uid= -p "$pid")"
 grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || fail "NoNewPrivs is not set"
@@ -246,7 +253,7 @@ for _ in $(seq 1 50); do
   sleep 0.2
 done
 say "/healthz: $health"
-python3 - "$health" <<'EOF' || fail "/healthz does not show a healthy service"
+python3 - "$health" <<'EOF' || { service_log >&2; fail "/healthz does not show a healthy service"; }
 import json, sys
 h = json.loads(sys.argv[1])
 problems = [k for k, want in (("ok", True), ("slurm_ok", True), ("store_ok", True),
@@ -275,7 +282,7 @@ else
   rc=0
   wait "$service_pid" || rc=$?
   service_pid=""
-  ((rc == 0)) || { cat "$work/serve.log" >&2; fail "serve exited $rc on SIGTERM"; }
+  ((rc == 0)) || { service_log >&2; fail "serve exited $rc on SIGTERM"; }
 fi
 
 # ---- reinstall, remove, purge ---------------------------------------------------------------
