@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds, runs every test.
 #   1. unit + integration tests on a RelWithDebInfo build          (build/)
-#   2. tests against a real local Slurm (started here, stopped after)  (label: slurm)
-#   3. protocol tests against a real llama.cpp llama-server with a tiny random-weight model
+#   2. the Debian package: cpack builds it, dpkg installs it, its systemd unit runs (systemctl, or
+#      the unit's command line as its user without systemd), /healthz answers, dpkg --purge
+#      removes it all (label: package; root only, else skipped saying so)
+#   3. tests against a real local Slurm (started here, stopped after)  (label: slurm)
+#   4. protocol tests against a real llama.cpp llama-server with a tiny random-weight model
 #      (built from the source npm's node-llama-cpp ships; label: llama)
-#   4. the dashboard in headless Chromium (playwright-core from npm; label: browser)
-#   5. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
-#   6. every libFuzzer target (fuzz/) for a bounded time, clang + ASan + UBSan (build-fuzz/): each
+#   5. the dashboard in headless Chromium (playwright-core from npm; label: browser)
+#   6. the unit tests again under AddressSanitizer + UBSan           (build-asan/)
+#   7. every libFuzzer target (fuzz/) for a bounded time, clang + ASan + UBSan (build-fuzz/): each
 #      runs on a copy of its seed corpus in build-fuzz/fuzz-run/<target>/ (the source tree is never
 #      written); a crash, sanitizer report, hang (-timeout) or memory blow-up (-rss_limit_mb) fails
 #      the run and prints the reproducer's path and the command that replays it
-# Environment: SCHEDMATE_SKIP_SLURM=1 skips 2; SCHEDMATE_SKIP_LLAMA=1 skips 3;
-#              SCHEDMATE_SKIP_BROWSER=1 skips 4; SCHEDMATE_SKIP_ASAN=1 skips 5;
-#              SCHEDMATE_SKIP_FUZZ=1 skips 6; SCHEDMATE_FUZZ_SECONDS=N fuzzes each target for N
+# Environment: SCHEDMATE_SKIP_PACKAGE=1 skips 2; SCHEDMATE_SKIP_SLURM=1 skips 3;
+#              SCHEDMATE_SKIP_LLAMA=1 skips 4; SCHEDMATE_SKIP_BROWSER=1 skips 5;
+#              SCHEDMATE_SKIP_ASAN=1 skips 6; SCHEDMATE_SKIP_FUZZ=1 skips 7; SCHEDMATE_FUZZ_SECONDS=N fuzzes each target for N
 #              seconds (default 20; targets run nproc at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,7 +79,13 @@ cmake --build build -j"$jobs"
 
 status=0
 step "unit and integration tests"
-ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser' --timeout 600 || status=1
+ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser|package' --timeout 600 || status=1
+
+if [[ "${SCHEDMATE_SKIP_PACKAGE:-0}" != 1 ]]; then
+  step "Debian package: build, install, serve, purge"
+  # Installs and purges the package system-wide (the test leaves the machine as it found it).
+  SCHEDMATE_PACKAGE_TEST=1 ctest --test-dir build --output-on-failure -L package --timeout 900 || status=1
+fi
 
 if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   step "real Slurm tests"
