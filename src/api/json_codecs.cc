@@ -77,7 +77,10 @@ json ToJson(const service::JobView& v, bool detail) {
            {"exit_code", j.exit_code},
            {"prediction", v.prediction ? ToJson(*v.prediction) : json(nullptr)},
            {"metrics", v.metrics ? ToJson(*v.metrics) : json(nullptr)},
-           {"start_estimate", v.start_estimate ? ToJson(*v.start_estimate) : json(nullptr)}};
+           {"start_estimate", v.start_estimate ? ToJson(*v.start_estimate) : json(nullptr)},
+           {"remaining", v.remaining ? json{{"remaining_s", v.remaining->remaining.seconds()},
+                                            {"source", v.remaining->source}}
+                                     : json(nullptr)}};
   if (detail) {
     out["priority"] = j.priority;
     out["comment"] = j.comment;

@@ -836,9 +836,12 @@ void Companion::EstimateStarts(SimTime now) {
     std::optional<Duration> limit;
     if (t.job.time_limit_min) limit = Duration::Minutes(*t.job.time_limit_min);
     if (limit && predicted > *limit) predicted = *limit;
+    t.remaining.reset();
     if (t.job.state == "RUNNING" && t.job.start) {
-      running.push_back(
-          {id, t.job.node_names, t.job.gpus_per_node, *t.job.start, predicted, limit});
+      // A running job's end: its log's ETA, else the advisor's distribution given its age.
+      t.remaining = EstimateRemaining(now, *t.job.start, t.metrics, t.prediction, limit);
+      running.push_back({id, t.job.node_names, t.job.gpus_per_node, *t.job.start,
+                         (now - *t.job.start) + t.remaining->remaining, limit});
     } else if (t.job.state == "PENDING") {
       pending.push_back({id, t.job.priority, t.job.submit, std::max(1, t.job.nodes),
                          t.job.gpus_per_node, predicted, t.job.reason, t.job.eligible,
@@ -1271,6 +1274,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     v.prediction = t.prediction;
     v.metrics = t.metrics;
     v.start_estimate = t.start_estimate;
+    v.remaining = t.remaining;
     v.log_path = t.log_path;
     v.log_problem = t.log_problem;
     v.log_scope = t.log_scope.user.empty() ? LogScopeOf(t.job) : t.log_scope;

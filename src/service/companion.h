@@ -59,6 +59,7 @@
 #include "service/log_access.h"
 #include "service/ports.h"
 #include "service/queue_orderer.h"
+#include "service/remaining_time.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
 #include "service/start_estimator.h"
@@ -73,9 +74,10 @@ struct JobView {
   std::optional<Prediction> prediction;
   std::optional<LogMetrics> metrics;
   std::optional<StartEstimate> start_estimate;
-  std::string log_path;     // the validated StdOut ("" until known)
-  std::string log_problem;  // why the log is not tracked, when it is not
-  JobLogScope log_scope;    // whose log it is and where it may lie (what Slurm reports)
+  std::optional<RemainingTime> remaining;  // running jobs: how much longer (remaining_time.h)
+  std::string log_path;                    // the validated StdOut ("" until known)
+  std::string log_problem;                 // why the log is not tracked, when it is not
+  JobLogScope log_scope;  // whose log it is and where it may lie (what Slurm reports)
 };
 
 struct PredictionErrorStats {
@@ -221,6 +223,7 @@ class Companion {
     SimTime last_sample;
     bool start_recorded = false;
     std::optional<StartEstimate> start_estimate;
+    std::optional<RemainingTime> remaining;  // set each pass while it runs
     std::optional<SimTime> stored_start_estimate;
     int64_t missing_ticks = 0;
   };
