@@ -198,6 +198,7 @@ Status ApiServer::Start(const std::string& listen, int port) {
 }
 
 void ApiServer::Stop() {
+  whatif_.Cancel();  // a what-if handler waiting for its run returns at the run's next check
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
   if (server_) server_->Shutdown();

@@ -7,11 +7,13 @@
 namespace schedmate::api {
 
 WhatIfRunner::~WhatIfRunner() {
-  {
-    std::lock_guard lock(mu_);
-    if (current_) current_->cancel = true;
-  }
+  Cancel();
   if (worker_.joinable()) worker_.join();
+}
+
+void WhatIfRunner::Cancel() {
+  std::lock_guard lock(mu_);
+  if (current_) current_->cancel = true;
 }
 
 bool WhatIfRunner::busy() const {

@@ -42,6 +42,8 @@ class WhatIfRunner {
   // (kTimedOut: the run was told to stop and keeps the runner busy until it has).
   Answer Run(Work work, std::chrono::milliseconds timeout);
   bool busy() const;
+  // Tells a run going now to stop at its next check (the server is stopping).
+  void Cancel();
 
  private:
   struct Shared {
