@@ -668,7 +668,9 @@ void ApiServer::RouteWhatIf() {
     auto view = companion_.View();
     Result<sim::WhatIfSite> site = Status::Internal("not loaded");
     {
-      std::lock_guard lock(stores_mu_);
+      // The store is read only without a configured trace (reading a trace holds no lock).
+      std::unique_lock lock(stores_mu_, std::defer_lock);
+      if (cfg.whatif_trace.empty()) lock.lock();
       site = LoadServiceWhatIfSite(cfg, *view, stores_.history);
     }
     if (!site.ok()) return SendError(res, 409, "no_history", site.status().message());
