@@ -69,6 +69,8 @@ const char* CodeForStatus(int status) {
       return "conflict";
     case 413:
       return "body_too_large";
+    case 429:
+      return "busy";
     case 503:
       return "unavailable";
     case 504:
@@ -196,6 +198,7 @@ Status ApiServer::Start(const std::string& listen, int port) {
 }
 
 void ApiServer::Stop() {
+  whatif_.Cancel();  // a what-if handler waiting for its run returns at the run's next check
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
   if (server_) server_->Shutdown();
@@ -278,6 +281,7 @@ void ApiServer::Routes() {
   RouteFailuresAndActions();
   RouteScheduling();
   RouteEstimate();
+  RouteWhatIf();
 }
 
 void ApiServer::RouteDashboard() {
@@ -648,6 +652,61 @@ void ApiServer::RouteEstimate() {
       return;
     }
     SendJson(res, ToJson(*advice));
+  });
+}
+
+void ApiServer::RouteWhatIf() {
+  server_->Post("/v1/whatif", [this](const httplib::Request& req, httplib::Response& res) {
+    std::string field;
+    auto scenario = WhatIfRequestFromJson(req.body, field);
+    auto bad_request = [&](const std::string& message) {
+      SendJson(res, json{{"error", message}, {"code", "bad_request"}, {"field", field}}, 400);
+    };
+    if (!scenario.ok()) return bad_request(scenario.status().message());
+    if (whatif_.busy()) return SendError(res, 429, "busy", "another what-if is running");
+    const service::ServiceConfig& cfg = companion_.config();
+    auto view = companion_.View();
+    Result<sim::WhatIfSite> site = Status::Internal("not loaded");
+    {
+      // The store is read only without a configured trace (reading a trace holds no lock).
+      std::unique_lock lock(stores_mu_, std::defer_lock);
+      if (cfg.whatif_trace.empty()) lock.lock();
+      site = LoadServiceWhatIfSite(cfg, *view, stores_.history);
+    }
+    if (!site.ok()) return SendError(res, 409, "no_history", site.status().message());
+    sim::WhatIfLimits limits;
+    limits.max_jobs = cfg.whatif_max_jobs;
+    limits.max_seeds = cfg.whatif_max_seeds;
+    auto setup = sim::SetUpWhatIf(*site, *scenario, limits, &field);
+    if (!setup.ok()) return bad_request(field + " " + setup.status().message());
+    auto shared_site = std::make_shared<sim::WhatIfSite>(std::move(site).value());
+    auto work = [shared_site, setup = std::move(setup).value(), scenario = *scenario,
+                 limits](const std::atomic<bool>& cancel) -> Result<json> {
+      sim::WhatIfLimits l = limits;
+      l.cancel = &cancel;
+      SM_ASSIGN_OR_RETURN(auto report, sim::RunWhatIf(*shared_site, setup, scenario, l));
+      json out = sim::WhatIfReportToJson(report, *shared_site);
+      out["history_source"] = shared_site->history.source;
+      return out;
+    };
+    const auto timeout =
+        std::chrono::milliseconds(std::max<int64_t>(1, cfg.whatif_timeout.micros() / 1000));
+    WhatIfRunner::Answer answer = whatif_.Run(std::move(work), timeout);
+    switch (answer.outcome) {
+      case WhatIfRunner::Outcome::kBusy:
+        return SendError(res, 429, "busy", "another what-if is running");
+      case WhatIfRunner::Outcome::kTimedOut:
+        return SendError(res, 504, "timeout",
+                         fmt::format("the what-if took longer than whatif.timeout_s ({} s)",
+                                     cfg.whatif_timeout.seconds_f()));
+      case WhatIfRunner::Outcome::kDone:
+        break;
+    }
+    if (!answer.result.ok()) {
+      return SendError(res, HttpStatusFor(answer.result.status()), "whatif_failed",
+                       answer.result.status().message());
+    }
+    SendJson(res, *answer.result);
   });
 }
 

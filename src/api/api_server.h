@@ -26,6 +26,14 @@
 //                                       script as text/plain with resources in the query, or JSON
 //                                       {"script","name","user","partition","gpus","nodes",
 //                                       "time_limit_min"}; ?format=kv answers key=value lines
+//   POST /v1/whatif                     baseline vs scenario on the service's history
+//                                       (sim/whatif_run.h, as `schedmate whatif --json`); body:
+//                                       {"add_nodes", "remove_nodes", "load", "policy", "set",
+//                                       "seeds", "seed"} (json_codecs.h). 400 naming the field
+//                                       ("field"), 409 "no_history" when the site has no usable
+//                                       history, 429 "busy" while another run goes, 504 after
+//                                       whatif.timeout_s (whatif_runner.h). No token needed: it
+//                                       changes nothing.
 //   POST /v1/nodes/{name}/resume        state-changing: needs "Authorization: Bearer <token>";
 //                                       only a node schedmate drained (404 unknown node, 409
 //                                       any other node: Slurm is not asked)
@@ -49,6 +57,7 @@
 #include <string_view>
 #include <thread>
 
+#include "api/whatif_runner.h"
 #include "core/result.h"
 #include "service/companion.h"
 #include "service/service_store.h"
@@ -79,6 +88,8 @@ class ApiServer {
   Status Start(const std::string& listen, int port);
   void Stop();
   int port() const { return port_; }
+  // The runner behind POST /v1/whatif (one run at a time).
+  WhatIfRunner& whatif_runner() { return whatif_; }
 
  private:
   // Registers the handlers, one function per area of the API.
@@ -89,6 +100,7 @@ class ApiServer {
   void RouteFailuresAndActions();  // /v1/anomalies, /v1/failures..., /v1/actions, /v1/nodes, resume
   void RouteScheduling();          // /v1/scheduling
   void RouteEstimate();            // POST /v1/estimate
+  void RouteWhatIf();              // POST /v1/whatif
   // api.serve_logs: true when the caller may read logs; otherwise the refusal is sent.
   bool MayReadLogs(const httplib::Request& req, httplib::Response& res) const;
   // "Authorization: Bearer <token>" with the configured (non-empty) token.
@@ -101,6 +113,7 @@ class ApiServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> requests_{0};
+  WhatIfRunner whatif_;  // last: its run (which reads the members above) ends first
 };
 
 // The user name for a numeric uid ("" when unknown).

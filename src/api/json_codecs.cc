@@ -1,8 +1,12 @@
 #include "api/json_codecs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 
+#include "core/strings.h"
 #include "slurm/slurm_parsers.h"
 
 namespace schedmate::api {
@@ -240,6 +244,91 @@ void NormalizeEstimateRequest(service::JobContext& job) {
     job.time_limit_min.reset();
   }
   if (job.name.empty()) job.name = "sbatch";
+}
+
+namespace {
+
+Status BadField(std::string& field, const std::string& name, const std::string& why) {
+  field = name;
+  return Status::InvalidArgument(name + ": " + why);
+}
+
+Status ReadNodeList(const json& v, const std::string& name, std::vector<std::string>& out,
+                    std::string& field) {
+  if (!v.is_array()) return BadField(field, name, "expected an array of strings");
+  if (v.size() > 1000) return BadField(field, name, "more than 1000 changes");
+  for (const auto& item : v) {
+    if (!item.is_string()) return BadField(field, name, "expected an array of strings");
+    out.push_back(item.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+Status ReadSets(const json& v, std::vector<std::pair<std::string, std::string>>& out,
+                std::string& field) {
+  if (!v.is_object()) return BadField(field, "set", "expected an object of KEY: value");
+  for (const auto& [key, value] : v.items()) {
+    if (value.is_string()) {
+      out.emplace_back(key, value.get<std::string>());
+    } else if (value.is_number_integer()) {
+      out.emplace_back(key, value.dump());
+    } else if (value.is_number_float() && std::isfinite(value.get<double>())) {
+      out.emplace_back(key, fmt::format("{}", value.get<double>()));
+    } else {
+      return BadField(field, "set", key + ": expected a string or a number");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadCount(const json& v, const std::string& name, int64_t lo, int64_t hi, int64_t& out,
+                 std::string& field) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) ||
+      v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+    return BadField(field, name, fmt::format("expected an integer in {}..{}", lo, hi));
+  }
+  out = v.get<int64_t>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<sim::WhatIfScenario> WhatIfRequestFromJson(std::string_view body, std::string& field) {
+  field.clear();
+  sim::WhatIfScenario s;
+  if (Trim(body).empty()) return s;
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::InvalidArgument("body is not a JSON object");
+  }
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "add_nodes") {
+      SM_RETURN_IF_ERROR(ReadNodeList(v, key, s.add_nodes, field));
+    } else if (key == "remove_nodes") {
+      SM_RETURN_IF_ERROR(ReadNodeList(v, key, s.remove_nodes, field));
+    } else if (key == "set") {
+      SM_RETURN_IF_ERROR(ReadSets(v, s.sets, field));
+    } else if (key == "policy" || key == "baseline_policy") {
+      if (!v.is_string()) return BadField(field, key, "expected a policy name");
+      (key == "policy" ? s.policy : s.baseline_policy) = v.get<std::string>();
+    } else if (key == "load") {
+      if (!v.is_number() || !std::isfinite(v.get<double>())) {
+        return BadField(field, key, "expected a number");
+      }
+      s.load = v.get<double>();
+    } else if (key == "seeds") {
+      SM_RETURN_IF_ERROR(ReadCount(v, key, 1, 1000000, s.seeds, field));
+    } else if (key == "seed") {
+      int64_t seed = 0;
+      SM_RETURN_IF_ERROR(ReadCount(v, key, 0, INT64_MAX, seed, field));
+      s.seed = static_cast<uint64_t>(seed);
+    } else {
+      return BadField(field, key,
+                      "unknown field (expected add_nodes, remove_nodes, load, policy, "
+                      "baseline_policy, set, seeds, seed)");
+    }
+  }
+  return s;
 }
 
 }  // namespace schedmate::api

@@ -8,6 +8,7 @@
 #include "core/result.h"
 #include "service/companion.h"
 #include "service/service_store.h"
+#include "sim/whatif_run.h"
 #include "store/history_store.h"
 
 namespace schedmate::api {
@@ -36,5 +37,14 @@ Result<service::JobContext> EstimateRequestFromJson(std::string_view body);
 // outside 1..slurm::kMaxTimeLimitMinutes (0, negative, Slurm's NO_VAL/INFINITE, larger) means
 // "none", as job_submit.lua sends it; an empty name becomes "sbatch".
 void NormalizeEstimateRequest(service::JobContext& job);
+
+// The JSON body of POST /v1/whatif, the changes of `schedmate whatif`: "add_nodes" and
+// "remove_nodes" (arrays of "4x8[:PARTITION]" / "2[:PARTITION]" strings), "load" (number),
+// "policy" and "baseline_policy" (strings), "set" (object of slurm.conf KEY: string or number),
+// "seeds" and "seed" (non-negative integers). Every key is optional; an empty body or {} is the
+// unchanged site. kInvalidArgument naming the field (also put in `field`, "" for the body
+// itself) for a body that is not a JSON object, an unknown key or a value of the wrong type;
+// ranges and meanings are checked by sim::SetUpWhatIf.
+Result<sim::WhatIfScenario> WhatIfRequestFromJson(std::string_view body, std::string& field);
 
 }  // namespace schedmate::api

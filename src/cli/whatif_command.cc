@@ -1,15 +1,15 @@
 // `schedmate whatif`: replays the site's own history (a sacct export or any trace) on the site's
 // scheduler (the `slurm` policy configured from its slurm.conf) and on a changed scenario (nodes
 // added or removed, load scaled, another policy, other priority weights or backfill settings),
-// and prints both sets of metrics with their spread over seeds.
+// and prints both sets of metrics with their spread over seeds. The run itself is
+// sim/whatif_run.h's, the same one POST /v1/whatif serves: this file reads flags and files and
+// prints.
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,24 +18,16 @@
 #include "cli/flags_util.h"
 #include "core/strings.h"
 #include "plot/svg_plot.h"
-#include "policy/policy_registry.h"
 #include "policy/slurm_config.h"
-#include "sim/metrics.h"
 #include "sim/sim_json.h"
 #include "sim/simulator.h"
 #include "sim/whatif.h"
+#include "sim/whatif_run.h"
 #include "trace/cluster_config.h"
-#include "trace/trace_generator.h"
 #include "trace/trace_reader.h"
 
 namespace schedmate::cli {
 namespace {
-
-struct NodeSpec {
-  int32_t count = 0;
-  int32_t gpus = 0;  // 0: the partition's own node size
-  std::string vc;
-};
 
 struct WhatIfArgs {
   TraceFlags trace;  // --trace, --format, --skip-malformed
@@ -55,40 +47,11 @@ struct WhatIfArgs {
   std::string plot;
 };
 
-// "4x8", "4x8:gpu" (count x GPUs per node [: partition]) or, for removals, "2" / "2:gpu".
-std::optional<NodeSpec> ParseNodeSpec(const std::string& text, bool with_size) {
-  NodeSpec s;
-  std::string_view t = Trim(text);
-  if (size_t colon = t.find(':'); colon != std::string_view::npos) {
-    s.vc = std::string(Trim(t.substr(colon + 1)));
-    if (s.vc.empty()) return std::nullopt;
-    t = t.substr(0, colon);
-  }
-  std::string_view count = t, gpus;
-  if (with_size) {
-    size_t x = t.find_first_of("xX");
-    if (x == std::string_view::npos) return std::nullopt;
-    count = t.substr(0, x);
-    gpus = t.substr(x + 1);
-  }
-  auto c = ParseInt(Trim(count));
-  if (!c || *c <= 0 || *c > 1'000'000) return std::nullopt;
-  s.count = static_cast<int32_t>(*c);
-  if (with_size) {
-    auto g = ParseInt(Trim(gpus));
-    if (!g || *g <= 0 || *g > sim::kMaxGpusPerNode) return std::nullopt;
-    s.gpus = static_cast<int32_t>(*g);
-  }
-  return s;
-}
-
 CLI::Validator NodeSpecValidator(bool with_size) {
   return CLI::Validator(
       [with_size](std::string& input) -> std::string {
-        if (ParseNodeSpec(input, with_size)) return "";
-        return with_size ? "expected NODESxGPUS[:PARTITION], e.g. 4x8, with 1..1000000 nodes and "
-                           "1..1024 GPUs per node"
-                         : "expected NODES[:PARTITION], e.g. 2, with 1..1000000 nodes";
+        if (sim::ParseNodeChange(input, with_size)) return "";
+        return std::string(sim::NodeChangeSyntax(with_size));
       },
       with_size ? "NODESxGPUS[:PART]" : "NODES[:PART]");
 }
@@ -103,34 +66,13 @@ CLI::Validator KeyValueValidator() {
       "KEY=VALUE");
 }
 
-struct Run {
-  sim::WhatIfMetrics metrics;
-  std::vector<double> queue_s;  // finished jobs' waits, for the plot
-  double seconds = 0;           // wall time of the simulation
-};
-
-Run Simulate(const JobTable& table, const ClusterSpec& cluster, const std::string& policy,
-             const policy::SlurmConfig& slurm, uint64_t seed, const std::string& label) {
-  policy::PolicyRegistry registry;
-  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
-  policy::PolicyConfig pc;
-  pc.slurm = &slurm;
-  sim::PolicyMaker maker = [&]() { return registry.Create(policy, pc); };
-  sim::SimOptions options;
-  options.seed = seed;
-  options.progress_label = label;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto result = sim::Simulate(table, cluster, maker, options);
-  if (!result.ok()) {
-    Fail(Status(result.status().code(), label + ": " + result.status().message()));
-  }
-  Run run;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  run.metrics = sim::MeasureWhatIf(table, *result);
-  for (const auto& o : result->jobs) {
-    if (o.partition >= 0 && o.finished()) run.queue_s.push_back(o.queued.seconds_f());
-  }
-  return run;
+// One replay for `tune`; a failed run ends the command (exit 1).
+sim::WhatIfRunResult Simulate(const JobTable& table, const ClusterSpec& cluster,
+                              const std::string& policy, const policy::SlurmConfig& slurm,
+                              uint64_t seed, const std::string& label) {
+  auto run = sim::ReplayOnce(table, cluster, policy, slurm, seed, label, {});
+  if (!run.ok()) Fail(run.status());
+  return std::move(run).value();
 }
 
 void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
@@ -163,206 +105,91 @@ void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
   }
 }
 
-// The site: its Slurm configuration, its cluster and its history (durations capped at limits).
-struct Site {
-  policy::SlurmConfig config;
-  ClusterSpec cluster;
-  JobTable history;
-  std::vector<std::string> notes;
-};
+using Site = sim::WhatIfSite;
 
 // Reads the site; a bad file ends the command with exit 1, bad flags with exit 2.
 Site LoadSite(const WhatIfArgs& a) {
   Site out;
-  policy::SlurmConfig& site = out.config;
-  ClusterSpec& cluster = out.cluster;
-  std::vector<std::string>& notes = out.notes;
   if (a.vc_config.empty() && a.slurm_conf.empty() && a.nodes == 0) {
     FailUsage("give the cluster: --slurm-conf FILE, --vc-config FILE or --nodes N");
   }
-
-  // --- the site: slurm.conf (its errors are the file's: exit 1), cluster -----------------------
+  // The site: slurm.conf (its errors are the file's: exit 1), the cluster.
   if (!a.slurm_conf.empty()) {
-    auto conf = policy::ReadSlurmConf(a.slurm_conf);
-    if (!conf.ok()) Fail(conf.status());
-    site = conf->config;
-    for (const auto& k : site.unmodelled) notes.push_back("not modelled: " + k);
-    if (conf->nodes.nodes > 0 && a.vc_config.empty() && a.nodes == 0) {
-      if (conf->nodes.gpus_per_node <= 0) {
-        Fail(
-            Status::InvalidArgument(a.slurm_conf + ": no node has GPUs (Gres=gpu:N or gres.conf)"));
-      }
-      VcSpec v;
-      v.gpus_per_node = conf->nodes.gpus_per_node;
-      v.nodes = conf->nodes.nodes;
-      if (conf->nodes.heterogeneous) {
-        // One node size per partition: keep the GPU total with nodes of the largest size.
-        v.nodes =
-            static_cast<int32_t>((conf->nodes.total_gpus + v.gpus_per_node - 1) / v.gpus_per_node);
-        notes.push_back(fmt::format("nodes differ in GPUs: modelled as {} nodes of {} GPUs",
-                                    v.nodes, v.gpus_per_node));
-      }
-      cluster.vcs.push_back(v);
-    }
+    const bool take_cluster = a.vc_config.empty() && a.nodes == 0;
+    if (Status st = sim::LoadSiteFromSlurmConf(a.slurm_conf, take_cluster, out); !st.ok()) Fail(st);
   }
   if (!a.vc_config.empty()) {
     auto c = trace::ReadVcConfig(a.vc_config, static_cast<int32_t>(a.gpus_per_node));
     if (!c.ok()) Fail(c.status());
-    cluster = std::move(c).value();
+    out.cluster = std::move(c).value();
   } else if (a.nodes > 0) {
-    cluster.vcs = {
+    out.cluster.vcs = {
         VcSpec{"", static_cast<int32_t>(a.nodes), static_cast<int32_t>(a.gpus_per_node), 0}};
   }
-  if (cluster.vcs.empty()) {
-    Fail(
-        Status::InvalidArgument(a.slurm_conf + ": no NodeName lines: give --nodes or --vc-config"));
-  }
-  if (Status st = sim::CheckSimConfig(cluster, sim::SimOptions{}); !st.ok()) Fail(st);
-
-  // --- the history -----------------------------------------------------------------------------
+  if (Status st = sim::CheckSimConfig(out.cluster, sim::SimOptions{}); !st.ok()) Fail(st);
+  // The history.
   trace::TraceReadOptions ro;
   ro.format = ParsedTraceFormat(a.trace);
   ro.skip_malformed = a.trace.skip_malformed;
   auto table_or = trace::ReadTrace(a.trace.path, ro);
   if (!table_or.ok()) Fail(table_or.status());
-  JobTable& history = out.history;
-  history = std::move(table_or).value();
-  if (!trace::FormatHasDurations(history.format)) {
-    Fail(Status::InvalidArgument(fmt::format("{}: {} traces carry no run times", a.trace.path,
-                                             TraceFormatName(history.format))));
-  }
-  if (history.jobs.size() < 2) {
-    Fail(Status::InvalidArgument(fmt::format("{}: {} usable jobs; a what-if needs at least 2",
-                                             a.trace.path, history.jobs.size())));
-  }
-  if (history.rows_skipped > 0) {
-    notes.push_back(fmt::format("skipped {} rows of {} (malformed, unfinished or never started)",
-                                history.rows_skipped, a.trace.path));
-  }
-  if (int64_t capped = sim::CapDurationsAtLimits(history); capped > 0) {
-    notes.push_back(
-        fmt::format("{} jobs ran past their limit in the export; capped at it", capped));
-  }
+  out.history = std::move(table_or).value();
+  out.history.source = a.trace.path;
+  if (Status st = sim::PrepareWhatIfHistory(out); !st.ok()) Fail(st);
   return out;
 }
 
+// The scenario's field as its flag: add_nodes -> --add-nodes.
+std::string FlagName(std::string field) {
+  std::replace(field.begin(), field.end(), '_', '-');
+  return "--" + field;
+}
+
 void RunWhatIf(const WhatIfArgs& a) {
-  policy::PolicyRegistry registry;
-  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) Fail(st);
-  const std::string scenario_policy = a.policy.empty() ? a.baseline_policy : a.policy;
-  for (const auto& p : {a.baseline_policy, scenario_policy}) {
-    if (!registry.Contains(p)) {
-      FailUsage(
-          fmt::format("unknown policy '{}' (known: {})", p, fmt::join(registry.Names(), ", ")));
-    }
-  }
-  Site loaded = LoadSite(a);
-  const policy::SlurmConfig& site = loaded.config;
-  const ClusterSpec& cluster = loaded.cluster;
-  const JobTable& history = loaded.history;
-  std::vector<std::string>& notes = loaded.notes;
-  // --- the scenario ----------------------------------------------------------------------------
-  policy::SlurmConfig changed = site;
-  ClusterSpec scenario_cluster = cluster;
-  std::vector<std::string> changes;
-  for (const auto& s : a.add_nodes) {
-    auto spec = ParseNodeSpec(s, /*with_size=*/true);
-    if (Status st = sim::AddNodes(scenario_cluster, spec->count, spec->gpus, spec->vc); !st.ok()) {
-      FailUsage("--add-nodes " + s + ": " + st.message());
-    }
-    changes.push_back("add-nodes " + s);
-  }
-  for (const auto& s : a.remove_nodes) {
-    auto spec = ParseNodeSpec(s, /*with_size=*/false);
-    if (Status st = sim::RemoveNodes(scenario_cluster, spec->count, spec->vc); !st.ok()) {
-      FailUsage("--remove-nodes " + s + ": " + st.message());
-    }
-    changes.push_back("remove-nodes " + s);
-  }
-  if (Status st = sim::CheckSimConfig(scenario_cluster, sim::SimOptions{}); !st.ok()) {
-    FailUsage("scenario cluster: " + st.message());
-  }
+  sim::WhatIfScenario scenario;
+  scenario.baseline_policy = a.baseline_policy;
+  scenario.policy = a.policy;
+  scenario.add_nodes = a.add_nodes;
+  scenario.remove_nodes = a.remove_nodes;
+  scenario.load = a.load;
   for (const auto& s : a.sets) {
-    const size_t eq = s.find('=');
-    if (Status st = policy::ApplySlurmSetting(changed, s.substr(0, eq), s.substr(eq + 1));
-        !st.ok()) {
-      FailUsage("--set " + s + ": " + st.message());
-    }
-    changes.push_back("set " + s);
+    const size_t eq = s.find('=');  // checked by KeyValueValidator
+    scenario.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
-  if (!a.policy.empty()) changes.push_back("policy " + a.policy);
-  if (a.load != 1.0) changes.push_back(fmt::format("load x{}", a.load));
-
-  // --- runs ------------------------------------------------------------------------------------
-  const Run baseline = Simulate(history, cluster, a.baseline_policy, site, a.seed, "baseline");
-  std::vector<uint64_t> seeds;
-  std::vector<sim::WhatIfMetrics> runs;
-  std::vector<double> seconds{baseline.seconds};
-  std::vector<double> first_queue;
-  const bool random = a.load != 1.0;
-  const int64_t n_seeds = random ? a.seeds : 1;
-  for (int64_t i = 0; i < n_seeds; ++i) {
-    const uint64_t seed = a.seed + static_cast<uint64_t>(i);
-    seeds.push_back(seed);
-    JobTable table = history;
-    if (random) {
-      trace::GenerateOptions g;
-      g.seed = seed;
-      g.load_factor = a.load;
-      // L times the jobs with gaps divided by L: the same span at L times the offered load.
-      g.jobs =
-          std::max<int64_t>(2, std::llround(static_cast<double>(history.jobs.size()) * a.load));
-      auto gen = trace::GenerateTrace(history, g);
-      if (!gen.ok()) Fail(gen.status());
-      table = std::move(gen->table);
-    }
-    Run r = Simulate(table, scenario_cluster, scenario_policy, changed, seed, "scenario");
-    seconds.push_back(r.seconds);
-    if (i == 0) first_queue = r.queue_s;
-    runs.push_back(std::move(r.metrics));
-  }
-  const sim::WhatIfMetrics scenario = sim::MeanWhatIfMetrics(runs);
-  const nlohmann::json spread = sim::WhatIfSpreadToJson(runs, seeds);
-
+  scenario.seeds = a.seeds;
+  scenario.seed = a.seed;
+  const Site site = LoadSite(a);
+  std::string field;
+  auto setup = sim::SetUpWhatIf(site, scenario, {}, &field);
+  if (!setup.ok()) FailUsage(FlagName(field) + " " + setup.status().message());
+  auto report_or = sim::RunWhatIf(site, *setup, scenario, {});
+  if (!report_or.ok()) Fail(report_or.status());
+  const sim::WhatIfReport& report = *report_or;
+  const std::vector<std::string>& changes = report.setup.changes;
   if (!a.plot.empty()) {
     plot::Figure fig;
     fig.title = "what if: " + (changes.empty() ? std::string("no change")
                                                : fmt::format("{}", fmt::join(changes, ", ")));
     plot::Chart cdf{
         "Queue wait CDF", "queue wait (s)", "fraction of jobs", /*log_x=*/true, false, {}};
-    cdf.series.push_back(plot::CdfSeries("baseline", baseline.queue_s));
+    cdf.series.push_back(plot::CdfSeries("baseline", report.baseline.queue_s));
     cdf.series.push_back(plot::CdfSeries(
-        random ? fmt::format("scenario (seed {})", seeds[0]) : "scenario", first_queue));
+        a.load != 1.0 ? fmt::format("scenario (seed {})", report.seeds[0]) : "scenario",
+        report.first_queue_s));
     fig.charts.push_back(std::move(cdf));
     if (Status st = plot::WriteFigure(fig, a.plot); !st.ok()) Fail(st);
   }
-  // What the site's Slurm really did, when the history records it (sacct Start - Eligible).
-  const nlohmann::json observed = sim::ObservedWaitsToJson(sim::MeasureObservedWaits(history));
   if (a.json) {
-    nlohmann::json out = {
-        {"observed", observed},
-        {"baseline", sim::WhatIfMetricsToJson(baseline.metrics)},
-        {"scenario", sim::WhatIfMetricsToJson(scenario)},
-        {"spread", spread},
-        {"changes", changes},
-        {"policy", {{"baseline", a.baseline_policy}, {"scenario", scenario_policy}}},
-        {"cluster",
-         {{"baseline_gpus", cluster.total_gpus()},
-          {"scenario_gpus", scenario_cluster.total_gpus()}}},
-        {"notes", notes},
-        {"timing_s",
-         {{"baseline", seconds[0]},
-          {"scenario_max", *std::max_element(seconds.begin() + 1, seconds.end())}}}};
-    PrintJson(out);
+    PrintJson(sim::WhatIfReportToJson(report, site));
     return;
   }
-  for (const auto& n : notes) std::cerr << "schedmate: note: " << n << "\n";
-  PrintText(baseline.metrics, scenario, spread, changes);
-  if (!observed.is_null()) {
+  for (const auto& n : report.notes) std::cerr << "schedmate: note: " << n << "\n";
+  PrintText(report.baseline.metrics, report.scenario,
+            sim::WhatIfSpreadToJson(report.runs, report.seeds), changes);
+  if (report.observed) {
     std::cout << fmt::format(
         "\nobserved in the history: avg queue {:.1f} s, p95 {:.1f} s ({} jobs)\n",
-        observed["avg_queue_s"].get<double>(), observed["p95_queue_s"].get<double>(),
-        observed["jobs"].get<size_t>());
+        report.observed->avg_queue_s, report.observed->p95_queue_s, report.observed->jobs);
   }
   if (!a.plot.empty()) std::cout << "\nplot written to " << a.plot << "\n";
 }
@@ -441,7 +268,8 @@ void RunTune(const TuneArgs& a) {
         a.site.trace.path, cut.seconds_f(), train.jobs.size(), validation.jobs.size())));
   }
   // Grid search on the training period.
-  const Run train_base = Simulate(train, site.cluster, "slurm", site.config, 1, "train baseline");
+  const sim::WhatIfRunResult train_base =
+      Simulate(train, site.cluster, "slurm", site.config, 1, "train baseline");
   double best = Objective(train_base.metrics, a.objective);
   policy::SlurmConfig best_config = site.config;
   nlohmann::json best_values = nlohmann::json::object();
@@ -455,7 +283,7 @@ void RunTune(const TuneArgs& a) {
       (void)policy::ApplySlurmSetting(config, axes[i].key, v);  // checked above
       values[axes[i].key] = v;
     }
-    const Run r = Simulate(train, site.cluster, "slurm", config, 1, "candidate");
+    const sim::WhatIfRunResult r = Simulate(train, site.cluster, "slurm", config, 1, "candidate");
     const double obj = Objective(r.metrics, a.objective);
     if (obj < best) {  // strictly better: ties keep the site's setting or the earlier candidate
       best = obj;
@@ -464,8 +292,10 @@ void RunTune(const TuneArgs& a) {
     }
   }
   // Validation on the later period: the site's setting vs the recommendation.
-  const Run val_base = Simulate(validation, site.cluster, "slurm", site.config, 1, "validation");
-  const Run val_best = Simulate(validation, site.cluster, "slurm", best_config, 1, "validation");
+  const sim::WhatIfRunResult val_base =
+      Simulate(validation, site.cluster, "slurm", site.config, 1, "validation");
+  const sim::WhatIfRunResult val_best =
+      Simulate(validation, site.cluster, "slurm", best_config, 1, "validation");
   const double vb = Objective(val_base.metrics, a.objective);
   const double vp = Objective(val_best.metrics, a.objective);
   const double improvement = vb > 0 ? 100.0 * (vb - vp) / vb : 0.0;

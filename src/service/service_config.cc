@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/file_util.h"
+#include "core/job.h"
 #include "core/strings.h"
 
 namespace schedmate::service {
@@ -240,6 +241,19 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
     return Status::Ok();
   };
   s["llm"]["config"] = str(&ServiceConfig::llm_config);
+  s["whatif"]["trace"] = str(&ServiceConfig::whatif_trace);
+  s["whatif"]["format"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                             ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.whatif_format));
+    if (!ParseTraceFormat(c.whatif_format)) {
+      return r.Error(n, k, fmt::format("unknown trace format '{}'", c.whatif_format));
+    }
+    return Status::Ok();
+  };
+  s["whatif"]["slurm_conf"] = str(&ServiceConfig::whatif_slurm_conf);
+  s["whatif"]["max_jobs"] = int64(&ServiceConfig::whatif_max_jobs, 2, 10'000'000);
+  s["whatif"]["max_seeds"] = int32(&ServiceConfig::whatif_max_seeds, 1, 100);
+  s["whatif"]["timeout_s"] = seconds(&ServiceConfig::whatif_timeout, 0.01, 3600);
   return s;
 }
 
@@ -267,7 +281,7 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
         return reader.Error(
             section.first, name,
             "unknown section (expected service, slurm, api, submit, actions, scheduling, tracker, "
-            "failure or llm)");
+            "failure, llm or whatif)");
       }
       if (section.second.IsNull()) continue;
       if (!section.second.IsMap()) return reader.Error(section.second, name, "expected a mapping");

@@ -89,6 +89,13 @@ struct ServiceConfig {
   int max_samples_per_job = 720;
   // failure:
   int64_t capture_bytes = 8 << 20;  // tail of the log kept per failed run
+  // whatif: POST /v1/whatif (sim/whatif_run.h) replays a history on the site and a scenario.
+  std::string whatif_trace;            // a trace or sacct export; "" = the store's finished jobs
+  std::string whatif_format = "auto";  // the trace's format (trace/trace_reader.h names)
+  std::string whatif_slurm_conf;       // the cluster's nodes; "" = the nodes Slurm shows now
+  int64_t whatif_max_jobs = 20000;     // jobs per simulated run (the latest are kept)
+  int whatif_max_seeds = 5;            // seeds a request may ask for
+  Duration whatif_timeout = Duration::Seconds(60);  // then 504; one run at a time (else 429)
   // llm: the failure diagnoser's engine (builtin | llm | auto, llm/engine.h's rule; any LLM
   // failure falls back to the built-in diagnosis and is counted) and its configuration file
   // ("" = $SCHEDMATE_LLM_CONFIG, else the SCHEDMATE_LLM_* environment).

@@ -62,6 +62,12 @@ TEST(ServiceConfig, ShippedExampleStatesTheBuiltInDefaults) {
   EXPECT_EQ(e.capture_bytes, d.capture_bytes);
   EXPECT_EQ(e.llm_engine, d.llm_engine);
   EXPECT_EQ(e.llm_config, d.llm_config);
+  EXPECT_EQ(e.whatif_trace, d.whatif_trace);
+  EXPECT_EQ(e.whatif_format, d.whatif_format);
+  EXPECT_EQ(e.whatif_slurm_conf, d.whatif_slurm_conf);
+  EXPECT_EQ(e.whatif_max_jobs, d.whatif_max_jobs);
+  EXPECT_EQ(e.whatif_max_seeds, d.whatif_max_seeds);
+  EXPECT_EQ(e.whatif_timeout, d.whatif_timeout);
 }
 
 TEST(ServiceConfig, ApiExposureKeys) {
@@ -131,6 +137,21 @@ TEST(ServiceConfig, LlmSection) {
   ASSERT_OK(c);
   EXPECT_EQ(c->llm_engine, "auto");
   EXPECT_EQ(c->llm_config, "/etc/schedmate/llm.yaml");
+}
+
+TEST(ServiceConfig, WhatIfSection) {
+  auto c = ParseServiceConfig(
+      "whatif:\n  trace: /var/lib/schedmate/sacct.txt\n  format: sacct\n  max_jobs: 5000\n"
+      "  max_seeds: 3\n  timeout_s: 20\n",
+      "t.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->whatif_trace, "/var/lib/schedmate/sacct.txt");
+  EXPECT_EQ(c->whatif_format, "sacct");
+  EXPECT_EQ(c->whatif_max_jobs, 5000);
+  EXPECT_EQ(c->whatif_max_seeds, 3);
+  EXPECT_EQ(c->whatif_timeout, Duration::Seconds(20));
+  EXPECT_FALSE(ParseServiceConfig("whatif:\n  format: csvish\n", "t.yaml").ok());
+  EXPECT_FALSE(ParseServiceConfig("whatif:\n  max_seeds: 0\n", "t.yaml").ok());
 }
 
 struct BadCase {

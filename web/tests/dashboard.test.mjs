@@ -1,13 +1,20 @@
 // Real-browser test of the schedmate dashboard (web/ui, served by `schedmate serve` at /).
 //
 //   node web/tests/dashboard.test.mjs --url http://127.0.0.1:8787/ --screenshot out.png \
-//        [--expect-jobs N] [--expect-failures N] [--expect-nodes N] [--xss-job ID]
+//        [--expect-jobs N] [--expect-failures N] [--expect-nodes N] [--xss-job ID] \
+//        [--expect-anomalies N] [--why-job ID --expect-reason CODE] \
+//        [--whatif JSON --expect-whatif-gpus BASE,SCENARIO]
 //
 // Drives Debian's /usr/bin/chromium (override with $CHROMIUM) through playwright-core; never
 // downloads a browser. Compares what the page shows with what the JSON API answers (every job,
 // failure, action and node appears with its texts), checks that a job name holding markup is shown
 // as text, that a running job's loss/step-time chart is drawn, that the page loads nothing from
-// another origin and logs no errors, then writes a full-page screenshot. Exit 0 = pass, 1 = fail.
+// another origin and logs no errors, then writes a full-page screenshot. The other pages: the
+// anomalies view (every anomaly of /v1/anomalies with its fields, counts per kind, refreshed by
+// the poll), a job's page (the why-answer of /v1/jobs/{id}/why: reason, explanation, expected
+// start, evidence and suggestions) and the what-if page (a run from the form shows the numbers
+// POST /v1/whatif answers for the same body; a bad value marks its field). Screenshots of those
+// go beside the main one (-anomalies.png, -job.png, -whatif.png). Exit 0 = pass, 1 = fail.
 
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -66,12 +73,27 @@ try {
   const pageErrors = [];
   const foreign = [];
   page.on('pageerror', (e) => pageErrors.push('pageerror: ' + e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push('console: ' + m.text()); });
+
   page.on('request', (r) => {
     const u = new URL(r.url());
     if (u.origin !== base.origin && u.protocol !== 'data:') foreign.push(r.url());
   });
+  // The what-if page's bad-input check provokes one 400 (its response and the console line
+  // Chromium logs for it are expected, once each).
+  const provoked = { response: 0, console: 0 };
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (provoked.console > 0 && m.text().includes('status of 400')) {
+      --provoked.console;
+      return;
+    }
+    pageErrors.push('console: ' + m.text());
+  });
   page.on('response', (r) => {
+    if (provoked.response > 0 && r.status() === 400 && r.url().endsWith('/v1/whatif')) {
+      --provoked.response;
+      return;
+    }
     if (r.status() >= 400) pageErrors.push('HTTP ' + r.status() + ' for ' + r.url());
   });
   page.on('dialog', (d) => { pageErrors.push('dialog opened: ' + d.message()); d.dismiss(); });
@@ -200,6 +222,168 @@ try {
         document.getElementById('chart-title').textContent.startsWith('job ' + id + ' '),
       running[0], { timeout: 5000 });
     }
+  }
+
+  const shotBeside = (suffix) => args.screenshot.replace(/\.png$/, '') + '-' + suffix + '.png';
+  const goTo = async (hash, page_) => {
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await page.waitForSelector(`#page-${page_}:not(.hidden)`, { timeout: 5000 });
+  };
+
+  // Anomalies: every anomaly of the API with its fields, counts per kind, refreshed by the poll.
+  if (args['expect-anomalies'] !== undefined) {
+    const raw = await api('/v1/anomalies');
+    const list = Array.isArray(raw) ? raw : raw.anomalies;
+    check(list.length === Number(args['expect-anomalies']),
+          `expect-anomalies=${args['expect-anomalies']} (API has ${list.length})`);
+    await goTo('#/anomalies', 'anomalies');
+    const readRows = () => page.$$eval('#anomalies tbody tr[data-kind]', (trs) => trs.map((tr) => ({
+      kind: tr.dataset.kind, subject: tr.dataset.subject, severity: tr.dataset.severity,
+      since: tr.dataset.since, cells: Array.from(tr.cells).map((c) => c.textContent),
+    })));
+    const arows = await readRows();
+    check(arows.length === list.length, `anomalies page shows ${arows.length} of ${list.length}`);
+    for (const a of list) {
+      const subject = a.job_id ? 'job ' + a.job_id : 'node ' + a.node;
+      const r = arows.find((x) => x.kind === a.kind && x.subject === subject);
+      check(r !== undefined, `anomaly ${a.kind} of ${subject} has a row`);
+      if (!r) continue;
+      check(r.cells[0] === a.kind && r.cells[1] === subject, `anomaly ${a.kind} kind and subject`);
+      check(r.severity === a.severity && r.cells[3] === a.severity, `anomaly ${a.kind} severity`);
+      check(r.since === String(a.since), `anomaly ${a.kind} since ${a.since}`);
+      check(r.cells[4] === a.evidence, `anomaly ${a.kind} evidence ${JSON.stringify(r.cells[4])}`);
+      check(r.cells[5] === a.suggestion, `anomaly ${a.kind} suggestion`);
+    }
+    const counts = await page.$$eval('#anomaly-counts li', (lis) =>
+      Object.fromEntries(lis.map((li) => [li.dataset.kind, Number(li.querySelector('.n').textContent)])));
+    const want = {};
+    for (const a of list) want[a.kind] = (want[a.kind] || 0) + 1;
+    check(JSON.stringify(counts) === JSON.stringify(Object.fromEntries(Object.entries(want).sort())),
+          `counts per kind ${JSON.stringify(counts)} vs ${JSON.stringify(want)}`);
+    check(await page.$eval('.tile[data-tile="anomalies"] .value', (e) => e.textContent) ===
+          String(list.length), 'anomalies tile');
+    await page.screenshot({ path: shotBeside('anomalies'), fullPage: true });
+    // The next poll brings a new anomaly (markup in its evidence stays text).
+    const extra = { kind: 'node_failures', node: 'gpu9', since: 1800000000, severity: 'critical',
+                    evidence: '<b>3 failures</b> in 24 h', suggestion: 'drain gpu9' };
+    await page.route('**/v1/anomalies', (route) => route.fulfill({
+      status: 200, contentType: 'application/json', body: JSON.stringify(list.concat([extra])) }));
+    await page.waitForFunction((n) => document.querySelectorAll('#anomalies tbody tr[data-kind]').length === n,
+                               list.length + 1, { timeout: 15000 }).catch(() => {});
+    const after = await readRows();
+    const e = after.find((x) => x.subject === 'node gpu9');
+    check(after.length === list.length + 1 && e && e.cells[4] === extra.evidence,
+          'a new anomaly appears at the next refresh, as text');
+    check(after[0] && after[0].severity === 'critical', 'critical anomalies are listed first');
+    check(await page.$$eval('#anomalies b', (x) => x.length) === 0, 'anomaly evidence stays text');
+    await page.unroute('**/v1/anomalies');
+  }
+
+  // A job's page: the why-answer, field by field.
+  if (args['why-job']) {
+    const id = args['why-job'];
+    const why = await api(`/v1/jobs/${id}/why`);
+    if (args['expect-reason']) check(why.reason_code === args['expect-reason'], `job ${id} waits on ${why.reason_code}`);
+    check(why.evidence.length > 0, `job ${id} has evidence`);
+    await goTo('#/job/' + id, 'job');
+    await page.waitForSelector(`#why[data-job-id="${id}"]:not(.hidden)`, { timeout: 15000 });
+    const shown = await page.evaluate(() => ({
+      reason: document.getElementById('why-reason').textContent,
+      code: document.getElementById('why').dataset.reasonCode,
+      explanation: document.getElementById('why-explanation').textContent,
+      at: document.getElementById('why-expected').dataset.at,
+      expected: document.getElementById('why-expected').textContent,
+      evidence: Array.from(document.querySelectorAll('#why-evidence tbody tr[data-kind]')).map((tr) => ({
+        kind: tr.dataset.kind, value: tr.dataset.value, jobId: tr.dataset.jobId,
+        cells: Array.from(tr.cells).map((c) => c.textContent), at: tr.cells[5].dataset.at || '' })),
+      suggestions: Array.from(document.querySelectorAll('#why-suggestions tbody tr[data-change]')).map((tr) => ({
+        change: tr.dataset.change, at: tr.dataset.expectedStart,
+        cells: Array.from(tr.cells).map((c) => c.textContent) })),
+    }));
+    check(shown.reason === why.reason_code && shown.code === why.reason_code, `job ${id} reason ${shown.reason}`);
+    check(shown.explanation === why.explanation, `job ${id} explanation`);
+    const at = why.expected_start === null ? '' : String(why.expected_start);
+    check(shown.at === at, `job ${id} expected start ${shown.at} vs ${at}`);
+    check(at === '' || /^(now|in )/.test(shown.expected), `job ${id} expected start shown: ${shown.expected}`);
+    check(shown.evidence.length === why.evidence.length, `job ${id} evidence rows ${shown.evidence.length}`);
+    why.evidence.forEach((e, i) => {
+      const r = shown.evidence[i] || { cells: [] };
+      check(r.kind === e.kind && r.cells[1] === e.text, `evidence ${i} (${e.kind}) text`);
+      check(r.value === (e.value === undefined ? '' : String(e.value)), `evidence ${i} value`);
+      check(r.jobId === (e.job_id || ''), `evidence ${i} job`);
+      check(r.at === (e.at === undefined ? '' : String(e.at)), `evidence ${i} time`);
+    });
+    check(shown.suggestions.length === why.suggestions.length, `job ${id} suggestions`);
+    why.suggestions.forEach((x, i) => {
+      const r = shown.suggestions[i] || { cells: [] };
+      check(r.change === x.change && r.cells[0] === x.change, `suggestion ${i} change ${x.change}`);
+      check(r.at === (x.expected_start === null ? '' : String(x.expected_start)), `suggestion ${i} start`);
+      check(r.cells[2] === x.why, `suggestion ${i} why`);
+    });
+    await page.screenshot({ path: shotBeside('job'), fullPage: true });
+  }
+
+  // What-if: the form's run shows what POST /v1/whatif answers for the same body.
+  if (args.whatif) {
+    const body = JSON.parse(args.whatif);
+    await goTo('#/whatif', 'whatif');
+    const fill = async (name, value) => page.fill(`#whatif-form [name="${name}"]`, value);
+    await fill('add_nodes', (body.add_nodes || []).join(', '));
+    await fill('remove_nodes', (body.remove_nodes || []).join(', '));
+    await fill('load', String(body.load === undefined ? 1 : body.load));
+    await fill('policy', body.policy || '');
+    await fill('seeds', String(body.seeds === undefined ? 3 : body.seeds));
+    await fill('set', Object.entries(body.set || {}).map(([k, v]) => k + '=' + v).join('\n'));
+    await page.click('#whatif-run');
+    await page.waitForSelector('#whatif-form[data-state="done"], #whatif-form[data-state="error"]',
+                               { timeout: 60000 });
+    check(await page.$eval('#whatif-form', (f) => f.dataset.state) === 'done',
+          'what-if run done: ' + await page.$eval('#whatif-status', (s) => s.textContent));
+    const res = await fetch(new URL('/v1/whatif', base), {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(Object.assign({ load: 1, seeds: 3 }, body)) });
+    check(res.status === 200, 'POST /v1/whatif answers 200');
+    const want = await res.json();
+    const cells = await page.$$eval('#whatif-summary tbody tr[data-metric]', (trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.dataset.metric,
+        [tr.cells[1].dataset.value, tr.cells[2].dataset.value, tr.cells[1].textContent]])));
+    for (const m of ['avg_queue_s', 'p95_queue_s', 'avg_jct_s', 'utilisation', 'jobs']) {
+      const c = cells[m] || [];
+      check(c[0] === String(want.baseline[m]) && c[1] === String(want.scenario[m]),
+            `what-if ${m}: page ${c[0]} -> ${c[1]}, API ${want.baseline[m]} -> ${want.scenario[m]}`);
+      check(/\d/.test(c[2] || ''), `what-if ${m} shown as a number`);
+    }
+    const gpus = cells.gpus || [];
+    check(gpus[0] === String(want.cluster.baseline_gpus) && gpus[1] === String(want.cluster.scenario_gpus),
+          `what-if GPUs ${gpus[0]} -> ${gpus[1]}`);
+    if (args['expect-whatif-gpus']) {
+      check(`${gpus[0]},${gpus[1]}` === args['expect-whatif-gpus'], `expect-whatif-gpus=${args['expect-whatif-gpus']}`);
+    }
+    const parts = await page.$$eval('#whatif-partitions tbody tr[data-partition]', (trs) => trs.map((tr) => ({
+      name: tr.dataset.partition, values: Array.from(tr.cells).slice(1).map((c) => c.dataset.value) })));
+    const names = Object.keys(want.baseline.per_partition).sort();
+    check(JSON.stringify(parts.map((p) => p.name)) === JSON.stringify(names),
+          `partitions ${parts.map((p) => p.name)} vs ${names}`);
+    for (const p of parts) {
+      const a = want.baseline.per_partition[p.name], b = want.scenario.per_partition[p.name];
+      const expected = [a.jobs, a.avg_queue_s, b.avg_queue_s, a.p95_queue_s, b.p95_queue_s, a.avg_jct_s, b.avg_jct_s]
+        .map((v) => String(v));
+      check(JSON.stringify(p.values) === JSON.stringify(expected), `partition ${p.name} values`);
+    }
+    await page.screenshot({ path: shotBeside('whatif'), fullPage: true });
+    // A value the service refuses: the page names the field and keeps the last result.
+    provoked.response = provoked.console = 1;
+    await fill('seeds', '1000');
+    await page.click('#whatif-run');
+    await page.waitForSelector('#whatif-form[data-state="error"]', { timeout: 30000 });
+    const err = await page.$eval('#whatif-form', (f) => ({ status: f.dataset.status, field: f.dataset.errorField,
+      invalid: f.querySelector('[name="seeds"]').classList.contains('invalid') }));
+    check(err.status === '400' && err.field === 'seeds' && err.invalid, `bad seeds marked: ${JSON.stringify(err)}`);
+    check(!(await page.$eval('#whatif-result', (d) => d.classList.contains('hidden'))), 'last result kept');
+    await fill('seeds', String(body.seeds === undefined ? 3 : body.seeds));
+  }
+  if (args['expect-anomalies'] !== undefined || args['why-job'] || args.whatif) {
+    await goTo('#/', 'overview');
   }
 
   // Expectations from the caller's fixture, so an empty API cannot pass.

@@ -10,7 +10,7 @@
   const POLL_MS = 4000;
   const MAX_QUEUE_ROWS = 1000;  // a huge queue stays responsive; the rest is in /v1/jobs
   const SVG_NS = 'http://www.w3.org/2000/svg';
-  const state = { selected: null, lastOk: null };
+  const state = { selected: null, lastOk: null, page: 'overview', jobPage: null, anomalies: [] };
 
   // ---- DOM helpers (text only) ----
   function el(tag, opts, children) {
@@ -107,7 +107,7 @@
     box.replaceChildren(...parts.filter((n) => n !== null));
   }
 
-  function renderTiles(jobs, failures, nodes) {
+  function renderTiles(jobs, failures, nodes, anomalies) {
     const running = jobs.filter((j) => j.state === 'RUNNING');
     const pending = jobs.filter((j) => j.state === 'PENDING');
     const stalled = running.filter((j) => j.metrics && j.metrics.stalled);
@@ -123,7 +123,8 @@
       tile('stalled', stalled.length, stalled.length ? 'bad' : '', 'stalled'),
       tile('GPUs busy', gpusBusy + ' / ' + gpusTotal, '', 'gpus'),
       tile('failures', failures.length, failures.length ? 'bad' : '', 'failures'),
-      tile('drained nodes', drained.length, drained.length ? 'bad' : '', 'drained'));
+      tile('drained nodes', drained.length, drained.length ? 'bad' : '', 'drained'),
+      tile('anomalies', anomalies.length, anomalies.length ? 'wait' : '', 'anomalies'));
   }
 
   function predictedCell(p) {
@@ -211,7 +212,7 @@
         cls: (running ? 'clickable' : '') + (state.selected === j.id ? ' selected' : ''),
         data: { jobId: j.id, state: j.state },
       }, [
-        td(j.id, 'mono'),
+        el('td', { cls: 'mono' }, [jobLink(j.id)]),
         td(j.name, 'name', j.name),
         td(j.user),
         el('td', {}, [badge(j.state, stateKind(j.state))]),
@@ -314,6 +315,298 @@
     });
     setText('nodes-count', String(nodes.length));
     replaceRows('nodes', rows, 'No nodes reported.', 5);
+  }
+
+  // ---- pages ----
+  // #/ (or #job=ID: the overview with that running job charted), #/job/ID, #/anomalies,
+  // #/whatif. Every page is refreshed by the same poll.
+  function route() {
+    const h = location.hash;
+    let page = 'overview';
+    let m;
+    if ((m = /^#\/job\/([0-9_]{1,32})$/.exec(h))) {
+      page = 'job';
+      state.jobPage = m[1];
+    } else if (h === '#/anomalies') {
+      page = 'anomalies';
+    } else if (h === '#/whatif') {
+      page = 'whatif';
+    }
+    state.page = page;
+    for (const p of ['overview', 'job', 'anomalies', 'whatif'])
+      document.getElementById('page-' + p).classList.toggle('hidden', p !== page);
+    for (const a of document.querySelectorAll('nav.tabs a'))
+      a.classList.toggle('active', a.dataset.page === page);
+    const nav = document.getElementById('nav-job');
+    nav.classList.toggle('hidden', page !== 'job');
+    if (page === 'job') {
+      nav.textContent = 'Job ' + state.jobPage;
+      nav.href = '#/job/' + state.jobPage;
+    }
+    document.body.dataset.page = page;
+  }
+
+  function jobLink(id) {
+    const a = el('a', { text: id, cls: 'joblink' });
+    a.href = '#/job/' + encodeURIComponent(id);
+    a.addEventListener('click', (ev) => ev.stopPropagation());  // not the row's chart selection
+    return a;
+  }
+
+  // ---- job page: why a job waits (GET /v1/jobs/{id}/why) ----
+  async function renderJobPage(now) {
+    const id = state.jobPage;
+    const job = (state.jobs || []).find((j) => j.id === id);
+    setText('job-title', id);
+    const missing = document.getElementById('job-missing');
+    const why = document.getElementById('why');
+    if (!job) {
+      setText('job-meta', '');
+      missing.textContent = 'Job ' + id + ' is not in the queue schedmate sees.';
+      missing.classList.remove('hidden');
+      why.classList.add('hidden');
+      return;
+    }
+    missing.classList.add('hidden');
+    setText('job-meta', job.name + ' · ' + job.user + ' · ' + job.state + ' · ' + job.gpus + ' GPUs');
+    const res = await fetch('/v1/jobs/' + encodeURIComponent(id) + '/why',
+                            { cache: 'no-store', headers: { Accept: 'application/json' } });
+    if (state.jobPage !== id) return;  // the page changed while loading
+    if (!res.ok) {  // e.g. the job left the queue since the list was read
+      const body = await res.json().catch(() => ({}));
+      missing.textContent = 'No explanation for job ' + id + ': ' + (body.error || 'HTTP ' + res.status);
+      missing.classList.remove('hidden');
+      why.classList.add('hidden');
+      return;
+    }
+    renderWhy(await res.json(), now);
+  }
+
+  function timeCell(t, now) {
+    if (t === null || t === undefined) return td('–', 'muted');
+    const cell = td(t > now ? until(t, now) : ago(t, now), 'nowrap', iso(t));
+    cell.dataset.at = String(t);
+    return cell;
+  }
+
+  function renderWhy(a, now) {
+    const box = document.getElementById('why');
+    box.dataset.jobId = a.job_id;
+    box.dataset.reasonCode = a.reason_code || '';
+    box.classList.remove('hidden');
+    setText('why-reason', a.reason_code || a.state);
+    setText('why-kind', (a.reason_kind || '') + (a.reason_code && !a.reason_known ? ' (code not known to schedmate)' : ''));
+    setText('why-explanation', a.explanation || '');
+    const exp = document.getElementById('why-expected');
+    exp.dataset.at = a.expected_start === null || a.expected_start === undefined ? '' : String(a.expected_start);
+    exp.textContent = exp.dataset.at === '' ? 'not estimated'
+      : until(a.expected_start, now) + ' (' + iso(a.expected_start) + ')';
+    const ev = (a.evidence || []).map((e) => {
+      const v = e.value === undefined || e.value === null ? '' : String(e.value);
+      return el('tr', { data: { kind: e.kind, jobId: e.job_id || '', node: e.node || '', value: v } }, [
+        td(e.kind, 'mono'),
+        td(e.text, 'reason'),
+        e.job_id ? el('td', { cls: 'mono' }, [jobLink(e.job_id)]) : td('', 'muted'),
+        td(e.node || '', 'mono'),
+        td(e.partition || ''),
+        timeCell(e.at, now),
+        td(v, 'num'),
+        td(e.source || '', 'muted'),
+      ]);
+    });
+    replaceRows('why-evidence', ev, 'No evidence.', 8);
+    const sg = (a.suggestions || []).map((x) => {
+      const t = x.expected_start === null || x.expected_start === undefined ? '' : String(x.expected_start);
+      return el('tr', { data: { change: x.change, expectedStart: t } }, [
+        el('td', {}, [el('code', { text: x.change })]),
+        t === '' ? td('not estimated', 'muted') : td(until(x.expected_start, now), 'nowrap', iso(x.expected_start)),
+        td(x.why, 'reason'),
+      ]);
+    });
+    replaceRows('why-suggestions', sg, 'Nothing to suggest.', 3);
+  }
+
+  // ---- anomalies (GET /v1/anomalies) ----
+  function anomalyList(data) {
+    if (Array.isArray(data)) return data;
+    return data && Array.isArray(data.anomalies) ? data.anomalies : [];
+  }
+
+  function severityKind(s) {
+    return s === 'critical' ? 'bad' : s === 'warning' ? 'wait' : 'muted';
+  }
+
+  function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function renderAnomalies(list, now) {
+    const rank = { critical: 0, warning: 1, info: 2 };
+    // Most severe first, then oldest, then kind and subject (a stable order across polls).
+    const sorted = list.slice().sort((a, b) =>
+      (rank[a.severity] ?? 3) - (rank[b.severity] ?? 3) || a.since - b.since ||
+      cmp(a.kind, b.kind) ||
+      cmp(String(a.job_id || a.node || ''), String(b.job_id || b.node || '')));
+    const rows = sorted.map((a) => el('tr', {
+      data: { kind: a.kind, subject: a.job_id ? 'job ' + a.job_id : 'node ' + a.node,
+              severity: a.severity, since: a.since },
+    }, [
+      td(a.kind, 'strong'),
+      a.job_id ? el('td', { cls: 'mono' }, [document.createTextNode('job '), jobLink(a.job_id)])
+        : td('node ' + (a.node || ''), 'mono'),
+      td(ago(a.since, now), 'nowrap', iso(a.since)),
+      el('td', {}, [badge(a.severity, severityKind(a.severity))]),
+      td(a.evidence, 'reason'),
+      td(a.suggestion, 'reason'),
+    ]));
+    replaceRows('anomalies', rows, 'No anomalies flagged.', 6);
+    const counts = new Map();
+    for (const a of list) counts.set(a.kind, (counts.get(a.kind) || 0) + 1);
+    const kinds = Array.from(counts.keys()).sort();
+    document.getElementById('anomaly-counts').replaceChildren(...kinds.map((k) =>
+      el('li', { data: { kind: k } }, [el('span', { cls: 'n', text: counts.get(k) }),
+                                       el('span', { text: ' ' + k })])));
+    setText('anomalies-count', String(list.length));
+    setText('nav-anomalies', list.length ? String(list.length) : '');
+  }
+
+  // ---- what-if (POST /v1/whatif, the same run as `schedmate whatif`) ----
+  function whatifStatus(text, kind) {
+    const s = document.getElementById('whatif-status');
+    s.textContent = text;
+    s.className = kind || 'muted';
+  }
+
+  // The request body from the form; throws {field, message} for a line it cannot read.
+  function whatifBody(form) {
+    const list = (v) => v.split(/[\s,]+/).map((x) => x.trim()).filter((x) => x !== '');
+    const body = {};
+    const add = list(form.elements.add_nodes.value);
+    if (add.length) body.add_nodes = add;
+    const rem = list(form.elements.remove_nodes.value);
+    if (rem.length) body.remove_nodes = rem;
+    const load = form.elements.load.value.trim();
+    if (load !== '') body.load = Number(load);
+    const policy = form.elements.policy.value.trim();
+    if (policy !== '') body.policy = policy;
+    const seeds = form.elements.seeds.value.trim();
+    if (seeds !== '') body.seeds = Number(seeds);
+    const lines = form.elements.set.value.split('\n').map((x) => x.trim()).filter((x) => x !== '');
+    if (lines.length) {
+      body.set = {};
+      lines.forEach((line, i) => {
+        const eq = line.indexOf('=');
+        if (eq <= 0) throw { field: 'set', message: 'set: line ' + (i + 1) + ': expected KEY=VALUE' };
+        body.set[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+      });
+    }
+    return body;
+  }
+
+  async function runWhatIf(form) {
+    for (const i of form.querySelectorAll('.invalid')) {
+      i.classList.remove('invalid');
+      i.removeAttribute('aria-invalid');
+    }
+    const markField = (field) => {
+      const input = form.querySelector('[data-field="' + field + '"]');
+      if (input) { input.classList.add('invalid'); input.setAttribute('aria-invalid', 'true'); }
+      form.dataset.errorField = field || '';
+    };
+    let body;
+    try {
+      body = whatifBody(form);
+    } catch (e) {
+      markField(e.field);
+      whatifStatus(e.message, 'bad');
+      return;
+    }
+    const button = document.getElementById('whatif-run');
+    button.disabled = true;
+    form.dataset.state = 'running';
+    whatifStatus('running…');
+    try {
+      const res = await fetch('/v1/whatif', {
+        method: 'POST', cache: 'no-store',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const data = await res.json().catch(() => ({ error: 'HTTP ' + res.status }));
+      if (!res.ok) {
+        form.dataset.state = 'error';
+        form.dataset.status = String(res.status);
+        markField(data.field);
+        whatifStatus(res.status === 429 ? 'another what-if is running; try again shortly'
+          : data.error || 'HTTP ' + res.status, 'bad');
+        return;
+      }
+      renderWhatIf(data);
+      form.dataset.state = 'done';
+      form.dataset.status = String(res.status);
+      form.dataset.errorField = '';
+      const took = data.timing_s.baseline + data.timing_s.scenario_max;
+      whatifStatus('done: ' + data.history_jobs + ' jobs of ' + data.history_source + ', ' +
+                   (took < 1 ? (took * 1000).toFixed(1) + ' ms' : took.toFixed(2) + ' s') +
+                   ' per baseline + scenario run');
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function metricCell(v, fmt) {
+    const cell = td(v === null || v === undefined ? '–' : fmt(v), 'num');
+    if (v !== null && v !== undefined) cell.dataset.value = String(v);
+    return cell;
+  }
+
+  function renderWhatIf(r) {
+    const pct = (v) => (v * 100).toFixed(1) + '%';
+    const secs = (v) => num(v, 1) + ' s';
+    const whole = (v) => String(v);
+    // The relative change; for waits and JCT (lowerIsBetter) coloured by whether it helps.
+    const change = (a, b, lowerIsBetter) => {
+      if (!isFinite(a) || !isFinite(b) || a === 0) return td(a === b ? '0%' : '–', 'num muted');
+      const d = ((b - a) / a) * 100;
+      const tone = !lowerIsBetter || d === 0 ? '' : d < 0 ? 'good' : 'worse';
+      const cell = td((d > 0 ? '+' : '') + d.toFixed(1) + '%', 'num ' + tone);
+      cell.dataset.value = d.toFixed(3);
+      return cell;
+    };
+    const rows = [
+      ['avg_queue_s', 'Avg queue wait', secs, true],
+      ['p95_queue_s', 'p95 queue wait', secs, true],
+      ['avg_jct_s', 'Avg JCT', secs, true],
+      ['utilisation', 'GPU utilisation', pct, false],
+      ['jobs', 'Jobs finished', whole, false],
+    ].map(([key, label, fmt, lowerIsBetter]) => {
+      const a = r.baseline[key], b = r.scenario[key];
+      const sp = r.spread && r.spread[key] ? r.spread[key].stdev : null;
+      return el('tr', { data: { metric: key } }, [
+        td(label), metricCell(a, fmt), metricCell(b, fmt),
+        key === 'jobs' ? td('', 'num') : change(a, b, lowerIsBetter),
+        sp === null || r.spread.runs < 2 ? td('–', 'num muted') : metricCell(sp, fmt)]);
+    });
+    rows.push(el('tr', { data: { metric: 'gpus' } }, [
+      td('Cluster GPUs'), metricCell(r.cluster.baseline_gpus, whole),
+      metricCell(r.cluster.scenario_gpus, whole),
+      change(r.cluster.baseline_gpus, r.cluster.scenario_gpus, false), td('', 'num')]));
+    replaceRows('whatif-summary', rows, '', 5);
+    const names = Array.from(new Set(Object.keys(r.baseline.per_partition || {})
+      .concat(Object.keys(r.scenario.per_partition || {})))).sort();
+    const prow = names.map((n) => {
+      const a = (r.baseline.per_partition || {})[n] || {};
+      const b = (r.scenario.per_partition || {})[n] || {};
+      return el('tr', { data: { partition: n } }, [
+        td(n, 'mono'), metricCell(a.jobs, whole),
+        metricCell(a.avg_queue_s, secs), metricCell(b.avg_queue_s, secs),
+        metricCell(a.p95_queue_s, secs), metricCell(b.p95_queue_s, secs),
+        metricCell(a.avg_jct_s, secs), metricCell(b.avg_jct_s, secs)]);
+    });
+    replaceRows('whatif-partitions', prow, 'No partitions.', 8);
+    setText('whatif-changes', 'baseline: ' + r.policy.baseline + ' on ' + r.cluster.baseline_gpus +
+            ' GPUs · scenario: ' + (r.changes.length ? r.changes.join(', ') : 'no change') +
+            (r.spread.runs > 1 ? ' · mean of ' + r.spread.runs + ' seeds (' + r.spread.seeds.join(', ') + ')' : ''));
+    document.getElementById('whatif-notes').replaceChildren(
+      ...(r.notes || []).map((n) => el('li', { text: n })));
+    document.getElementById('whatif-result').classList.remove('hidden');
   }
 
   // ---- charts ----
@@ -419,22 +712,27 @@
 
   async function refresh() {
     try {
-      const [health, jobs, failures, actions, nodes, sched] = await Promise.all([
+      const [health, jobs, failures, actions, nodes, sched, anomalies] = await Promise.all([
         getJson('/healthz'), getJson('/v1/jobs'), getJson('/v1/failures'),
-        getJson('/v1/actions'), getJson('/v1/nodes'), getJson('/v1/scheduling')]);
+        getJson('/v1/actions'), getJson('/v1/nodes'), getJson('/v1/scheduling'),
+        getJson('/v1/anomalies')]);
       const now = jobs.updated_at || health.updated_at;
+      state.now = now;
       state.jobs = jobs.jobs;
+      state.anomalies = anomalyList(anomalies);
       const running = jobs.jobs.filter((j) => j.state === 'RUNNING').sort(jobOrder);
       if (!running.some((j) => j.id === state.selected))
         state.selected = running.length ? running[0].id : null;
       renderStatus(health, now, actions.dry_run || health.dry_run);
-      renderTiles(jobs.jobs, failures.failures, nodes.nodes);
+      renderTiles(jobs.jobs, failures.failures, nodes.nodes, state.anomalies);
       renderJobs(jobs.jobs, now);
       renderFailures(failures.failures, now);
       renderActions(actions.actions, now);
       renderNodes(nodes.nodes);
       renderOrder(sched);
+      renderAnomalies(state.anomalies, now);
       await renderChart();
+      if (state.page === 'job') await renderJobPage(now);
       state.lastOk = now;
       document.getElementById('error').classList.add('hidden');
       document.body.dataset.loaded = 'true';
@@ -452,6 +750,12 @@
   document.addEventListener('DOMContentLoaded', () => {
     const m = /^#job=([0-9_]+)$/.exec(location.hash);
     if (m) state.selected = m[1];
+    route();
+    window.addEventListener('hashchange', () => { route(); refresh(); });
+    document.getElementById('whatif-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      runWhatIf(ev.target).catch((err) => whatifStatus('failed: ' + err.message, 'bad'));
+    });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
     loop();
   });
