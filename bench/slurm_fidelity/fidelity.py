@@ -134,7 +134,7 @@ def start_service(out):
     port_file = os.path.join(out, "port")
     sh(f"rm -f {port_file}")
     log = open(os.path.join(out, "serve.log"), "w")
-    p = subprocess.Popen([SCHEDMATE, "serve", "--slurm", "--engines", "basic", "--data-dir", data,
+    p = subprocess.Popen([SCHEDMATE, "serve", "--slurm", "--data-dir", data,
                           "--jobcomp", config_value("JobCompLoc"), "--port", "0",
                           "--port-file", port_file, "--poll", "0.5"], stdout=log, stderr=log)
     for _ in range(200):

@@ -9,20 +9,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/flags_util.h"
+#include "core/clock.h"
+#include "core/file_util.h"
+#include "core/json_dump.h"
 #include "core/strings.h"
 #include "plot/svg_plot.h"
 #include "policy/slurm_config.h"
 #include "sim/sim_json.h"
 #include "sim/simulator.h"
+#include "sim/tune.h"
 #include "sim/whatif.h"
 #include "sim/whatif_run.h"
+#include "slurm/array_job.h"
+#include "slurm/command_runner.h"
 #include "trace/cluster_config.h"
 #include "trace/trace_reader.h"
 
@@ -194,142 +202,245 @@ void RunWhatIf(const WhatIfArgs& a) {
   if (!a.plot.empty()) std::cout << "\nplot written to " << a.plot << "\n";
 }
 
-// --- tune --------------------------------------------------------------------------------------
+// --- tune ------------------------------------------------------------------------------------
 
 struct TuneArgs {
   WhatIfArgs site;  // the history and the site: trace, format, slurm.conf / vc-config / nodes
   std::vector<std::string> grid;
   double train_fraction = 0.7;
   std::string objective = "avg_queue_s";
+  int64_t threads = 0;  // 0: every core
   bool json = false;
+  // --via-slurm: the sweep as a Slurm job array.
+  bool via_slurm = false;
+  bool dry_run = false;
+  std::string slurm_partition;
+  std::string slurm_time;
+  std::string slurm_dir = "schedmate-tune";
+  int64_t slurm_max_parallel = 0;
+  int64_t slurm_tasks = 0;  // 0: one per candidate, at most kDefaultSlurmTasks
+  double slurm_timeout_min = 60;
+  double slurm_poll_s = 5;
+  // --worker: one array task (what --via-slurm submits).
+  bool worker = false;
+  std::string chunk;  // "K/N"
+  std::string worker_out;
 };
 
-// Slurm's weights and backfill window around typical values; the site's own setting is always
-// candidate 0, so "change nothing" can win.
-const std::vector<std::string> kDefaultGrid = {
-    "PriorityWeightAge=0,1000,10000", "PriorityWeightFairshare=0,1000,10000",
-    "PriorityWeightJobSize=0,1000", "bf_window=1440,2880"};
-constexpr size_t kMaxCandidates = 1000;
+constexpr int64_t kDefaultSlurmTasks = 16;
+constexpr const char* kArrayName = "schedmate-tune";
 
-double Objective(const sim::WhatIfMetrics& m, const std::string& name) {
-  if (name == "p95_queue_s") return m.p95_queue_s;
-  if (name == "avg_jct_s") return m.avg_jct_s;
-  return m.avg_queue_s;
+// "K/N" with 0 <= K < N <= 100000.
+std::optional<std::pair<int32_t, int32_t>> ParseChunk(std::string_view text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto k = ParseInt(Trim(text.substr(0, slash)));
+  auto n = ParseInt(Trim(text.substr(slash + 1)));
+  if (!k || !n || *n < 1 || *n > 100'000 || *k < 0 || *k >= *n) return std::nullopt;
+  return std::pair{static_cast<int32_t>(*k), static_cast<int32_t>(*n)};
 }
 
-// Jobs submitted before `cut` (train) and from it on (validation), file order kept.
-std::pair<JobTable, JobTable> SplitAt(const JobTable& t, SimTime cut) {
-  JobTable train, validation;
-  train.format = validation.format = t.format;
-  for (const auto& j : t.jobs) (j.submit < cut ? train : validation).jobs.push_back(j);
-  return {std::move(train), std::move(validation)};
-}
-
-void RunTune(const TuneArgs& a) {
+// The problem every process of a sweep builds alike: grid, site, split. Exits on bad input.
+sim::TuneProblem LoadTuneProblem(const TuneArgs& a, std::vector<std::string>& notes) {
   // The grid first: a bad --grid is the flags' fault whatever the files hold.
-  struct Axis {
-    std::string key;
-    std::vector<std::string> values;
-  };
-  std::vector<Axis> axes;
-  size_t candidates = 1;
-  for (const auto& g : a.grid.empty() ? kDefaultGrid : a.grid) {
-    const size_t eq = g.find('=');
-    Axis axis{std::string(Trim(g.substr(0, eq))), {}};
-    const std::string list = g.substr(eq + 1);  // Split's views point into it
-    for (auto v : Split(list, ',')) {
-      std::string value(Trim(v));
-      if (value.empty()) continue;
-      policy::SlurmConfig probe;
-      if (Status st = policy::ApplySlurmSetting(probe, axis.key, value); !st.ok()) {
-        FailUsage("--grid " + g + ": " + st.message());
-      }
-      axis.values.push_back(value);
-    }
-    if (axis.values.empty()) FailUsage("--grid " + g + ": no values");
-    candidates *= axis.values.size();
-    if (candidates > kMaxCandidates) {
-      FailUsage(fmt::format("--grid: more than {} candidates", kMaxCandidates));
-    }
-    axes.push_back(std::move(axis));
-  }
+  auto grid = sim::ParseTuneGrid(a.grid);
+  if (!grid.ok()) FailUsage(grid.status().message());
+  sim::TuneProblem problem;
+  problem.grid = std::move(grid).value();
+  problem.objective = *sim::ParseTuneObjective(a.objective);  // checked by IsMember
   Site site = LoadSite(a.site);
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (const auto& j : site.history.jobs) {
-    lo = std::min(lo, j.submit.micros());
-    hi = std::max(hi, j.submit.micros());
+  problem.site = std::move(site.config);
+  problem.cluster = std::move(site.cluster);
+  notes = std::move(site.notes);
+  if (Status st = sim::SplitForTuning(site.history, a.train_fraction, a.site.trace.path, problem);
+      !st.ok()) {
+    Fail(st);
   }
-  const SimTime cut = SimTime::FromMicros(
-      lo + static_cast<int64_t>(static_cast<double>(hi - lo) * a.train_fraction));
-  auto [train, validation] = SplitAt(site.history, cut);
-  if (train.jobs.size() < 2 || validation.jobs.size() < 2) {
-    Fail(Status::InvalidArgument(fmt::format(
-        "{}: splitting at {:.0f} s leaves {} training and {} validation jobs; need 2 each",
-        a.site.trace.path, cut.seconds_f(), train.jobs.size(), validation.jobs.size())));
+  return problem;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// `schedmate tune --worker` for every array task: the same site and grid as this process, in
+// absolute paths (a task may start in another directory), one thread (one CPU per task).
+std::vector<std::string> WorkerCommand(const TuneArgs& a, const sim::TuneProblem& p,
+                                       const std::string& dir, int32_t tasks) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::string> argv = {ec ? std::string("schedmate") : self.string(),
+                                   "tune",
+                                   "--worker",
+                                   "--chunk",
+                                   fmt::format("{{task}}/{}", tasks),
+                                   "--worker-out",
+                                   fmt::format("{}/{}-{{job}}-{{task}}.json", dir, kArrayName),
+                                   "--trace",
+                                   AbsolutePath(a.site.trace.path),
+                                   "--format",
+                                   a.site.trace.format};
+  if (a.site.trace.skip_malformed) argv.push_back("--skip-malformed");
+  if (!a.site.slurm_conf.empty()) {
+    argv.insert(argv.end(), {"--slurm-conf", AbsolutePath(a.site.slurm_conf)});
   }
-  // Grid search on the training period.
-  const sim::WhatIfRunResult train_base =
-      Simulate(train, site.cluster, "slurm", site.config, 1, "train baseline");
-  double best = Objective(train_base.metrics, a.objective);
-  policy::SlurmConfig best_config = site.config;
-  nlohmann::json best_values = nlohmann::json::object();
-  for (size_t c = 0; c < candidates; ++c) {
-    size_t rest = c;
-    policy::SlurmConfig config = site.config;
-    nlohmann::json values = nlohmann::json::object();
-    for (size_t i = axes.size(); i-- > 0;) {
-      const std::string& v = axes[i].values[rest % axes[i].values.size()];
-      rest /= axes[i].values.size();
-      (void)policy::ApplySlurmSetting(config, axes[i].key, v);  // checked above
-      values[axes[i].key] = v;
+  if (!a.site.vc_config.empty()) {
+    argv.insert(argv.end(), {"--vc-config", AbsolutePath(a.site.vc_config)});
+  }
+  if (a.site.nodes > 0) argv.insert(argv.end(), {"--nodes", std::to_string(a.site.nodes)});
+  argv.insert(argv.end(),
+              {"--gpus-per-node", std::to_string(a.site.gpus_per_node), "--train-fraction",
+               fmt::format("{}", a.train_fraction), "--objective", a.objective, "--threads", "1"});
+  for (const auto& spec : p.grid.Specs()) argv.insert(argv.end(), {"--grid", spec});
+  return argv;
+}
+
+void RunTuneWorker(const TuneArgs& a, const sim::TuneProblem& p) {
+  const auto [chunk, chunks] = *ParseChunk(a.chunk);  // checked by the validator
+  const sim::CandidateRange range = sim::TuneChunk(p.grid.candidates, chunk, chunks);
+  auto scores = sim::ScoreCandidates(p, range.begin, range.end, static_cast<int32_t>(a.threads));
+  if (!scores.ok()) Fail(scores.status());
+  const std::string text = DumpJson(sim::TuneChunkToJson(p, chunk, chunks, *scores), 2) + "\n";
+  if (Status st = WriteStringToFile(a.worker_out, text); !st.ok()) Fail(st);
+}
+
+slurm::ArrayJobSpec TuneArraySpec(const TuneArgs& a, const sim::TuneProblem& p) {
+  slurm::ArrayJobSpec spec;
+  spec.name = kArrayName;
+  const int64_t tasks = a.slurm_tasks > 0 ? a.slurm_tasks : kDefaultSlurmTasks;
+  spec.tasks = static_cast<int32_t>(std::min<int64_t>(tasks, int64_t(p.grid.candidates)));
+  spec.max_parallel = static_cast<int32_t>(a.slurm_max_parallel);
+  spec.partition = a.slurm_partition;
+  spec.time_limit = a.slurm_time;
+  spec.dir = AbsolutePath(a.slurm_dir);
+  spec.command = WorkerCommand(a, p, spec.dir, spec.tasks);
+  if (Status st = slurm::CheckArrayJobSpec(spec); !st.ok()) FailUsage(st.message());
+  return spec;
+}
+
+// What went wrong with the array's tasks, one clause per task: "3 (FAILED NonZeroExitCode, log
+// DIR/schedmate-tune-12-3.log)".
+std::string DescribeTasks(const slurm::ArrayJobSpec& spec, const slurm::ArrayOutcome& outcome,
+                          const std::vector<std::pair<int32_t, std::string>>& problems) {
+  std::vector<std::string> parts;
+  for (const auto& [task, what] : problems) {
+    parts.push_back(fmt::format("{} ({}, log {})", task, what,
+                                slurm::ArrayTaskLogPath(spec, outcome.job_id, task)));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// Submits the sweep as a job array, waits, and gathers every candidate's score from the tasks'
+// files, in index order. Exits on failure, naming the failed tasks by index.
+std::vector<sim::CandidateScore> SweepViaSlurm(const TuneArgs& a, const sim::TuneProblem& p,
+                                               const slurm::ArrayJobSpec& spec) {
+  std::error_code ec;
+  std::filesystem::create_directories(spec.dir, ec);
+  if (ec) Fail(Status::Unavailable(fmt::format("--slurm-dir {}: {}", spec.dir, ec.message())));
+  slurm::SubprocessCommandRunner runner;
+  SystemClock clock;
+  slurm::ArrayJobRunner array(runner, clock);
+  auto job = array.Submit(spec, Duration::Seconds(60));
+  if (!job.ok()) Fail(job.status());
+  std::cerr << fmt::format(
+      "schedmate: tune: {} candidates as Slurm array job {} ({} tasks), "
+      "results in {}\n",
+      p.grid.candidates, *job, spec.tasks, spec.dir);
+  slurm::ArrayWaitOptions wait;
+  wait.poll = Duration::FromSecondsF(a.slurm_poll_s);
+  wait.timeout = Duration::FromSecondsF(a.slurm_timeout_min * 60);
+  wait.on_progress = [&](const slurm::ArrayProgress& pr) {
+    std::cerr << fmt::format(
+        "schedmate: tune: job {}: {}/{} tasks done ({} failed), {} running, {} pending\n", *job,
+        pr.completed + pr.failed, pr.tasks, pr.failed, pr.running, pr.pending);
+  };
+  auto outcome = array.Wait(*job, spec.tasks, wait);
+  if (!outcome.ok()) Fail(outcome.status());
+  if (outcome->timed_out) {
+    std::vector<std::pair<int32_t, std::string>> open;
+    for (int32_t t : outcome->UnfinishedTasks()) {
+      open.emplace_back(t, outcome->tasks[static_cast<size_t>(t)].state);
     }
-    const sim::WhatIfRunResult r = Simulate(train, site.cluster, "slurm", config, 1, "candidate");
-    const double obj = Objective(r.metrics, a.objective);
-    if (obj < best) {  // strictly better: ties keep the site's setting or the earlier candidate
-      best = obj;
-      best_config = config;
-      best_values = values;
-    }
+    Fail(Status::DeadlineExceeded(fmt::format(
+        "Slurm array job {}: {} of {} tasks not finished after {} min ({}): tasks {}", *job,
+        open.size(), spec.tasks, a.slurm_timeout_min,
+        outcome->cancelled ? "cancelled" : "NOT cancelled", DescribeTasks(spec, *outcome, open))));
   }
-  // Validation on the later period: the site's setting vs the recommendation.
-  const sim::WhatIfRunResult val_base =
-      Simulate(validation, site.cluster, "slurm", site.config, 1, "validation");
-  const sim::WhatIfRunResult val_best =
-      Simulate(validation, site.cluster, "slurm", best_config, 1, "validation");
-  const double vb = Objective(val_base.metrics, a.objective);
-  const double vp = Objective(val_best.metrics, a.objective);
-  const double improvement = vb > 0 ? 100.0 * (vb - vp) / vb : 0.0;
-  nlohmann::json out = {{"recommended", best_values},
-                        {"baseline", sim::WhatIfMetricsToJson(val_base.metrics)},
-                        {"predicted", sim::WhatIfMetricsToJson(val_best.metrics)},
-                        {"validation",
-                         {{"objective", a.objective},
-                          {"split_at_s", cut.seconds_f()},
-                          {"train_jobs", train.jobs.size()},
-                          {"validation_jobs", validation.jobs.size()},
-                          {"candidates", candidates},
-                          {"train_baseline", Objective(train_base.metrics, a.objective)},
-                          {"train_best", best},
-                          {"validation_baseline", vb},
-                          {"validation_predicted", vp},
-                          {"improvement_pct", improvement},
-                          {"holds", vp <= vb}}},
-                        {"slurm_conf_lines", policy::SlurmConfLines(best_config)},
-                        {"notes", site.notes}};
-  if (a.json) {
+  std::vector<sim::CandidateScore> scores;
+  std::vector<std::pair<int32_t, std::string>> failed;
+  for (const auto& t : outcome->tasks) {
+    if (t.known && !t.succeeded()) {
+      failed.emplace_back(t.index, t.reason.empty() ? t.state : t.state + " " + t.reason);
+      continue;
+    }
+    // A task Slurm forgot counts when its file is complete and from this problem.
+    auto part =
+        sim::ReadTuneChunk(fmt::format("{}/{}-{}-{}.json", spec.dir, kArrayName, *job, t.index), p,
+                           t.index, spec.tasks);
+    if (!part.ok()) {
+      failed.emplace_back(t.index, t.state + ": " + part.status().message());
+      continue;
+    }
+    scores.insert(scores.end(), part->begin(), part->end());
+  }
+  if (!failed.empty()) {
+    Fail(Status::Unavailable(fmt::format("Slurm array job {}: {} of {} tasks failed: tasks {}",
+                                         *job, failed.size(), spec.tasks,
+                                         DescribeTasks(spec, *outcome, failed))));
+  }
+  return scores;
+}
+
+void PrintTune(const nlohmann::json& out, bool json) {
+  if (json) {
     PrintJson(out);
     return;
   }
-  for (const auto& n : site.notes) std::cerr << "schedmate: note: " << n << "\n";
+  for (const auto& n : out["notes"])
+    std::cerr << "schedmate: note: " << n.get<std::string>() << "\n";
+  const auto& v = out["validation"];
   std::cout << fmt::format("{} candidates on {} training jobs; validated on {} later jobs\n",
-                           candidates, train.jobs.size(), validation.jobs.size());
-  std::cout << fmt::format("{}: site {:.1f} -> recommended {:.1f} on validation ({:+.1f}%)\n",
-                           a.objective, vb, vp, -improvement);
-  std::cout << (best_values.empty() ? "recommended: keep the site's settings\n"
-                                    : "recommended slurm.conf lines:\n");
-  if (!best_values.empty()) {
-    for (const auto& l : policy::SlurmConfLines(best_config)) std::cout << "  " << l << "\n";
+                           v["candidates"].get<size_t>(), v["train_jobs"].get<size_t>(),
+                           v["validation_jobs"].get<size_t>());
+  std::cout << fmt::format(
+      "{}: site {:.1f} -> recommended {:.1f} on validation ({:+.1f}%)\n",
+      v["objective"].get<std::string>(), v["validation_baseline"].get<double>(),
+      v["validation_predicted"].get<double>(), -v["improvement_pct"].get<double>());
+  if (out["recommended"].empty()) {
+    std::cout << "recommended: keep the site's settings\n";
+    return;
   }
+  std::cout << "recommended slurm.conf lines:\n";
+  for (const auto& l : out["slurm_conf_lines"]) std::cout << "  " << l.get<std::string>() << "\n";
+}
+
+void RunTune(const TuneArgs& a) {
+  std::vector<std::string> notes;
+  const sim::TuneProblem problem = LoadTuneProblem(a, notes);
+  if (a.worker) {
+    RunTuneWorker(a, problem);
+    return;
+  }
+  std::vector<sim::CandidateScore> scores;
+  if (a.via_slurm) {
+    const slurm::ArrayJobSpec spec = TuneArraySpec(a, problem);
+    if (a.dry_run) {
+      std::cout << slurm::ArrayBatchScript(spec);
+      return;
+    }
+    scores = SweepViaSlurm(a, problem, spec);
+  } else {
+    const auto threads = static_cast<int32_t>(
+        a.threads > 0 ? a.threads : std::max(1u, std::thread::hardware_concurrency()));
+    auto local = sim::ScoreCandidates(problem, 0, problem.grid.candidates, threads);
+    if (!local.ok()) Fail(local.status());
+    scores = std::move(local).value();
+  }
+  auto out = sim::FinishTune(problem, scores, notes);
+  if (!out.ok()) Fail(out.status());
+  PrintTune(*out, a.json);
 }
 
 void AddSiteOptions(CLI::App* cmd, WhatIfArgs* args) {
@@ -388,7 +499,7 @@ void RegisterWhatIfCommand(CLI::App& app) {
   AddSiteOptions(tune, &targs->site);
   tune->add_option("--grid", targs->grid,
                    fmt::format("KEY=v1,v2,... to search (repeatable; default: {})",
-                               fmt::join(kDefaultGrid, " ")))
+                               fmt::join(sim::DefaultTuneGrid(), " ")))
       ->check(KeyValueValidator());
   tune->add_option("--train-fraction", targs->train_fraction,
                    "share of the history's time span used to choose; the rest validates")
@@ -397,7 +508,68 @@ void RegisterWhatIfCommand(CLI::App& app) {
   tune->add_option("--objective", targs->objective, "metric to minimise")
       ->capture_default_str()
       ->check(CLI::IsMember({"avg_queue_s", "p95_queue_s", "avg_jct_s"}));
+  tune->add_option("--threads", targs->threads,
+                   "simulations at once in a local sweep (0: one per core; results do not "
+                   "depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{256}));
   AddJsonFlag(tune, targs->json, "print one JSON object");
+  auto* via = tune->add_flag("--via-slurm", targs->via_slurm,
+                             "run the sweep on the site's Slurm as a job array (sbatch --array), "
+                             "one task per chunk of candidates; same result as a local sweep");
+  const std::string group = "Sweep on Slurm (--via-slurm)";
+  tune->add_option("--slurm-partition", targs->slurm_partition, "partition of the array tasks")
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-time", targs->slurm_time,
+                   "time limit of each array task (sbatch --time, e.g. 30 or 1:00:00)")
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-max-parallel", targs->slurm_max_parallel,
+                   "at most this many tasks at once (--array=...%N; 0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000}))
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-tasks", targs->slurm_tasks,
+                   fmt::format("array tasks, each a chunk of candidates (0: {}, at most one per "
+                               "candidate)",
+                               kDefaultSlurmTasks))
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000}))
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-dir", targs->slurm_dir,
+                   "directory shared with the compute nodes: script, task logs and results")
+      ->capture_default_str()
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-timeout", targs->slurm_timeout_min,
+                   "minutes to wait for the array before cancelling it")
+      ->capture_default_str()
+      ->check(PositiveFinite(100'000))
+      ->group(group)
+      ->needs(via);
+  tune->add_option("--slurm-poll", targs->slurm_poll_s, "seconds between squeue polls")
+      ->capture_default_str()
+      ->check(FiniteRange(0.1, 3600))
+      ->group(group)
+      ->needs(via);
+  tune->add_flag("--dry-run", targs->dry_run, "print the sbatch script instead of submitting it")
+      ->group(group)
+      ->needs(via);
+  // One array task: what --via-slurm submits (not for people).
+  auto* worker = tune->add_flag("--worker", targs->worker)->group("")->excludes(via);
+  tune->add_option("--chunk", targs->chunk)
+      ->group("")
+      ->needs(worker)
+      ->check(CLI::Validator(
+          [](std::string& in) -> std::string {
+            return ParseChunk(in) ? "" : "expected K/N with 0 <= K < N <= 100000";
+          },
+          "K/N"));
+  tune->add_option("--worker-out", targs->worker_out)->group("")->needs(worker);
+  worker->needs(tune->get_option("--chunk"))->needs(tune->get_option("--worker-out"));
   tune->callback([targs]() { RunTune(*targs); });
 }
 

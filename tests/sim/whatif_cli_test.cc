@@ -1,9 +1,12 @@
 // `schedmate whatif` end to end through the built binary: fields and exit codes.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/file_util.h"
 #include "testing/test_util.h"
@@ -205,6 +208,95 @@ TEST(TuneCliTest, BadInputGetsExitCodes) {
     EXPECT_EQ(r.exit_code, c.code) << r.err;
     EXPECT_NE(r.err.find(c.in_err), std::string::npos) << r.err;
   }
+}
+
+// A stand-in for sbatch and squeue on PATH: sbatch runs every task of the array at once (task
+// $FAKE_FAIL_TASK, if set, exits 1 without running) and squeue reports their states as Slurm's
+// `squeue -r -o %i|%T|%r` does. Exercises the whole --via-slurm path, workers included.
+void WriteFakeSlurm(const TempDir& dir) {
+  ASSERT_OK(WriteStringToFile(dir.File("sbatch"), R"(#!/bin/bash
+script="${@: -1}"; job=31
+range=$(sed -n 's/^#SBATCH --array=0-\([0-9]*\).*/\1/p' "$script")
+log=$(sed -n 's/^#SBATCH --output=//p' "$script")
+: > "$(dirname "$0")/states"
+for i in $(seq 0 "$range"); do
+  if [ "$i" = "${FAKE_FAIL_TASK:-}" ]; then
+    echo "${job}_$i|FAILED|NonZeroExitCode" >> "$(dirname "$0")/states"; continue
+  fi
+  out=${log//%A/$job}; out=${out//%a/$i}
+  if SLURM_ARRAY_JOB_ID=$job SLURM_ARRAY_TASK_ID=$i bash "$script" > "$out" 2>&1; then
+    echo "${job}_$i|COMPLETED|None" >> "$(dirname "$0")/states"
+  else
+    echo "${job}_$i|FAILED|NonZeroExitCode" >> "$(dirname "$0")/states"
+  fi
+done
+echo "$job;fake"
+)"));
+  ASSERT_OK(
+      WriteStringToFile(dir.File("squeue"), "#!/bin/bash\ncat \"$(dirname \"$0\")/states\"\n"));
+  ASSERT_EQ(chmod(dir.File("sbatch").c_str(), 0755), 0);
+  ASSERT_EQ(chmod(dir.File("squeue").c_str(), 0755), 0);
+}
+
+const char* kTuneGrid =
+    " --grid PriorityWeightAge=0,1000,10000 --grid PriorityWeightJobSize=0,1000 "
+    "--grid bf_window=1,1440 --json";
+
+TEST(TuneCliTest, ViaSlurmGivesTheLocalSweepsAnswer) {
+  TempDir bin, out;
+  WriteFakeSlurm(bin);
+  auto local = RunSchedmate("tune" + Site() + kTuneGrid);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  auto via = ::schedmate::testing::RunShell(
+      "PATH=" + ShellQuote(bin.path()) + ":$PATH " +
+      ShellQuote(::schedmate::testing::SchedmateBinary()) + " tune" + Site() + kTuneGrid +
+      " --via-slurm --slurm-tasks 5 --slurm-poll 0.1 --slurm-dir " + ShellQuote(out.path()));
+  ASSERT_EQ(via.exit_code, 0) << via.err;
+  EXPECT_EQ(nlohmann::json::parse(via.out), nlohmann::json::parse(local.out));
+  EXPECT_FALSE(nlohmann::json::parse(local.out)["recommended"].empty());
+  EXPECT_NE(via.err.find("array job 31 (5 tasks)"), std::string::npos) << via.err;
+  EXPECT_NE(via.err.find("5/5 tasks done (0 failed)"), std::string::npos) << via.err;
+  for (int t = 0; t < 5; ++t) {
+    auto chunk = ReadFileToString(out.File("schedmate-tune-31-" + std::to_string(t) + ".json"));
+    ASSERT_OK(chunk);
+    EXPECT_EQ(nlohmann::json::parse(*chunk)["chunk"], t);
+  }
+}
+
+TEST(TuneCliTest, ViaSlurmNamesFailedTasksByIndex) {
+  TempDir bin, out;
+  WriteFakeSlurm(bin);
+  auto via = ::schedmate::testing::RunShell(
+      "FAKE_FAIL_TASK=2 PATH=" + ShellQuote(bin.path()) + ":$PATH " +
+      ShellQuote(::schedmate::testing::SchedmateBinary()) + " tune" + Site() + kTuneGrid +
+      " --via-slurm --slurm-tasks 4 --slurm-poll 0.1 --slurm-dir " + ShellQuote(out.path()));
+  EXPECT_EQ(via.exit_code, 1);
+  EXPECT_TRUE(via.out.empty()) << via.out;
+  EXPECT_NE(via.err.find("1 of 4 tasks failed: tasks 2 (FAILED NonZeroExitCode, log " +
+                         out.File("schedmate-tune-31-2.log") + ")"),
+            std::string::npos)
+      << via.err;
+}
+
+TEST(TuneCliTest, DryRunPrintsTheArrayScript) {
+  TempDir out;
+  auto r = RunSchedmate("tune" + Site() + kTuneGrid +
+                        " --via-slurm --dry-run --slurm-partition gpu --slurm-time 30 "
+                        "--slurm-max-parallel 2 --slurm-dir " +
+                        ShellQuote(out.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& line : std::vector<std::string>{
+           "#SBATCH --array=0-11%2\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=30\n",
+           "'--chunk' ''\"${SLURM_ARRAY_TASK_ID}\"'/12'", "'--grid' 'bf_window=1,1440'",
+           "'--threads' '1'"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  // Nothing submitted, nothing written.
+  EXPECT_FALSE(std::filesystem::exists(out.File("schedmate-tune.sbatch")));
+  // The Slurm options need --via-slurm.
+  EXPECT_EQ(RunSchedmate("tune" + Site() + " --dry-run").exit_code, 2);
+  EXPECT_EQ(RunSchedmate("tune" + Site() + " --slurm-partition gpu").exit_code, 2);
+  EXPECT_EQ(RunSchedmate("tune" + Site() + " --worker --chunk 4/4 --worker-out x").exit_code, 2);
 }
 
 TEST(WhatIfCliTest, SharedSiteHistory) {
