@@ -74,15 +74,6 @@ CLI::Validator KeyValueValidator() {
       "KEY=VALUE");
 }
 
-// One replay for `tune`; a failed run ends the command (exit 1).
-sim::WhatIfRunResult Simulate(const JobTable& table, const ClusterSpec& cluster,
-                              const std::string& policy, const policy::SlurmConfig& slurm,
-                              uint64_t seed, const std::string& label) {
-  auto run = sim::ReplayOnce(table, cluster, policy, slurm, seed, label, {});
-  if (!run.ok()) Fail(run.status());
-  return std::move(run).value();
-}
-
 void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
                const nlohmann::json& spread, const std::vector<std::string>& changes) {
   std::cout << "scenario: "

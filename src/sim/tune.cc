@@ -14,6 +14,7 @@
 #include "core/strings.h"
 #include "policy/policy_registry.h"
 #include "sim/sim_json.h"
+#include "sim/whatif_run.h"
 
 namespace schedmate::sim {
 namespace {
@@ -154,19 +155,9 @@ Status SplitForTuning(const JobTable& history, double train_fraction, std::strin
 Result<WhatIfMetrics> SimulateSlurmPolicy(const JobTable& jobs, const ClusterSpec& cluster,
                                           const policy::SlurmConfig& config,
                                           std::string_view label) {
-  policy::PolicyRegistry registry;
-  if (Status st = policy::RegisterBuiltinPolicies(registry); !st.ok()) return st;
-  policy::PolicyConfig pc;
-  pc.slurm = &config;
-  PolicyMaker maker = [&]() { return registry.Create("slurm", pc); };
-  SimOptions options;
-  options.seed = 1;
-  options.progress_label = std::string(label);
-  auto result = Simulate(jobs, cluster, maker, options);
-  if (!result.ok()) {
-    return Status(result.status().code(), fmt::format("{}: {}", label, result.status().message()));
-  }
-  return MeasureWhatIf(jobs, *result);
+  SM_ASSIGN_OR_RETURN(WhatIfRunResult run,
+                      ReplayOnce(jobs, cluster, "slurm", config, 1, std::string(label), {}));
+  return std::move(run.metrics);
 }
 
 Result<std::vector<CandidateScore>> ScoreCandidates(const TuneProblem& problem, size_t begin,
