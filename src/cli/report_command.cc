@@ -1,0 +1,120 @@
+// schedmate report: what the companion's store recorded over a period (service/report.h).
+//
+//   schedmate report --since 7d                  text tables from the service's store
+//   schedmate report --since 2026-11-01 --until 2026-11-08 --json
+//   schedmate report --since 36h --html r.html   also an HTML page with inline SVG plots
+//   --store PATH                                 the service's SQLite file (default: serve's
+//                                                default, or the `database`/`data_dir` of
+//                                                --config FILE)
+//
+// Exit status: 0 with a report (an empty period is a report with zeros), 1 when the store cannot
+// be read or the HTML file cannot be written, 2 for a bad --since/--until.
+
+#include <sys/stat.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/flags_util.h"
+#include "core/clock.h"
+#include "core/file_util.h"
+#include "service/report.h"
+#include "service/service_config.h"
+#include "service/service_store.h"
+#include "store/history_store.h"
+#include "store/sqlite_db.h"
+
+namespace schedmate::cli {
+namespace {
+
+struct ReportArgs {
+  std::string since;
+  std::string until = "now";
+  std::string store;
+  std::string config;
+  std::string html;
+  bool json = false;
+};
+
+template <typename T>
+T OrFail(Result<T> r) {
+  if (!r.ok()) Fail(r.status());
+  return std::move(r).value();
+}
+
+CLI::Validator ReportTimeValidator(const std::string& flag) {
+  return CLI::Validator(
+      [flag](std::string& text) {
+        auto t = service::ParseReportTime(text, SystemClock().Now(), flag);
+        return t.ok() ? std::string() : t.status().message();
+      },
+      "7d|36h|90m|2w|YYYY-MM-DD[THH:MM[:SS]]|now");
+}
+
+std::string StorePath(const ReportArgs& a) {
+  if (!a.store.empty()) return a.store;
+  if (!a.config.empty()) return OrFail(service::LoadServiceConfig(a.config)).DatabasePath();
+  return service::ServiceConfig{}.DatabasePath();
+}
+
+void Run(const ReportArgs& a) {
+  const SimTime now = SystemClock().Now();
+  auto since = service::ParseReportTime(a.since, now, "--since");
+  auto until = service::ParseReportTime(a.until, now, "--until");
+  if (!since.ok()) FailUsage(since.status().message());
+  if (!until.ok()) FailUsage(until.status().message());
+  if (*until <= *since) FailUsage("--until must be after --since (the period is empty)");
+  const std::string path = StorePath(a);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    Fail(Status::NotFound(path + ": no schedmate store here (give --store PATH or --config FILE)"));
+  }
+  store::SqliteOptions options;
+  options.create_if_missing = false;
+  auto db = OrFail(store::SqliteDb::Open(path, options));
+  auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
+  auto service_store = OrFail(service::ServiceStore::Attach(*db));
+  auto input = OrFail(service::LoadReportInput(*history, *service_store, *since, *until));
+  const service::Report report = service::BuildReport(input);
+  if (!a.html.empty()) {
+    Status s = WriteStringToFile(a.html, service::ReportToHtml(report));
+    if (!s.ok()) Fail(s);
+  }
+  if (a.json) {
+    PrintJson(service::ReportToJson(report));
+  } else {
+    std::cout << service::ReportToText(report);
+  }
+}
+
+}  // namespace
+
+void RegisterReportCommand(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "What the companion recorded over a period: GPU-hours used vs allocated per user and "
+      "partition, waste by category, queueing by partition, failures by root cause, and the "
+      "advisor's prediction accuracy");
+  cmd->add_option("--since", args->since,
+                  "Start of the period: a duration back from now (7d, 36h, 90m, 2w) or a UTC "
+                  "date (2026-11-01, 2026-11-01T06:30)")
+      ->required()
+      ->check(ReportTimeValidator("--since"));
+  cmd->add_option("--until", args->until, "End of the period (same forms, or now)")
+      ->capture_default_str()
+      ->check(ReportTimeValidator("--until"));
+  auto* store = cmd->add_option(
+      "--store", args->store,
+      "The service's SQLite store (default: " + service::ServiceConfig{}.DatabasePath() + ")");
+  cmd->add_option("--config", args->config, "Take the store's path from this serve configuration")
+      ->excludes(store);
+  cmd->add_option("--html", args->html, "Also write an HTML page with plots to FILE");
+  AddJsonFlag(cmd, args->json, "Print the report as JSON");
+  cmd->callback([args] { Run(*args); });
+}
+
+}  // namespace schedmate::cli
