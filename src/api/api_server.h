@@ -54,6 +54,10 @@
 #include "service/service_store.h"
 #include "store/history_store.h"
 
+namespace schedmate::service {
+class WhyRephraser;
+}  // namespace schedmate::service
+
 namespace httplib {
 struct Request;
 struct Response;
@@ -79,6 +83,9 @@ class ApiServer {
   Status Start(const std::string& listen, int port);
   void Stop();
   int port() const { return port_; }
+  // With an LLM configured: why-answers get their explanation rephrased (service/why_rephrase.h;
+  // may be null, not owned, must outlive the server). Call before Start().
+  void SetWhyRephraser(service::WhyRephraser* rephraser) { why_rephraser_ = rephraser; }
 
  private:
   // Registers the handlers, one function per area of the API.
@@ -86,6 +93,7 @@ class ApiServer {
   void RouteDashboard();  // /, /ui/{file}
   void RouteHealth();     // /healthz, /metrics
   void RouteJobs();       // /v1/jobs... (and .../why), /v1/predictions, /v1/history, starts
+  void RouteReport();     // /v1/report
   void RouteFailuresAndActions();  // /v1/anomalies, /v1/failures..., /v1/actions, /v1/nodes, resume
   void RouteScheduling();          // /v1/scheduling
   void RouteEstimate();            // POST /v1/estimate
@@ -101,6 +109,7 @@ class ApiServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> requests_{0};
+  service::WhyRephraser* why_rephraser_ = nullptr;
 };
 
 // The user name for a numeric uid ("" when unknown).

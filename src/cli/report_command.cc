@@ -6,10 +6,14 @@
 //   --store PATH                                 the service's SQLite file (default: serve's
 //                                                default, or the `database`/`data_dir` of
 //                                                --config FILE)
+//   --api URL                                    ask a running `schedmate serve` instead
+//                                                (GET /v1/report; the period is read by it)
 //
 // Exit status: 0 with a report (an empty period is a report with zeros), 1 when the store cannot
 // be read or the HTML file cannot be written, 2 for a bad --since/--until.
 
+#include <fmt/format.h>
+#include <httplib.h>
 #include <sys/stat.h>
 
 #include <iostream>
@@ -36,6 +40,7 @@ struct ReportArgs {
   std::string store;
   std::string config;
   std::string html;
+  std::string api;
   bool json = false;
 };
 
@@ -60,6 +65,38 @@ std::string StorePath(const ReportArgs& a) {
   return service::ServiceConfig{}.DatabasePath();
 }
 
+// One rendering of the report from a running service.
+std::string AskService(const ReportArgs& a, const std::string& format) {
+  httplib::Client client(a.api);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(120);
+  const httplib::Params params{{"since", a.since}, {"until", a.until}, {"format", format}};
+  auto res = client.Get("/v1/report", params, httplib::Headers{});
+  if (!res) {
+    Fail(Status::Unavailable(fmt::format("no schedmate service answers at {} ({})", a.api,
+                                         httplib::to_string(res.error()))));
+  }
+  if (res->status != 200) {
+    Fail(Status::Unavailable(
+        fmt::format("{} answered HTTP {}: {}", a.api, res->status, res->body.substr(0, 300))));
+  }
+  return res->body;
+}
+
+void RunAgainstService(const ReportArgs& a) {
+  if (!a.html.empty()) {
+    if (Status s = WriteStringToFile(a.html, AskService(a, "html")); !s.ok()) Fail(s);
+  }
+  std::string body = AskService(a, a.json ? "json" : "text");
+  if (a.json) {
+    auto j = nlohmann::json::parse(body, nullptr, false);
+    if (j.is_discarded()) Fail(Status::DataLoss(a.api + ": /v1/report did not answer JSON"));
+    PrintJson(j);
+  } else {
+    std::cout << body;
+  }
+}
+
 void Run(const ReportArgs& a) {
   const SimTime now = SystemClock().Now();
   auto since = service::ParseReportTime(a.since, now, "--since");
@@ -67,6 +104,7 @@ void Run(const ReportArgs& a) {
   if (!since.ok()) FailUsage(since.status().message());
   if (!until.ok()) FailUsage(until.status().message());
   if (*until <= *since) FailUsage("--until must be after --since (the period is empty)");
+  if (!a.api.empty()) return RunAgainstService(a);
   const std::string path = StorePath(a);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -110,8 +148,12 @@ void RegisterReportCommand(CLI::App& app) {
   auto* store = cmd->add_option(
       "--store", args->store,
       "The service's SQLite store (default: " + service::ServiceConfig{}.DatabasePath() + ")");
-  cmd->add_option("--config", args->config, "Take the store's path from this serve configuration")
-      ->excludes(store);
+  auto* config = cmd->add_option("--config", args->config,
+                                 "Take the store's path from this serve configuration")
+                     ->excludes(store);
+  cmd->add_option("--api", args->api, "URL of a running `schedmate serve` to ask instead")
+      ->excludes(store)
+      ->excludes(config);
   cmd->add_option("--html", args->html, "Also write an HTML page with plots to FILE");
   AddJsonFlag(cmd, args->json, "Print the report as JSON");
   cmd->callback([args] { Run(*args); });

@@ -89,8 +89,9 @@ struct ServiceConfig {
   int max_samples_per_job = 720;
   // failure:
   int64_t capture_bytes = 8 << 20;  // tail of the log kept per failed run
-  // llm: the failure diagnoser's engine (builtin | llm | auto, llm/engine.h's rule; any LLM
-  // failure falls back to the built-in diagnosis and is counted) and its configuration file
+  // llm: the failure diagnoser's engine, also the why route's rephrasing (builtin | llm | auto,
+  // llm/engine.h's rule; any LLM failure falls back to the built-in text and is counted or
+  // named) and its configuration file
   // ("" = $SCHEDMATE_LLM_CONFIG, else the SCHEDMATE_LLM_* environment).
   std::string llm_engine = "builtin";
   std::string llm_config;

@@ -10,6 +10,8 @@
 
 #include "core/json_dump.h"
 #include "core/strings.h"
+#include "llm/engine.h"
+#include "llm/llm_setup.h"
 
 namespace schedmate::service {
 namespace {
@@ -248,6 +250,48 @@ void SetExplanation(json& answer, const std::optional<std::string>& rephrased,
     answer["explanation"] = *rephrased;
   }
   answer["explanation_source"] = source;
+}
+
+WhyRephraser::WhyRephraser(std::shared_ptr<llm::LlmSetup> llm, size_t cache_entries)
+    : llm_(std::move(llm)), cache_entries_(std::max<size_t>(1, cache_entries)) {}
+
+WhyRephraser::~WhyRephraser() = default;
+
+int64_t WhyRephraser::calls() const {
+  std::lock_guard lock(mu_);
+  return calls_;
+}
+
+void WhyRephraser::Apply(json& answer, const std::vector<std::string>& known_names) {
+  std::string key = DumpJson(WhyFacts(answer));
+  for (const auto& n : known_names) key += "\n" + n;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      SetExplanation(answer, it->second.text, it->second.source);
+      return;
+    }
+    ++calls_;
+  }
+  WhyRephraseOptions options;
+  options.known_names = known_names;
+  Result<std::string> text = RephraseWhy(answer, llm_->chat(), options);
+  Outcome outcome;
+  if (text.ok()) {
+    outcome.text = *text;
+    outcome.source = llm::LlmEngineLabel(llm_->chat_model());
+  } else {
+    outcome.source = llm::FallbackReason(text.status());
+  }
+  SetExplanation(answer, outcome.text, outcome.source);
+  // A server that is down or slow may answer next time: only answers are remembered.
+  if (!text.ok() && text.status().code() != StatusCode::kDataLoss) return;
+  std::lock_guard lock(mu_);
+  if (cache_.emplace(key, std::move(outcome)).second) order_.push_back(std::move(key));
+  while (order_.size() > cache_entries_) {
+    cache_.erase(order_.front());
+    order_.pop_front();
+  }
 }
 
 }  // namespace schedmate::service

@@ -12,6 +12,10 @@
 // "2 hours 5 minutes") or spells a number the facts do not hold is rejected too; the prompt asks
 // the model to copy numbers as written.
 
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +24,10 @@
 
 #include "core/result.h"
 #include "llm/chat_client.h"
+
+namespace schedmate::llm {
+class LlmSetup;
+}  // namespace schedmate::llm
 
 namespace schedmate::service {
 
@@ -49,5 +57,35 @@ Result<std::string> RephraseWhy(const nlohmann::json& answer, llm::ChatClient& c
 // the built-in text moves to "builtin_explanation".
 void SetExplanation(nlohmann::json& answer, const std::optional<std::string>& rephrased,
                     const std::string& source);
+
+// The service's use (GET /v1/jobs/{id}/why with llm.engine llm|auto): one model for every
+// answer, and the outcome for each distinct answer remembered (the dashboard asks again every few
+// seconds; an answer changes when the queue does), up to `cache_entries`, oldest dropped first.
+// A rejected reply is remembered too, so a model that invents facts is not asked again for that
+// answer; an unavailable or slow server is asked again next time.
+// Thread-safe; the model call runs outside the lock.
+class WhyRephraser {
+ public:
+  // `llm` is the decided LLM stack (non-null).
+  explicit WhyRephraser(std::shared_ptr<llm::LlmSetup> llm, size_t cache_entries = 256);
+  ~WhyRephraser();
+
+  // Rephrases `answer` in place (SetExplanation): "explanation_source" is "llm (MODEL)" or the
+  // fallback reason. `known_names` as in WhyRephraseOptions.
+  void Apply(nlohmann::json& answer, const std::vector<std::string>& known_names);
+  int64_t calls() const;  // model calls made
+
+ private:
+  struct Outcome {
+    std::optional<std::string> text;
+    std::string source;
+  };
+  std::shared_ptr<llm::LlmSetup> llm_;
+  size_t cache_entries_;
+  mutable std::mutex mu_;
+  std::map<std::string, Outcome> cache_;  // by the facts given to the model
+  std::deque<std::string> order_;         // insertion order, for eviction
+  int64_t calls_ = 0;
+};
 
 }  // namespace schedmate::service

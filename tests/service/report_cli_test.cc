@@ -3,10 +3,12 @@
 // a missing store is exit 1 naming the path.
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "service/service_store.h"
 #include "store/history_store.h"
@@ -132,6 +134,34 @@ TEST_F(ReportCliTest, MissingStoreIsAnErrorNamingThePath) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
   EXPECT_FALSE(std::ifstream(missing).good());  // not created
+}
+
+TEST(ReportCliApiTest, AsksTheServiceWithThePeriodAsGiven) {
+  httplib::Server server;
+  std::string since, until, format;
+  server.Get("/v1/report", [&](const httplib::Request& req, httplib::Response& res) {
+    since = req.get_param_value("since");
+    until = req.get_param_value("until");
+    format = req.get_param_value("format");
+    res.set_content(R"({"runs_in_period": 3})", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  auto r = RunSchedmate("report --api http://127.0.0.1:" + std::to_string(port) +
+                        " --since 2026-11-01T00:00Z --until 2026-11-02T06:00 --json");
+  server.stop();
+  thread.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["runs_in_period"], 3);
+  EXPECT_EQ(since, "2026-11-01T00:00Z");
+  EXPECT_EQ(until, "2026-11-02T06:00");
+  EXPECT_EQ(format, "json");
+}
+
+TEST(ReportCliApiTest, NoServiceIsAnError) {
+  auto r = RunSchedmate("report --api http://127.0.0.1:1 --since 7d");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
 }
 
 }  // namespace
