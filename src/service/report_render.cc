@@ -187,25 +187,50 @@ std::string InlineSvg(const plot::Figure& f) {
   return svg;
 }
 
+// An empirical CDF that starts from 0 at its first value, so a single run still draws a step.
+plot::Series Cdf(std::string name, std::vector<double> values) {
+  plot::Series s = plot::CdfSeries(std::move(name), std::move(values));
+  if (!s.x.empty()) {
+    s.x.insert(s.x.begin(), s.x.front());
+    s.y.insert(s.y.begin(), 0.0);
+  }
+  return s;
+}
+
+// Allocated GPU-hours per UTC day as steps over every day of the period (0 where none), one
+// series per partition; nothing for periods over 10 years (too many days to draw).
+std::optional<plot::Chart> DailyChart(const Report& r) {
+  constexpr int64_t kDay = 86'400;
+  int64_t first = r.since.seconds() / kDay * kDay;
+  if (r.since.seconds() < first) first -= kDay;
+  const int64_t end = r.until.seconds();
+  if (r.daily_gpu_hours.empty() || (end - first) / kDay > 3660) return std::nullopt;
+  plot::Chart c{"Allocated GPU-hours per UTC day",
+                "days since " + UtcText(r.since),
+                "GPU-hours",
+                false,
+                false,
+                {}};
+  for (const auto& [vc, days] : r.daily_gpu_hours) {
+    plot::Series s{vc, {}, {}, /*step=*/true};
+    double last = 0;
+    int64_t day = first;
+    for (; day < end; day += kDay) {
+      auto it = days.find(day);
+      last = it != days.end() ? it->second : 0.0;
+      s.x.push_back(static_cast<double>(day - r.since.seconds()) / kDay);
+      s.y.push_back(last);
+    }
+    s.x.push_back(static_cast<double>(day - r.since.seconds()) / kDay);  // the last day's end
+    s.y.push_back(last);
+    c.series.push_back(std::move(s));
+  }
+  return c;
+}
+
 std::vector<plot::Chart> Charts(const Report& r) {
   std::vector<plot::Chart> charts;
-  if (!r.daily_gpu_hours.empty()) {
-    plot::Chart c{"Allocated GPU-hours per UTC day",
-                  "days since " + UtcText(r.since),
-                  "GPU-hours",
-                  false,
-                  false,
-                  {}};
-    for (const auto& [vc, days] : r.daily_gpu_hours) {
-      plot::Series s{vc, {}, {}, false};
-      for (const auto& [day, hours] : days) {
-        s.x.push_back(static_cast<double>(day - r.since.seconds()) / 86'400.0);
-        s.y.push_back(hours);
-      }
-      c.series.push_back(std::move(s));
-    }
-    charts.push_back(std::move(c));
-  }
+  if (auto daily = DailyChart(r)) charts.push_back(std::move(*daily));
   bool any_wait = false;  // a CDF of zeros alone draws nothing useful
   for (const auto& [vc, waits] : r.waits_s)
     any_wait = any_wait || (!waits.empty() && waits.back() > 0);
@@ -215,7 +240,7 @@ std::vector<plot::Chart> Charts(const Report& r) {
     for (const auto& [vc, waits] : r.waits_s) {
       std::vector<double> h;
       for (double w : waits) h.push_back(w / 3600);
-      c.series.push_back(plot::CdfSeries(vc, std::move(h)));
+      c.series.push_back(Cdf(vc, std::move(h)));
     }
     charts.push_back(std::move(c));
   }
@@ -226,7 +251,7 @@ std::vector<plot::Chart> Charts(const Report& r) {
                   true,
                   false,
                   {}};
-    c.series.push_back(plot::CdfSeries("completed runs", r.accuracy.ratios));
+    c.series.push_back(Cdf("completed runs", r.accuracy.ratios));
     charts.push_back(std::move(c));
   }
   return charts;
