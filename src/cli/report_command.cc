@@ -65,6 +65,17 @@ std::string StorePath(const ReportArgs& a) {
   return service::ServiceConfig{}.DatabasePath();
 }
 
+Result<service::ReportInput> ReadStore(const std::string& path, bool read_only, SimTime since,
+                                       SimTime until) {
+  store::SqliteOptions options;
+  options.create_if_missing = false;
+  options.read_only = read_only;
+  SM_ASSIGN_OR_RETURN(auto db, store::SqliteDb::Open(path, options));
+  SM_ASSIGN_OR_RETURN(auto history, store::SqliteHistoryStore::Attach(*db));
+  SM_ASSIGN_OR_RETURN(auto service_store, service::ServiceStore::Attach(*db));
+  return service::LoadReportInput(*history, *service_store, since, until);
+}
+
 // One rendering of the report from a running service.
 std::string AskService(const ReportArgs& a, const std::string& format) {
   httplib::Client client(a.api);
@@ -110,13 +121,14 @@ void Run(const ReportArgs& a) {
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     Fail(Status::NotFound(path + ": no schedmate store here (give --store PATH or --config FILE)"));
   }
-  store::SqliteOptions options;
-  options.create_if_missing = false;
-  auto db = OrFail(store::SqliteDb::Open(path, options));
-  auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
-  auto service_store = OrFail(service::ServiceStore::Attach(*db));
-  auto input = OrFail(service::LoadReportInput(*history, *service_store, *since, *until));
-  const service::Report report = service::BuildReport(input);
+  // Read-only when the schema is current (a report never writes); else opened to migrate it.
+  Result<service::ReportInput> input = Status::Internal("not read");
+  for (bool read_only : {true, false}) {
+    input = ReadStore(path, read_only, *since, *until);
+    if (input.ok()) break;
+  }
+  if (!input.ok()) Fail(input.status());
+  const service::Report report = service::BuildReport(*input);
   if (!a.html.empty()) {
     Status s = WriteStringToFile(a.html, service::ReportToHtml(report));
     if (!s.ok()) Fail(s);
