@@ -11,11 +11,14 @@
 #include "api/bounded_http_server.h"
 #include "api/json_codecs.h"
 #include "api/ui_assets.h"
+#include "core/clock.h"
 #include "core/json_dump.h"
 #include "core/strings.h"
 #include "service/anomalies.h"
 #include "service/log_access.h"
+#include "service/report.h"
 #include "service/why.h"
+#include "service/why_rephrase.h"
 #include "slurm/slurm_parsers.h"
 
 namespace schedmate::api {
@@ -124,6 +127,23 @@ int64_t QueryInt(const httplib::Request& req, const char* key, int64_t fallback,
   if (!req.has_param(key)) return fallback;
   auto v = ParseInt(req.get_param_value(key));
   return v ? std::clamp(*v, lo, hi) : fallback;
+}
+
+// The cluster's partitions, nodes and users: names a rephrased why-explanation may use only when
+// the answer's facts hold them (service/why_rephrase.h). Sorted, unique.
+std::vector<std::string> KnownNames(const service::ServiceView& v) {
+  std::vector<std::string> names;
+  for (const auto& n : v.nodes) {
+    names.push_back(n.name);
+    names.insert(names.end(), n.partitions.begin(), n.partitions.end());
+  }
+  for (const auto& j : v.jobs) {
+    names.push_back(j.job.partition);
+    names.push_back(j.job.user);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 // One line, no '=' surprises for the Lua side: newlines become spaces.
@@ -278,10 +298,43 @@ void ApiServer::Routes() {
   RouteDashboard();
   RouteHealth();
   RouteJobs();
+  RouteReport();
   RouteFailuresAndActions();
   RouteScheduling();
   RouteEstimate();
   RouteWhatIf();
+}
+
+// The operator's report over a period (service/report.h), from the API's own store connection:
+// ?since=7d&until=now (the forms of `schedmate report`), &format=json|text|html.
+void ApiServer::RouteReport() {
+  server_->Get("/v1/report", [this](const httplib::Request& req, httplib::Response& res) {
+    const SimTime now = SystemClock().Now();
+    const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";
+    if (format != "json" && format != "text" && format != "html")
+      return SendError(res, 400, "format: '" + format + "' is not json, text or html");
+    if (!req.has_param("since")) return SendError(res, 400, "since: required (e.g. since=7d)");
+    auto since = service::ParseReportTime(req.get_param_value("since"), now, "since");
+    auto until = service::ParseReportTime(
+        req.has_param("until") ? req.get_param_value("until") : "now", now, "until");
+    for (const auto* t : {&since, &until})
+      if (!t->ok()) return SendError(res, 400, t->status().message());
+    if (*until <= *since) return SendError(res, 400, "until: not after since (empty period)");
+    Result<service::ReportInput> in = Status::Internal("not loaded");
+    {
+      std::lock_guard lock(stores_mu_);
+      in = service::LoadReportInput(stores_.history, stores_.service, *since, *until);
+    }
+    if (!in.ok()) return SendError(res, 500, in.status().message());
+    const service::Report report = service::BuildReport(*in);
+    if (format == "text") return res.set_content(service::ReportToText(report), "text/plain");
+    if (format == "html") {  // inline styles and SVG only: no script may run
+      res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+      res.set_header("X-Content-Type-Options", "nosniff");
+      return res.set_content(service::ReportToHtml(report), "text/html; charset=utf-8");
+    }
+    SendJson(res, service::ReportToJson(report));
+  });
 }
 
 void ApiServer::RouteDashboard() {
@@ -446,7 +499,13 @@ void ApiServer::RouteJobs() {
           auto v = companion_.View();
           auto answer = service::ExplainJob(*v, req.matches[1], v->updated_at);
           if (!answer.ok()) return SendError(res, 404, answer.status().message());
-          SendJson(res, service::WhyAnswerToJson(*answer));
+          json out = service::WhyAnswerToJson(*answer);
+          if (why_rephraser_ != nullptr) {
+            why_rephraser_->Apply(out, KnownNames(*v));
+          } else {
+            service::SetExplanation(out, std::nullopt, "builtin");
+          }
+          SendJson(res, out);
         });
 
   s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",

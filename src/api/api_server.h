@@ -63,6 +63,10 @@
 #include "service/service_store.h"
 #include "store/history_store.h"
 
+namespace schedmate::service {
+class WhyRephraser;
+}  // namespace schedmate::service
+
 namespace httplib {
 struct Request;
 struct Response;
@@ -88,6 +92,9 @@ class ApiServer {
   Status Start(const std::string& listen, int port);
   void Stop();
   int port() const { return port_; }
+  // With an LLM configured: why-answers get their explanation rephrased (service/why_rephrase.h;
+  // may be null, not owned, must outlive the server). Call before Start().
+  void SetWhyRephraser(service::WhyRephraser* rephraser) { why_rephraser_ = rephraser; }
   // The runner behind POST /v1/whatif (one run at a time).
   WhatIfRunner& whatif_runner() { return whatif_; }
 
@@ -97,6 +104,7 @@ class ApiServer {
   void RouteDashboard();  // /, /ui/{file}
   void RouteHealth();     // /healthz, /metrics
   void RouteJobs();       // /v1/jobs... (and .../why), /v1/predictions, /v1/history, starts
+  void RouteReport();     // /v1/report
   void RouteFailuresAndActions();  // /v1/anomalies, /v1/failures..., /v1/actions, /v1/nodes, resume
   void RouteScheduling();          // /v1/scheduling
   void RouteEstimate();            // POST /v1/estimate
@@ -113,6 +121,7 @@ class ApiServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> requests_{0};
+  service::WhyRephraser* why_rephraser_ = nullptr;
   WhatIfRunner whatif_;  // last: its run (which reads the members above) ends first
 };
 

@@ -16,5 +16,6 @@ void RegisterLlmCommands(CLI::App& app);         // llm check            (llm/)
 void RegisterServeCommands(CLI::App& app);       // serve, slurm ...     (service/, slurm/, api/)
 void RegisterWhyCommand(CLI::App& app);          // why JOBID            (service/, slurm/)
 void RegisterCheckConfigCommand(CLI::App& app);  // check-config      (slurm/)
+void RegisterReportCommand(CLI::App& app);       // report            (service/, store/)
 
 }  // namespace schedmate::cli

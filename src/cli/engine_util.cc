@@ -11,12 +11,19 @@
 
 namespace schedmate::cli {
 
-void AddEngineFlags(CLI::App* cmd, EngineFlags& flags) {
+void AddEngineFlags(CLI::App* cmd, EngineFlags& flags, bool confidence_gate) {
   cmd->add_option("--engine", flags.engine,
-                  "builtin (default), llm (use the configured LLM, fall back to builtin on any "
-                  "failure) or auto (the LLM only for answers the built-in engine is unsure of, "
-                  "when it is configured and healthy)")
+                  confidence_gate
+                      ? "builtin (default), llm (use the configured LLM, fall back to builtin on "
+                        "any failure) or auto (the LLM only for answers the built-in engine is "
+                        "unsure of, when it is configured and healthy)"
+                      : "builtin (default), llm (use the configured LLM, fall back to builtin on "
+                        "any failure) or auto (the LLM when it is configured and healthy)")
       ->check(CLI::IsMember({"builtin", "llm", "auto"}, CLI::ignore_case));
+  if (!confidence_gate) {
+    AddLlmConfigFlag(cmd, flags.llm_config);
+    return;
+  }
   cmd->add_option("--llm-below", flags.llm_below,
                   "with --engine auto, ask the LLM only for answers whose built-in confidence is "
                   "below this (0..1)")

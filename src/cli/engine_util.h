@@ -36,8 +36,9 @@ struct EngineFlags {
   double llm_below = 0.8;  // --engine auto: ask the LLM for answers below this confidence
 };
 
-// Adds --engine and --llm-config to `cmd`, bound to `flags` (which must outlive `cmd`).
-void AddEngineFlags(CLI::App* cmd, EngineFlags& flags);
+// Adds --engine and --llm-config to `cmd`, bound to `flags` (which must outlive `cmd`), and
+// --llm-below when the command's answers have a confidence to gate on (`confidence_gate`).
+void AddEngineFlags(CLI::App* cmd, EngineFlags& flags, bool confidence_gate = true);
 
 // The engine decision for one command run.
 class EngineContext {

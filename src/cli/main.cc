@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   RegisterServeCommands(app);
   RegisterWhyCommand(app);
   RegisterCheckConfigCommand(app);
+  RegisterReportCommand(app);
 
   try {
     app.parse(argc, argv);

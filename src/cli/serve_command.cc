@@ -26,6 +26,7 @@
 #include "service/engines.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
+#include "service/why_rephrase.h"
 #include "slurm/command_runner.h"
 #include "slurm/slurm_backend.h"
 #include "store/history_store.h"
@@ -306,7 +307,11 @@ void RunServe(const ServeFlags& f) {
     return;
   }
 
+  // With an LLM (llm.engine llm|auto, decided at start-up), why-explanations are rephrased.
+  std::unique_ptr<service::WhyRephraser> rephraser;  // outlives the server
+  if (engines.llm != nullptr) rephraser = std::make_unique<service::WhyRephraser>(engines.llm);
   api::ApiServer server(companion, {*read_service, *read_history}, token);
+  server.SetWhyRephraser(rephraser.get());
   if (Status s = server.Start(config.listen, config.port); !s.ok()) Fail(s);
   if (!f.port_file.empty()) {
     if (Status s = WriteStringToFile(f.port_file, std::to_string(server.port()) + "\n"); !s.ok())

@@ -7,6 +7,10 @@
 //                                    explanation from Slurm's own state; running jobs' ends come
 //                                    from their time limits and start estimates from Slurm's
 //   --json                           the answer as JSON (service/why.h WhyAnswerToJson)
+//   --engine builtin|llm|auto        llm/auto: the explanation rephrased by the configured model
+//                                    from the structured answer only, and checked against it
+//                                    (service/why_rephrase.h); "explanation_source" says which
+//                                    text it is ("builtin", "llm (MODEL)", or the fallback reason)
 //
 // Exit status: 0 with an answer, 1 when the job or the service cannot be found.
 
@@ -21,10 +25,15 @@
 #include "api/json_codecs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_util.h"
 #include "cli/flags_util.h"
 #include "core/clock.h"
+#include "core/strings.h"
+#include "llm/engine.h"
+#include "llm/llm_setup.h"
 #include "service/start_estimator.h"
 #include "service/why.h"
+#include "service/why_rephrase.h"
 #include "slurm/command_runner.h"
 #include "slurm/slurm_backend.h"
 
@@ -36,6 +45,7 @@ struct WhyArgs {
   std::string api = "http://127.0.0.1:8787";
   bool slurm = false;
   bool json = false;
+  EngineFlags engine;
 };
 
 // The answer from a running service.
@@ -93,8 +103,9 @@ void EstimateStarts(service::ServiceView& view, SimTime now) {
   }
 }
 
-// The answer from Slurm's own state, without the service.
-Result<nlohmann::json> AskSlurm(const WhyArgs& a) {
+// The answer from Slurm's own state, without the service. `names` gets the cluster's partitions,
+// nodes and users (what a rephrased explanation must not name unless the answer does).
+Result<nlohmann::json> AskSlurm(const WhyArgs& a, std::vector<std::string>& names) {
   slurm::SubprocessCommandRunner runner;
   slurm::SlurmBackend backend(runner, {});
   SM_ASSIGN_OR_RETURN(std::vector<slurm::SlurmJob> jobs, backend.ListJobs());
@@ -102,7 +113,13 @@ Result<nlohmann::json> AskSlurm(const WhyArgs& a) {
   const SimTime now = SystemClock().Now();
   service::ServiceView view;
   view.nodes = std::move(nodes);
+  for (const auto& n : nodes) {
+    names.push_back(n.name);
+    names.insert(names.end(), n.partitions.begin(), n.partitions.end());
+  }
   for (auto& j : jobs) {
+    names.push_back(j.partition);
+    names.push_back(j.user);
     service::JobView v;
     v.job = std::move(j);
     view.jobs.push_back(std::move(v));
@@ -124,6 +141,8 @@ void PrintText(const nlohmann::json& j) {
   if (!j.value("reason_code", "").empty())
     std::cout << " (" << j["reason_code"].get<std::string>() << ")";
   std::cout << "\n" << j.value("explanation", "") << "\n";
+  if (const std::string source = j.value("explanation_source", "builtin"); source != "builtin")
+    std::cout << "(explanation: " << source << ")\n";
   if (j.contains("evidence") && !j["evidence"].empty()) {
     std::cout << "evidence:\n";
     for (const auto& e : j["evidence"]) std::cout << "  - " << e.value("text", "") << "\n";
@@ -141,9 +160,29 @@ void PrintText(const nlohmann::json& j) {
   }
 }
 
+// Rephrases the explanation when the engine says so (a service's own rephrasing is kept).
+void Explain(const WhyArgs& a, nlohmann::json& answer, const std::vector<std::string>& names) {
+  if (StartsWith(answer.value("explanation_source", ""), "llm")) return;
+  std::unique_ptr<EngineContext> engine = EngineContext::Resolve(a.engine);
+  if (!engine->use_llm()) {
+    service::SetExplanation(answer, std::nullopt, engine->engine());
+    return;
+  }
+  service::WhyRephraseOptions options;
+  options.known_names = names;
+  Result<std::string> text = service::RephraseWhy(answer, engine->setup()->chat(), options);
+  if (text.ok()) {
+    service::SetExplanation(answer, *text, llm::LlmEngineLabel(engine->model()));
+  } else {
+    service::SetExplanation(answer, std::nullopt, engine->Fallback(text.status(), "why"));
+  }
+}
+
 void Run(const WhyArgs& a) {
-  Result<nlohmann::json> answer = a.slurm ? AskSlurm(a) : AskService(a);
+  std::vector<std::string> names;
+  Result<nlohmann::json> answer = a.slurm ? AskSlurm(a, names) : AskService(a);
   if (!answer.ok()) Fail(answer.status());
+  Explain(a, *answer, names);
   if (a.json) {
     std::cout << answer->dump(2) << "\n";
   } else {
@@ -171,6 +210,7 @@ void RegisterWhyCommand(CLI::App& app) {
   cmd->add_flag("--slurm", args->slurm, "Read squeue/sinfo directly instead of asking the service")
       ->excludes(api);
   AddJsonFlag(cmd, args->json, "Print the answer as JSON");
+  AddEngineFlags(cmd, args->engine, /*confidence_gate=*/false);
   cmd->callback([args] { Run(*args); });
 }
 

@@ -23,6 +23,7 @@ Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& hi
     if (decision.use_llm) llm = std::move(setup);
     if (!decision.notice.empty()) e.notice = decision.notice;
   }
+  e.llm = llm;
   SM_ASSIGN_OR_RETURN(e.diagnoser, FailureHandlerDiagnoser::Create(
                                        config.backoff_base, config.backoff_cap, std::move(llm)));
   e.description = "advisor=history-estimator tracker=metric-tracker failure=" + failure_engine;

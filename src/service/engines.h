@@ -12,12 +12,19 @@
 #include "service/service_config.h"
 #include "store/history_store.h"
 
+namespace schedmate::llm {
+class LlmSetup;
+}  // namespace schedmate::llm
+
 namespace schedmate::service {
 
 struct Engines {
   std::unique_ptr<JobAdvisor> advisor;
   std::unique_ptr<LogTracker> tracker;
   std::unique_ptr<FailureDiagnoser> diagnoser;
+  // The LLM llm.engine decided on (null: builtin); the failure diagnoser and why's rephrasing
+  // (why_rephrase.h) use it.
+  std::shared_ptr<llm::LlmSetup> llm;
   std::string
       description;     // "advisor=history-estimator tracker=metric-tracker failure=failure-handler"
   std::string notice;  // non-empty: a start-up warning (e.g. the LLM is configured but down)

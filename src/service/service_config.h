@@ -96,8 +96,9 @@ struct ServiceConfig {
   int64_t whatif_max_jobs = 20000;     // jobs per simulated run (the latest are kept)
   int whatif_max_seeds = 5;            // seeds a request may ask for
   Duration whatif_timeout = Duration::Seconds(60);  // then 504; one run at a time (else 429)
-  // llm: the failure diagnoser's engine (builtin | llm | auto, llm/engine.h's rule; any LLM
-  // failure falls back to the built-in diagnosis and is counted) and its configuration file
+  // llm: the failure diagnoser's engine, also the why route's rephrasing (builtin | llm | auto,
+  // llm/engine.h's rule; any LLM failure falls back to the built-in text and is counted or
+  // named) and its configuration file
   // ("" = $SCHEDMATE_LLM_CONFIG, else the SCHEDMATE_LLM_* environment).
   std::string llm_engine = "builtin";
   std::string llm_config;
