@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/flags_util.h"
 #include "core/clock.h"
+#include "core/strings.h"
 #include "service/start_estimator.h"
 #include "service/why.h"
 #include "slurm/command_runner.h"
@@ -106,6 +107,12 @@ Result<nlohmann::json> AskSlurm(const WhyArgs& a) {
     service::JobView v;
     v.job = std::move(j);
     view.jobs.push_back(std::move(v));
+  }
+  for (const auto& v : view.jobs) {
+    if (v.job.id == a.job_id && StartsWith(v.job.reason, "QOS")) {
+      auto qos = backend.ListQos();  // without slurmdbd: none, and why names no value
+      if (qos.ok()) view.qos = std::move(*qos);
+    }
   }
   EstimateStarts(view, now);
   SM_ASSIGN_OR_RETURN(service::WhyAnswer answer, service::ExplainJob(view, a.job_id, now));
