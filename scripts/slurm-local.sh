@@ -21,6 +21,13 @@
 #   SLURM_SCHED_PARAMS   SchedulerParameters=                            default batch_sched_delay=0
 #   SLURM_EXTRA_CONF     more slurm.conf lines (newline-separated), e.g. PriorityType=...
 #                        (bench/slurm_fidelity sets the priority and backfill settings it replays)
+#   WITH_DBD             1: accounting through slurmdbd + a private MariaDB (port BASE+6, slurmdbd
+#                        BASE+9; AccountingStorageEnforce=associations,limits,qos; root gets an
+#                        account "schedmate" so QOS and association limits apply)   default 0
+#                        install with WITH_DBD=1 also installs slurmdbd and mariadb-server
+# GPU telemetry: the nodes have no GPUs, so TaskProlog puts $DIR/bin first on every task's PATH,
+# where a scripted nvidia-smi answers --query-gpu from $DIR/gpu/<job id> (lines "index, util %,
+# memory MiB", written by tests; missing file: "No devices were found", exit 6).
 # Several instances can run side by side: give each its own SCHEDMATE_SLURM_DIR (configs, state,
 # logs, pid files, spool, jobcomp) and SLURM_PORT_BASE (slurmctld and slurmd ports). munged is
 # shared: the first instance to start it stops it; a later one reuses it and never stops it.
@@ -36,7 +43,10 @@ SCHEDMATE_URL=${SCHEDMATE_URL:-http://127.0.0.1:8787}
 OVERTIME=${SLURM_OVERTIME_LIMIT:-0}
 SCHED_PARAMS=${SLURM_SCHED_PARAMS:-batch_sched_delay=0}
 EXTRA_CONF=${SLURM_EXTRA_CONF:-}
+WITH_DBD=${WITH_DBD:-0}
 CTLD_PORT=$((PORT_BASE + 7))
+DBD_PORT=$((PORT_BASE + 9))
+DB_PORT=$((PORT_BASE + 6))
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LUA_SRC=$REPO/src/slurm/job_submit.lua
 export SLURM_CONF=$DIR/etc/slurm.conf
@@ -48,9 +58,12 @@ need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root (the daemons run as root 
 
 cmd_install() {
   need_root install
+  local pkgs="slurm-wlm munge curl"
+  [ "$WITH_DBD" = 1 ] && pkgs="$pkgs slurmdbd mariadb-server"
   if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null \
-     && command -v curl >/dev/null; then
-    say "slurm-wlm, munge and curl already installed"
+     && command -v curl >/dev/null \
+     && { [ "$WITH_DBD" != 1 ] || { command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null; }; }; then
+    say "$pkgs already installed"
   else
     export DEBIAN_FRONTEND=noninteractive
     # Package scripts would try to start munge/slurm through invoke-rc.d; without systemd that
@@ -62,9 +75,9 @@ cmd_install() {
       own_policy=1
     fi
     local rc=0
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends slurm-wlm munge curl >/dev/null; } || rc=$?
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; } || rc=$?
     [ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
-    [ "$rc" = 0 ] || die "apt-get install slurm-wlm munge curl failed (exit $rc)"
+    [ "$rc" = 0 ] || die "apt-get install $pkgs failed (exit $rc)"
   fi
   if [ ! -s /etc/munge/munge.key ]; then
     mungekey --create --keyfile=/etc/munge/munge.key 2>/dev/null \
@@ -117,9 +130,22 @@ OverTimeLimit=$OVERTIME
 JobSubmitPlugins=lua
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=2
+TaskProlog=$DIR/etc/task_prolog.sh
 EOF
+  if [ "$WITH_DBD" = 1 ]; then
+    cat >>"$DIR/etc/slurm.conf" <<EOF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStorageTRES=gres/gpu
+AccountingStorageEnforce=associations,limits,qos
+EOF
+    write_dbd_config
+  else
+    echo "AccountingStorageType=accounting_storage/none" >>"$DIR/etc/slurm.conf"
+  fi
   [ -z "$EXTRA_CONF" ] || printf '%s\n' "$EXTRA_CONF" >>"$DIR/etc/slurm.conf"
   for n in $(seq 1 "$NODES"); do
     echo "NodeName=gpu$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_BASE + 100 + n)) CPUs=$CPUS Sockets=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPUS State=UNKNOWN" >>"$DIR/etc/slurm.conf"
@@ -142,7 +168,99 @@ timeout_s=1
 curl=$(command -v curl || echo /usr/bin/curl)
 EOF
   fi
+  write_gpu_standin
   echo "export SLURM_CONF=$DIR/etc/slurm.conf" >"$DIR/env.sh"
+}
+
+# The scripted nvidia-smi (see the header) and the TaskProlog that puts it on every task's PATH.
+write_gpu_standin() {
+  mkdir -p "$DIR/bin" "$DIR/gpu"
+  chmod 1777 "$DIR/gpu"
+  cat >"$DIR/etc/task_prolog.sh" <<EOF
+#!/bin/sh
+echo "export PATH=$DIR/bin:\$PATH"
+EOF
+  cat >"$DIR/bin/nvidia-smi" <<EOF
+#!/bin/sh
+# schedmate scripts/slurm-local.sh: a scripted nvidia-smi for nodes without GPUs.
+f="$DIR/gpu/\${SLURM_JOB_ID:-none}"
+case " \$* " in
+  *" --query-gpu="*) ;;
+  *) echo "scripted nvidia-smi: only --query-gpu is supported" >&2; exit 2 ;;
+esac
+if [ ! -f "\$f" ]; then echo "No devices were found"; exit 6; fi
+cat "\$f"
+EOF
+  chmod 755 "$DIR/etc/task_prolog.sh" "$DIR/bin/nvidia-smi"
+}
+
+write_dbd_config() {
+  cat >"$DIR/etc/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=$DBD_PORT
+SlurmUser=root
+LogFile=$DIR/log/slurmdbd.log
+PidFile=$DIR/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=slurm
+StoragePass=slurmpw
+StorageLoc=slurm_acct_db
+EOF
+  chmod 600 "$DIR/etc/slurmdbd.conf"  # slurmdbd refuses a group/world-readable file
+  cat >"$DIR/etc/my.cnf" <<EOF
+[mysqld]
+datadir=$DIR/mysql/data
+socket=$DIR/mysql/mysqld.sock
+pid-file=$DIR/mysql/mysqld.pid
+port=$DB_PORT
+bind-address=127.0.0.1
+log-error=$DIR/log/mariadb.err
+innodb_lock_wait_timeout=900
+innodb_buffer_pool_size=32M
+EOF
+}
+
+# MariaDB on its own port, socket and data directory (inside $DIR), then slurmdbd; waits until
+# slurmdbd has started.
+start_dbd() {
+  command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null \
+    || die "WITH_DBD=1 needs slurmdbd and mariadb-server: run 'WITH_DBD=1 $0 install'"
+  local sock=$DIR/mysql/mysqld.sock n0=0
+  mkdir -p "$DIR/mysql"
+  chown mysql:mysql "$DIR/mysql"
+  if [ ! -d "$DIR/mysql/data/mysql" ]; then
+    mariadb-install-db --defaults-file="$DIR/etc/my.cnf" --user=mysql \
+      --auth-root-authentication-method=socket --skip-test-db >"$DIR/log/mariadb-install.log" 2>&1 \
+      || die "mariadb-install-db failed; see $DIR/log/mariadb-install.log"
+  fi
+  if ! running "$DIR/run/mariadbd.pid"; then
+    mariadbd --defaults-file="$DIR/etc/my.cnf" --user=mysql >/dev/null 2>&1 &
+    echo $! >"$DIR/run/mariadbd.pid"
+  fi
+  for _ in $(seq 1 200); do mariadb-admin --socket="$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  mariadb --socket="$sock" -e "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw'; CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmpw'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" \
+    || die "MariaDB is not answering; see $DIR/log/mariadb.err"
+  [ -f "$DIR/log/slurmdbd.log" ] && n0=$(wc -l <"$DIR/log/slurmdbd.log")
+  if ! running "$DIR/run/slurmdbd.pid"; then
+    slurmdbd || die "slurmdbd did not start; see $DIR/log/slurmdbd.log"
+  fi
+  for _ in $(seq 1 200); do
+    tail -n +$((n0 + 1)) "$DIR/log/slurmdbd.log" 2>/dev/null | grep -q "slurmdbd version .* started" && return 0
+    sleep 0.1
+  done
+  die "slurmdbd did not start within 20 s; see $DIR/log/slurmdbd.log"
+}
+
+# The cluster, an account and root's association, so jobs pass AccountingStorageEnforce.
+register_accounting() {
+  sacctmgr -i add cluster schedmate >/dev/null 2>&1 || true
+  sacctmgr -i add account schedmate Cluster=schedmate >/dev/null 2>&1 || true
+  sacctmgr -i add user root DefaultAccount=schedmate Account=schedmate Cluster=schedmate >/dev/null 2>&1 || true
+  sacctmgr -n -P show assoc where user=root account=schedmate format=user | grep -q root \
+    || die "sacctmgr could not register root's association"
 }
 
 start_munge() {
@@ -175,11 +293,15 @@ cmd_start() {
   fi
   write_configs
   start_munge
+  if [ "$WITH_DBD" = 1 ]; then
+    start_dbd
+    register_accounting
+  fi
   local fresh=""
   [ -e "$DIR/state/node_state" ] || fresh="-i"
   slurmctld $fresh || die "slurmctld did not start; see $DIR/log/slurmctld.log"
   for n in $(seq 1 "$NODES"); do
-    running "$DIR/run/slurmd-gpu$n.pid" || slurmd -N "gpu$n" || die "slurmd gpu$n did not start; see $DIR/log/slurmd-gpu$n.log"
+    running "$DIR/run/slurmd-gpu$n.pid" || PATH="$DIR/bin:$PATH" slurmd -N "gpu$n" || die "slurmd gpu$n did not start; see $DIR/log/slurmd-gpu$n.log"
   done
   for _ in $(seq 1 400); do
     if [ "$(idle_nodes)" -ge "$NODES" ]; then
@@ -206,6 +328,8 @@ cmd_stop() {
   local f
   for f in "$DIR"/run/slurmd-*.pid; do [ -e "$f" ] && stop_one "$f"; done
   stop_one "$DIR/run/slurmctld.pid"
+  stop_one "$DIR/run/slurmdbd.pid"
+  stop_one "$DIR/run/mariadbd.pid"
   stop_one "$DIR/run/munged.pid"
   say "stopped"
 }

@@ -48,7 +48,8 @@ json ToJson(const service::LogMetrics& m) {
               {"stalled", m.stalled},
               {"slowdown", m.slowdown},
               {"note", m.note},
-              {"bytes_read", m.bytes_read}};
+              {"bytes_read", m.bytes_read},
+              {"ranks", Opt(m.ranks)}};
 }
 
 json ToJson(const service::StartEstimate& e) {
@@ -92,6 +93,9 @@ json ToJson(const service::JobView& v, bool detail) {
     out["std_out"] = v.log_path;
     out["log_problem"] = v.log_problem;
     out["slurm_expected_start"] = Time(j.expected_start);
+    out["cpus"] = j.cpus;
+    out["memory_mib"] = Opt(j.memory_mib);
+    out["usage"] = v.usage ? service::JobUsageToJson(*v.usage) : json(nullptr);
   }
   return out;
 }

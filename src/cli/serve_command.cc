@@ -21,6 +21,7 @@
 #include "cli/flags_util.h"
 #include "core/file_util.h"
 #include "core/strings.h"
+#include "llm/curl_transport.h"
 #include "policy/slurm_config.h"
 #include "service/companion.h"
 #include "service/engines.h"
@@ -278,8 +279,10 @@ void RunServe(const ServeFlags& f) {
   service::Engines engines = OrFail(service::MakeEngines(config, *history));
   if (!engines.notice.empty()) std::cerr << engines.notice << "\n";
   SystemClock clock;
+  llm::CurlHttpTransport http;  // the DCGM exporter, when usage.gpu_source is dcgm
+  service::SlurmUsageProbe usage(backend, &http, config.usage);
   service::Companion companion({backend, *history, *service_store, *engines.advisor,
-                                *engines.tracker, *engines.diagnoser, clock},
+                                *engines.tracker, *engines.diagnoser, clock, &usage},
                                config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
   if (f.restore) {

@@ -124,6 +124,12 @@ Result<nlohmann::json> AskSlurm(const WhyArgs& a, std::vector<std::string>& name
     v.job = std::move(j);
     view.jobs.push_back(std::move(v));
   }
+  for (const auto& v : view.jobs) {
+    if (v.job.id == a.job_id && StartsWith(v.job.reason, "QOS")) {
+      auto qos = backend.ListQos();  // without slurmdbd: none, and why names no value
+      if (qos.ok()) view.qos = std::move(*qos);
+    }
+  }
   EstimateStarts(view, now);
   SM_ASSIGN_OR_RETURN(service::WhyAnswer answer, service::ExplainJob(view, a.job_id, now));
   return service::WhyAnswerToJson(answer);

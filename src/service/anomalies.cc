@@ -12,8 +12,8 @@
 namespace schedmate::service {
 namespace {
 
-constexpr const char* kKinds[] = {"node_failures", "repeated_failure", "slowed", "stalled",
-                                  "time_limit_high"};
+constexpr const char* kKinds[] = {"idle_gpu", "node_failures", "over_requested", "repeated_failure",
+                                  "slowed",   "stalled",       "time_limit_high"};
 
 std::string Key(const Anomaly& a) { return a.kind + "|" + a.job_id + "|" + a.node; }
 
@@ -114,10 +114,121 @@ void AnomalyDetector::FailureAnomalies(const ServiceView& view, SimTime now,
   }
 }
 
+namespace {
+
+// "gpu1:0,1 gpu2:3" for evidence.
+std::string GpuList(const std::vector<const GpuSample*>& gpus) {
+  std::map<std::string, std::vector<int>> by_node;
+  for (const auto* g : gpus) by_node[g->node].push_back(g->index);
+  std::vector<std::string> parts;
+  for (const auto& [node, idx] : by_node)
+    parts.push_back(fmt::format("{}:{}", node, fmt::join(idx, ",")));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+struct UsageParts {
+  std::vector<std::string> evidence;
+  std::vector<std::string> change;
+};
+
+}  // namespace
+
+void AnomalyDetector::UsageAnomalies(const ServiceView& view, SimTime now,
+                                     std::vector<Candidate>& out) const {
+  for (const auto& v : view.jobs) {
+    const slurm::SlurmJob& j = v.job;
+    if (j.state != "RUNNING") continue;
+    const JobUsage* u = v.usage ? &*v.usage : nullptr;
+    std::vector<const GpuSample*> in_use, idle_in_use, all_idle;
+    const bool probed = u != nullptr && !u->gpus.empty();
+    if (probed) {
+      for (const auto& g : u->gpus) {
+        const bool idle = g.utilization_pct && *g.utilization_pct <= options_.idle_gpu_util_pct;
+        if (idle) all_idle.push_back(&g);
+        if (g.memory_used_mib >= options_.busy_gpu_memory_mib) {
+          in_use.push_back(&g);
+          if (idle) idle_in_use.push_back(&g);
+        }
+      }
+      const auto& idle = in_use.empty() ? all_idle : idle_in_use;
+      if (!idle.empty()) {
+        const bool all = idle.size() == u->gpus.size();
+        out.push_back(
+            {{.kind = "idle_gpu",
+              .job_id = j.id,
+              .severity = all ? "critical" : "warning",
+              .evidence =
+                  fmt::format("{} of {} GPUs at or below {:g}% utilisation ({}; {}){}", idle.size(),
+                              u->gpus.size(), options_.idle_gpu_util_pct, GpuList(idle),
+                              u->gpu_source, in_use.empty() ? ", no GPU memory in use" : ""),
+              .suggestion = all ? fmt::format("job {} holds {} GPUs and computes on none: check "
+                                              "it is not waiting on I/O or a hung rank; cancel "
+                                              "it to free them",
+                                              j.id, j.gpus)
+                                : fmt::format("job {} leaves {} of its GPUs idle: check its "
+                                              "data loading and the idle ranks",
+                                              j.id, idle.size())},
+             options_.min_idle_gpu});
+      }
+    }
+    UsageParts parts;
+    const int ranks = v.metrics && v.metrics->ranks ? *v.metrics->ranks : 0;  // 0: unknown
+    const int gpus = probed ? static_cast<int>(u->gpus.size()) : j.gpus;
+    int needed_gpus = gpus;
+    if (gpus >= 2 && probed && !in_use.empty() && static_cast<int>(in_use.size()) < gpus) {
+      needed_gpus = static_cast<int>(in_use.size());
+      parts.evidence.push_back(fmt::format("{} of {} GPUs hold memory (>= {:g} MiB)", in_use.size(),
+                                           gpus, options_.busy_gpu_memory_mib));
+    }
+    if (gpus >= 2 && ranks > 0 && ranks < gpus &&
+        (!probed || static_cast<int>(in_use.size()) < gpus)) {
+      needed_gpus = std::min(needed_gpus, ranks);
+      parts.evidence.push_back(
+          fmt::format("the log shows {} rank{} for {} GPUs", ranks, ranks == 1 ? "" : "s", gpus));
+    }
+    if (needed_gpus < gpus) {
+      parts.change.push_back(j.nodes > 1 ? fmt::format("--gpus={}", needed_gpus)
+                                         : fmt::format("--gres=gpu:{}", needed_gpus));
+    }
+    const double elapsed = j.start ? (now - *j.start).seconds_f() : 0;
+    if (u != nullptr && u->cpu_seconds && j.cpus >= options_.min_cpus && elapsed > 0) {
+      const double share = *u->cpu_seconds / (j.cpus * elapsed);
+      if (share < options_.cpu_use_below) {
+        const int want = std::max(1, static_cast<int>(std::ceil(*u->cpu_seconds / elapsed * 2)));
+        parts.evidence.push_back(fmt::format("CPU time {:.0f}s is {:.0f}% of {} CPUs x {}",
+                                             *u->cpu_seconds, share * 100, j.cpus,
+                                             FormatDuration(Duration::FromSecondsF(elapsed))));
+        parts.change.push_back(fmt::format("--cpus-per-task={}", want));
+      }
+    }
+    if (u != nullptr && u->memory_bytes && j.memory_mib &&
+        *j.memory_mib >= options_.min_memory_mib) {
+      const double used_mib = static_cast<double>(*u->memory_bytes) / (1024.0 * 1024.0);
+      if (used_mib < options_.memory_use_below * static_cast<double>(*j.memory_mib)) {
+        const int64_t want =
+            std::max<int64_t>(1024, static_cast<int64_t>(std::ceil(used_mib * 2 / 1024)) * 1024);
+        parts.evidence.push_back(
+            fmt::format("memory {:.0f} MiB used of {} MiB allocated", used_mib, *j.memory_mib));
+        parts.change.push_back(fmt::format("--mem={}G", want / 1024));
+      }
+    }
+    if (parts.evidence.empty()) continue;
+    out.push_back({{.kind = "over_requested",
+                    .job_id = j.id,
+                    .severity = "warning",
+                    .evidence = fmt::format("{}", fmt::join(parts.evidence, "; ")),
+                    .suggestion = fmt::format("ask for {} next time: the rest waits idle while "
+                                              "other jobs queue for it",
+                                              fmt::join(parts.change, " "))},
+                   options_.min_over_requested});
+  }
+}
+
 std::vector<Anomaly> AnomalyDetector::Update(const ServiceView& view, SimTime now) {
   std::vector<Candidate> candidates;
   JobAnomalies(view, now, candidates);
   FailureAnomalies(view, now, candidates);
+  UsageAnomalies(view, now, candidates);
   std::map<std::string, SimTime> seen;
   std::vector<Anomaly> out;
   for (auto& c : candidates) {

@@ -15,9 +15,16 @@
 //                      `failure_window`                                               critical
 //   repeated_failure   one job failed >= `repeat_count` times with the same category within
 //                      `failure_window` (requeues that cannot help)                   warning
+//   idle_gpu           a running job's GPUs in use (holding >= `busy_gpu_memory_mib`), or all
+//                      of them when none is, below `idle_gpu_util_pct` in the latest probe
+//                      (service/gpu_probe.h), for `min_idle_gpu`       warning (critical: all)
+//   over_requested     for `min_over_requested`, a running job uses less than it holds: GPUs
+//                      in use fewer than allocated (probe) or, without a probe saying all are
+//                      in use, fewer ranks in its log than GPUs (service/log_ranks.h); CPU time
+//                      below `cpu_use_below` x allocated CPUs x elapsed (>= `min_cpus` CPUs);
+//                      resident memory below `memory_use_below` x allocated (>= `min_memory_mib`)
+//                      (sstat). One anomaly per job with every part's evidence        warning
 //
-// Not detected yet (needs data the view does not carry): idle GPUs (nvidia-smi/DCGM
-// utilisation) and over-requested GPUs (ranks seen in the log vs GPUs allocated).
 // Deterministic: anomalies sorted by kind, then job id, then node.
 
 #include <map>
@@ -49,6 +56,14 @@ struct AnomalyOptions {
   int node_failure_count = 2;
   int repeat_count = 3;
   Duration failure_window = Duration::Hours(24);
+  double idle_gpu_util_pct = 5.0;    // at or below: idle
+  double busy_gpu_memory_mib = 256;  // a GPU holding this much memory has a process on it
+  Duration min_idle_gpu = Duration::Minutes(10);
+  Duration min_over_requested = Duration::Minutes(10);
+  double cpu_use_below = 0.25;
+  double memory_use_below = 0.25;
+  int min_cpus = 4;
+  int64_t min_memory_mib = 4096;
 };
 
 class AnomalyDetector {
@@ -64,6 +79,7 @@ class AnomalyDetector {
   };
   void JobAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
   void FailureAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
+  void UsageAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
   AnomalyOptions options_;
   std::map<std::string, SimTime> first_seen_;  // kind|job|node -> first pass it held
 };

@@ -1231,6 +1231,8 @@ Status Companion::Tick() {
     }
   }
   EstimateStarts(now);
+  ProbeUsage(now);
+  RefreshQos(now);
   if (restore_pending_) {
     auto restored = RestoreLocked(
         "restart after an unclean stop: putting back the priorities "
@@ -1242,6 +1244,47 @@ Status Companion::Tick() {
   last_error_ = error;
   Publish(now, true, error, Duration::FromSecondsF(watch.ElapsedSeconds()));
   return Status::Ok();
+}
+
+void Companion::RefreshQos(SimTime now) {
+  if (qos_at_ && now - *qos_at_ < Duration::Minutes(1)) return;
+  bool waiting = false;
+  for (const auto& [id, t] : tracked_)
+    waiting = waiting || (t.job.state == "PENDING" && StartsWith(t.job.reason, "QOS"));
+  if (!waiting) return;
+  qos_at_ = now;
+  auto q = deps_.backend.ListQos();
+  if (q.ok()) qos_ = std::move(*q);  // without slurmdbd: none, and why names no value
+}
+
+void Companion::ProbeUsage(SimTime now) {
+  std::vector<std::pair<SimTime, Tracked*>> due;
+  for (auto& [id, t] : tracked_) {
+    if (t.job.state != "RUNNING" || t.missing_ticks > 0) {
+      t.usage.reset();
+      t.last_probe = SimTime();
+      continue;
+    }
+    if (deps_.usage == nullptr) continue;
+    // Half a poll of slack: a pass a few milliseconds early must not wait a whole extra poll.
+    if (t.last_probe == SimTime() ||
+        now - t.last_probe + config_.poll_interval / 2 >= config_.usage.interval)
+      due.emplace_back(t.last_probe, &t);
+  }
+  // Longest unprobed first; tracked_ is ordered by id, and stable_sort keeps that for ties.
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (due.size() > static_cast<size_t>(config_.usage.max_jobs_per_pass))
+    due.resize(static_cast<size_t>(config_.usage.max_jobs_per_pass));
+  for (auto& [last, t] : due) {
+    t->last_probe = now;
+    auto u = deps_.usage->Probe(t->job, now);
+    if (u.ok()) {
+      t->usage = std::move(*u);
+    } else {
+      t->usage = JobUsage{.at = now, .gpu_error = u.status().message()};
+    }
+  }
 }
 
 void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took) {
@@ -1275,6 +1318,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     v.metrics = t.metrics;
     v.start_estimate = t.start_estimate;
     v.remaining = t.remaining;
+    v.usage = t.usage;
     v.log_path = t.log_path;
     v.log_problem = t.log_problem;
     v.log_scope = t.log_scope.user.empty() ? LogScopeOf(t.job) : t.log_scope;
@@ -1284,20 +1328,24 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     if (a.job.id.size() != b.job.id.size()) return a.job.id.size() < b.job.id.size();
     return a.job.id < b.job.id;
   });
+  view->qos = qos_;
   view->anomalies = anomaly_detector_.Update(*view, now);
   std::lock_guard lock(view_mu_);
   view_ = std::move(view);
 }
 
 void Companion::Run() {
+  // Passes start every poll_interval (a pass that takes longer starts the next one at once), so
+  // anomaly minimum durations and probe intervals are met within a poll of their time.
+  auto next = std::chrono::steady_clock::now();
   while (true) {
     Status s = Tick();
     if (!s.ok()) fmt::print(stderr, "schedmate serve: tick: {}\n", s.message());
+    next += std::chrono::microseconds(config_.poll_interval.micros());
+    const auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now;
     std::unique_lock lock(run_mu_);
-    if (run_cv_.wait_for(lock, std::chrono::microseconds(config_.poll_interval.micros()),
-                         [&] { return stop_; })) {
-      return;
-    }
+    if (run_cv_.wait_until(lock, next, [&] { return stop_; })) return;
   }
 }
 

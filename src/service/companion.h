@@ -56,6 +56,7 @@
 
 #include "core/clock.h"
 #include "service/anomalies.h"
+#include "service/gpu_probe.h"
 #include "service/log_access.h"
 #include "service/ports.h"
 #include "service/queue_orderer.h"
@@ -75,9 +76,10 @@ struct JobView {
   std::optional<LogMetrics> metrics;
   std::optional<StartEstimate> start_estimate;
   std::optional<RemainingTime> remaining;  // running jobs: how much longer (remaining_time.h)
-  std::string log_path;                    // the validated StdOut ("" until known)
-  std::string log_problem;                 // why the log is not tracked, when it is not
-  JobLogScope log_scope;  // whose log it is and where it may lie (what Slurm reports)
+  std::optional<JobUsage> usage;  // latest probe of a running job (service/gpu_probe.h)
+  std::string log_path;           // the validated StdOut ("" until known)
+  std::string log_problem;        // why the log is not tracked, when it is not
+  JobLogScope log_scope;          // whose log it is and where it may lie (what Slurm reports)
 };
 
 struct PredictionErrorStats {
@@ -144,7 +146,8 @@ struct ServiceView {
   int64_t tracked_logs = 0;
   bool dry_run = false;
   SchedulingView scheduling;
-  std::vector<Anomaly> anomalies;  // of this pass (service/anomalies.h)
+  std::vector<Anomaly> anomalies;     // of this pass (service/anomalies.h)
+  std::vector<slurm::QosLimits> qos;  // sacctmgr's QOS limits (for why; empty without slurmdbd)
   StoreHealth store;
 };
 
@@ -156,6 +159,7 @@ struct CompanionDeps {
   LogTracker& tracker;
   FailureDiagnoser& diagnoser;
   const Clock& clock;
+  UsageProbe* usage = nullptr;  // may be null: no idle-GPU or over-request anomalies
 };
 
 // "llm_fallback" for a Diagnosis::engine naming an LLM failure ("... (llm unavailable: ...)",
@@ -226,7 +230,11 @@ class Companion {
     std::optional<RemainingTime> remaining;  // set each pass while it runs
     std::optional<SimTime> stored_start_estimate;
     int64_t missing_ticks = 0;
+    std::optional<JobUsage> usage;  // latest probe while RUNNING
+    SimTime last_probe;             // when it was probed (zero: never)
   };
+  std::vector<slurm::QosLimits> qos_;
+  std::optional<SimTime> qos_at_;
 
   void ObserveNewJob(Tracked& t, SimTime now);
   void RefreshLogPath(Tracked& t);
@@ -295,6 +303,12 @@ class Companion {
                                             const std::vector<std::string>& wanted,
                                             std::string& note) const;
   void EstimateStarts(SimTime now);
+  // Probes running jobs through deps_.usage: each at most every usage.interval, at most
+  // usage.max_jobs_per_pass per pass, the longest unprobed first (ties by id).
+  void ProbeUsage(SimTime now);
+  // sacctmgr's QOS limits, asked at most once a minute and only while a pending job waits on a
+  // QOS limit (why names the limit's value).
+  void RefreshQos(SimTime now);
   // Order mode: one ranking and bounded priority plan per pass (queue_orderer.h), applied.
   void OrderQueue(SimTime now);
   // The job's PriorityRecord, created (original, nice, explicit?) at first sight.
@@ -349,7 +363,8 @@ class Companion {
 
   mutable std::mutex view_mu_;
   std::shared_ptr<const ServiceView> view_;
-  AnomalyDetector anomaly_detector_;  // first-seen times across passes (Publish, tick thread)
+  AnomalyDetector anomaly_detector_{config_.anomalies};  // first-seen times across passes
+                                                         // (Publish, tick thread)
 
   std::mutex run_mu_;
   std::condition_variable run_cv_;

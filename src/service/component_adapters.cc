@@ -18,6 +18,7 @@
 #include "failure/signature_set.h"
 #include "llm/engine.h"
 #include "llm/llm_setup.h"
+#include "service/log_ranks.h"
 #include "tracker/line_classifier.h"
 #include "tracker/metric_extractor.h"
 #include "tracker/metric_tracker.h"
@@ -122,6 +123,7 @@ struct TrackerLogTracker::State {
   State(tracker::LineClassifier& c, tracker::MetricExtractor& e) : tracker(c, e) {}
   tracker::MetricTracker tracker;
   tracker::SignalAnalyzer signals;
+  LogRankScanner ranks;
   int64_t offset = 0;
   int64_t line_no = 0;
   std::string partial;
@@ -176,8 +178,9 @@ Result<LogMetrics> TrackerLogTracker::Observe(const std::string& key, const std:
       size_t pos = 0;
       while (pos <= last_nl) {
         size_t nl = data.find('\n', pos);
-        s.tracker.AddLine(std::string_view(data).substr(pos, nl - pos), ++s.line_no, base + pos,
-                          now_s);
+        std::string_view line = std::string_view(data).substr(pos, nl - pos);
+        s.ranks.AddLine(line);
+        s.tracker.AddLine(line, ++s.line_no, base + pos, now_s);
         pos = nl + 1;
       }
     }
@@ -186,6 +189,7 @@ Result<LogMetrics> TrackerLogTracker::Observe(const std::string& key, const std:
   LogMetrics m;
   m.at = now;
   m.bytes_read = s.offset;
+  m.ranks = s.ranks.Ranks();
   const auto& latest = s.tracker.Latest();
   if (!latest) return m;
   const auto& v = latest->v;

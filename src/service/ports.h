@@ -63,10 +63,11 @@ struct LogMetrics {
   std::optional<double> step_time_s;  // seconds per step (recent)
   std::optional<double> progress;     // 0..1
   std::optional<Duration> eta;
-  bool stalled = false;    // no progress for longer than the stall threshold
-  bool slowdown = false;   // recent steps markedly slower than earlier ones
-  std::string note;        // short human text ("stalled 5m", "slowdown x1.8")
-  int64_t bytes_read = 0;  // log bytes consumed so far
+  bool stalled = false;      // no progress for longer than the stall threshold
+  bool slowdown = false;     // recent steps markedly slower than earlier ones
+  std::string note;          // short human text ("stalled 5m", "slowdown x1.8")
+  int64_t bytes_read = 0;    // log bytes consumed so far
+  std::optional<int> ranks;  // processes the log says the job runs (service/log_ranks.h)
 };
 
 class LogTracker {

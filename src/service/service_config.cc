@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <type_traits>
 
 #include "core/file_util.h"
 #include "core/job.h"
@@ -107,6 +108,90 @@ class Reader {
 
 using Setter =
     std::function<Status(Reader&, const YAML::Node&, const std::string&, ServiceConfig&)>;
+
+using SchemaMap = std::map<std::string, std::map<std::string, Setter>>;
+
+// The usage: and anomalies: sections (nested option structs: `get` picks the field).
+void AddUsageAndAnomalyKeys(SchemaMap& s) {
+  // Nested option structs: `get` picks the field out of the config.
+  auto nested_seconds = [](auto get, double lo, double hi) {
+    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Seconds(n, k, lo, hi, get(c));
+    };
+  };
+  auto nested_real = [](auto get, double lo, double hi) {
+    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+      return r.Double(n, k, lo, hi, get(c));
+    };
+  };
+  auto nested_int = [](auto get, int64_t lo, int64_t hi) {
+    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k,
+                         ServiceConfig& c) -> Status {
+      int64_t v = 0;
+      SM_RETURN_IF_ERROR(r.Int(n, k, lo, hi, v));
+      get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(v);
+      return Status::Ok();
+    };
+  };
+  s["usage"]["gpu_source"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                                ServiceConfig& c) -> Status {
+    std::string v;
+    SM_RETURN_IF_ERROR(r.String(n, k, v));
+    for (auto g : {GpuSource::kNvidiaSmi, GpuSource::kDcgm, GpuSource::kOff}) {
+      if (ToLower(v) == GpuSourceName(g)) {
+        c.usage.gpu_source = g;
+        return Status::Ok();
+      }
+    }
+    return r.Error(n, k, fmt::format("expected nvidia-smi, dcgm or off; got '{}'", v));
+  };
+  s["usage"]["nvidia_smi"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                                ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.usage.nvidia_smi));
+    if (c.usage.nvidia_smi.empty()) return r.Error(n, k, "must not be empty");
+    return Status::Ok();
+  };
+  s["usage"]["dcgm_url"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                              ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.usage.dcgm_url));
+    if (!StartsWith(c.usage.dcgm_url, "http://") && !StartsWith(c.usage.dcgm_url, "https://"))
+      return r.Error(n, k, fmt::format("expected an http(s) URL, got '{}'", c.usage.dcgm_url));
+    return Status::Ok();
+  };
+  s["usage"]["sstat"] = [](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+    return r.Bool(n, k, c.usage.sstat);
+  };
+  s["usage"]["interval_s"] =
+      nested_seconds([](ServiceConfig& c) -> Duration& { return c.usage.interval; }, 0.05, 86400);
+  s["usage"]["timeout_s"] =
+      nested_seconds([](ServiceConfig& c) -> Duration& { return c.usage.timeout; }, 0.1, 600);
+  s["usage"]["max_jobs_per_pass"] =
+      nested_int([](ServiceConfig& c) -> int& { return c.usage.max_jobs_per_pass; }, 0, 100000);
+  auto a = [](auto field) {
+    return [field](ServiceConfig & c) -> auto& { return c.anomalies.*field; };
+  };
+  s["anomalies"]["idle_gpu_util_pct"] = nested_real(a(&AnomalyOptions::idle_gpu_util_pct), 0, 100);
+  s["anomalies"]["busy_gpu_memory_mib"] =
+      nested_real(a(&AnomalyOptions::busy_gpu_memory_mib), 0, 1e7);
+  s["anomalies"]["idle_gpu_min_s"] = nested_seconds(a(&AnomalyOptions::min_idle_gpu), 0, 7 * 86400);
+  s["anomalies"]["over_requested_min_s"] =
+      nested_seconds(a(&AnomalyOptions::min_over_requested), 0, 7 * 86400);
+  s["anomalies"]["stalled_min_s"] = nested_seconds(a(&AnomalyOptions::min_stalled), 0, 7 * 86400);
+  s["anomalies"]["slowed_min_s"] = nested_seconds(a(&AnomalyOptions::min_slowed), 0, 7 * 86400);
+  s["anomalies"]["cpu_use_below"] = nested_real(a(&AnomalyOptions::cpu_use_below), 0, 1);
+  s["anomalies"]["memory_use_below"] = nested_real(a(&AnomalyOptions::memory_use_below), 0, 1);
+  s["anomalies"]["min_cpus"] = nested_int(a(&AnomalyOptions::min_cpus), 1, 1 << 20);
+  s["anomalies"]["min_memory_mib"] =
+      nested_int(a(&AnomalyOptions::min_memory_mib), 1, int64_t{1} << 40);
+  s["anomalies"]["limit_factor"] = nested_real(a(&AnomalyOptions::limit_factor), 1, 1000);
+  s["anomalies"]["limit_slack_s"] =
+      nested_seconds(a(&AnomalyOptions::limit_slack), 0, 365.0 * 86400);
+  s["anomalies"]["node_failure_count"] =
+      nested_int(a(&AnomalyOptions::node_failure_count), 1, 1000000);
+  s["anomalies"]["repeat_count"] = nested_int(a(&AnomalyOptions::repeat_count), 1, 1000000);
+  s["anomalies"]["failure_window_s"] =
+      nested_seconds(a(&AnomalyOptions::failure_window), 1, 365.0 * 86400);
+}
 
 std::map<std::string, std::map<std::string, Setter>> Schema() {
   std::map<std::string, std::map<std::string, Setter>> s;
@@ -231,6 +316,7 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["tracker"]["slowdown_ratio"] = real(&ServiceConfig::slowdown_ratio, 1.0, 100.0);
   s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
   s["tracker"]["max_samples_per_job"] = int32(&ServiceConfig::max_samples_per_job, 1, 1000000);
+  AddUsageAndAnomalyKeys(s);
   s["failure"]["capture_bytes"] = int64(&ServiceConfig::capture_bytes, 1024, int64_t{1} << 32);
   s["llm"]["engine"] = [](Reader& r, const YAML::Node& n, const std::string& k,
                           ServiceConfig& c) -> Status {
@@ -281,7 +367,7 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
         return reader.Error(
             section.first, name,
             "unknown section (expected service, slurm, api, submit, actions, scheduling, tracker, "
-            "failure, llm or whatif)");
+            "usage, anomalies, failure, llm or whatif)");
       }
       if (section.second.IsNull()) continue;
       if (!section.second.IsMap()) return reader.Error(section.second, name, "expected a mapping");

@@ -10,6 +10,8 @@
 
 #include "core/result.h"
 #include "core/sim_time.h"
+#include "service/anomalies.h"
+#include "service/gpu_probe.h"
 #include "service/start_estimator.h"
 
 namespace schedmate::service {
@@ -87,6 +89,10 @@ struct ServiceConfig {
   double slowdown_ratio = 1.2;
   Duration metrics_interval = Duration::Seconds(10);
   int max_samples_per_job = 720;
+  // usage: what running jobs' GPUs, CPUs and memory do (service/gpu_probe.h)
+  UsageProbeOptions usage;
+  // anomalies: thresholds and minimum durations (service/anomalies.h)
+  AnomalyOptions anomalies;
   // failure:
   int64_t capture_bytes = 8 << 20;  // tail of the log kept per failed run
   // whatif: POST /v1/whatif (sim/whatif_run.h) replays a history on the site and a scenario.

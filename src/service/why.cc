@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/strings.h"
+
 namespace schedmate::service {
 namespace {
 
@@ -76,6 +78,39 @@ bool Ahead(const slurm::SlurmJob& a, const slurm::SlurmJob& b) {  // a scheduled
 bool IsHeldJob(const slurm::SlurmJob& j) {
   return j.priority == 0 || j.reason.rfind("JobHeld", 0) == 0 ||
          j.reason == "job_requeued_in_held_state";
+}
+
+// The sacctmgr QOS column holding the limit a reason code names ("QOSMaxGRESPerUser" ->
+// "MaxTRESPU"), "" when the family has no QOS column.
+std::string QosColumn(const ReasonInfo& r) {
+  if (r.resource == "WallDuration") return r.limit == "Grp" ? "GrpWall" : "MaxWall";
+  if (r.resource == "Jobs")
+    return r.limit == "Grp" ? "GrpJobs" : r.per == "PerAccount" ? "MaxJobsPA" : "MaxJobsPU";
+  if (r.resource == "SubmitJob" || r.resource == "SubmitJobs")
+    return r.limit == "Grp" ? "GrpSubmit" : r.per == "PerAccount" ? "MaxSubmitPA" : "MaxSubmitPU";
+  std::string column = r.limit + "TRES";
+  if (r.minutes)
+    column += r.limit == "Grp" && r.code.find("RunMin") != std::string::npos ? "RunMins" : "Mins";
+  if (r.per == "PerUser") return column + "PU";
+  if (r.per == "PerAccount") return column + "PA";
+  if (r.per == "PerNode") return column + "PerNode";
+  return column;
+}
+
+// The TRES name of a reason's resource ("GRES" -> "gres/gpu"), "" when it has none.
+std::string TresOf(const ReasonInfo& r) {
+  if (r.resource == "GRES") return "gres/gpu";
+  if (r.resource == "Cpu") return "cpu";
+  if (r.resource == "Node") return "node";
+  if (r.resource == "Mem" || r.resource == "Memory") return "mem";
+  if (r.resource == "Billing") return "billing";
+  return "";
+}
+
+const slurm::QosLimits* FindQos(const ServiceView& view, const std::string& name) {
+  for (const auto& q : view.qos)
+    if (q.name == name) return &q;
+  return nullptr;
 }
 
 std::string Clock(SimTime t, SimTime now) {
@@ -403,6 +438,7 @@ class Explainer {
                             j_.qos.empty() ? "?" : j_.qos);
     }
     a_.evidence.push_back(std::move(e));
+    QosLimitValue();
     if (reason_.kind == ReasonKind::kLimitGroup) {
       int64_t mine = 0;
       for (const auto& o : view_.jobs)
@@ -413,6 +449,48 @@ class Explainer {
                              .source = "slurm"});
     }
     return "";
+  }
+
+  // A QOS limit's name and value (view_.qos, from sacctmgr) and, for a GPU limit, the largest
+  // request it lets start now: per user, the user's running GPUs under the QOS count against it;
+  // Grp, every running job's under the QOS; per job, the limit itself.
+  void QosLimitValue() {
+    if (reason_.scope != "QOS" || j_.qos.empty()) return;
+    const slurm::QosLimits* q = FindQos(view_, j_.qos);
+    const std::string column = QosColumn(reason_);
+    if (q == nullptr || column.empty()) return;
+    auto it = q->limits.find(column);
+    if (it == q->limits.end()) return;
+    const std::string tres = TresOf(reason_);
+    std::optional<int64_t> value =
+        tres.empty() ? ParseInt(it->second) : slurm::TresCount(it->second, tres);
+    a_.evidence.push_back({.kind = "limit_value",
+                           .text = fmt::format("QOS {} {}={}", q->name, column, it->second),
+                           .name = fmt::format("QOS {} {}", q->name, column),
+                           .value = value,
+                           .source = "sacctmgr"});
+    if (tres != "gres/gpu" || !value) return;
+    int64_t used = 0;
+    if (reason_.kind == ReasonKind::kLimitGroup) {
+      for (const auto& o : view_.jobs) {
+        if (o.job.state != "RUNNING" || o.job.qos != j_.qos) continue;
+        if (reason_.per == "PerUser" && o.job.user != j_.user) continue;
+        if (reason_.per == "PerAccount" && o.job.account != j_.account) continue;
+        used += o.job.gpus;
+      }
+    }
+    const int64_t room = *value - used;
+    if (room <= 0 || room >= j_.gpus) return;
+    const int32_t nodes = std::max(1, j_.nodes);
+    const PartitionRoom partition = RoomOf(view_, j_.partition);
+    const bool fits = nodes == 1 ? Fits(partition.free, 1, static_cast<int32_t>(room)) : false;
+    a_.suggestions.push_back(
+        {.change = nodes == 1 ? fmt::format("--gres=gpu:{}", room) : fmt::format("--gpus={}", room),
+         .expected_start = fits ? std::optional<SimTime>(now_) : std::nullopt,
+         .why = fmt::format(
+             "QOS {} allows {} GPUs ({}) and {} are in use under it, so a request of "
+             "{} is within the limit{}",
+             q->name, *value, column, used, room, fits ? " and fits on the GPUs free now" : "")});
   }
 
   const JobView* Find(const std::string& id) const {
@@ -455,6 +533,7 @@ nlohmann::json WhyAnswerToJson(const WhyAnswer& a) {
     if (e.at) j["at"] = e.at->seconds();
     if (e.value) j["value"] = *e.value;
     if (!e.source.empty()) j["source"] = e.source;
+    if (!e.name.empty()) j["name"] = e.name;
     evidence.push_back(std::move(j));
   }
   nlohmann::json suggestions = nlohmann::json::array();

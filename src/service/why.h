@@ -9,9 +9,11 @@
 //               from the tracker's ETA, else the advisor's prediction, else the time limit;
 //               "source" says which), when enough GPUs are free for it ("gpus_free_at"), the jobs
 //               it depends on ("dependency"), its earliest start ("begin_time"), the limit named
-//               by the reason ("limit")
+//               by the reason ("limit") and, for QOS limits, its value from sacctmgr
+//               ("limit_value": name "QOS q MaxTRESPU", value 3)
 //   suggestions changes that would let it start sooner, each with the expected start and why:
-//               a smaller GPU request that fits on the GPUs free now ("--gres=gpu:K"), another
+//               a smaller GPU request that fits on the GPUs free now ("--gres=gpu:K") or within
+//               the QOS GPU limit the job waits on (what the limit leaves), another
 //               partition with room now ("--partition=Q"), a time limit short enough for
 //               backfill to place it before the reservation of the first job ahead
 //               ("--time=M", applicable to the pending job with `scontrol update`), releasing a
@@ -38,8 +40,9 @@ struct WhyEvidence {
   std::string job_id;
   std::string node;
   std::string partition;
+  std::string name;              // limit_value: "QOS gpu2 MaxTRESPU"
   std::optional<SimTime> at;     // a start estimate, an expected end, a free-at time
-  std::optional<int64_t> value;  // GPUs, a priority, a count
+  std::optional<int64_t> value;  // GPUs, a priority, a count, a limit's value
   std::string source;            // tracker | advisor | time_limit | slurm | schedmate
 };
 

@@ -322,6 +322,38 @@ Result<std::vector<std::string>> SlurmBackend::ComputedPriorityJobs() {
   return ids;
 }
 
+Result<std::vector<QosLimits>> SlurmBackend::ListQos() {
+  SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"sacctmgr", "-P", "show", "qos",
+                                                     std::string("format=") + kQosFormat}));
+  return ParseSacctmgrQos(out.out);
+}
+
+Result<std::vector<StepUsage>> SlurmBackend::JobStepUsage(const std::string& job_id) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("not a job id: " + job_id);
+  SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"sstat", "-n", "-P", "--allsteps", "-j",
+                                                     job_id, "-o", kSstatFormat}));
+  return ParseSstat(out.out);
+}
+
+Result<std::map<std::string, std::vector<int>>> SlurmBackend::JobGpuIndices(
+    const std::string& job_id) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("not a job id: " + job_id);
+  SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"scontrol", "show", "job", "-d", job_id}));
+  return ParseJobGpuIndices(out.out);
+}
+
+Result<CommandOutput> SlurmBackend::RunInJob(const std::string& job_id, const std::string& node,
+                                             const std::vector<std::string>& argv,
+                                             Duration timeout) {
+  if (!IsValidJobId(job_id)) return Status::InvalidArgument("not a job id: " + job_id);
+  if (!IsValidNodeName(node)) return Status::InvalidArgument("not a node name: " + node);
+  if (argv.empty()) return Status::InvalidArgument("RunInJob: empty command");
+  std::vector<std::string> full = {
+      "srun", "--jobid=" + job_id, "--overlap", "-N1", "-n1", "-w", node, "--quiet"};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return runner_.Run(full, timeout);
+}
+
 Status SlurmBackend::Hold(const std::string& job_id) {
   if (!IsValidJobId(job_id)) return Status::InvalidArgument("invalid job id: " + job_id);
   return RunChecked({"scontrol", "hold", job_id}).status();

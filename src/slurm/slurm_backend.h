@@ -15,12 +15,15 @@
 //
 // Thread-safety: as thread-safe as the CommandRunner (the production one is).
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/result.h"
 #include "slurm/command_runner.h"
+#include "slurm/job_usage.h"
+#include "slurm/qos.h"
 #include "slurm/slurm_types.h"
 
 namespace schedmate::slurm {
@@ -97,6 +100,17 @@ class SlurmBackend {
   // Ids of the pending jobs whose priority priority/multifactor computes (`sprio`): a pending
   // job missing from it has a priority someone set. Only meaningful under multifactor.
   Result<std::vector<std::string>> ComputedPriorityJobs();
+  // Every QOS with its limits (`sacctmgr show qos`; needs slurmdbd).
+  Result<std::vector<QosLimits>> ListQos();
+  // What the job's steps use now (`sstat --allsteps`; needs JobAcctGatherType other than none).
+  Result<std::vector<StepUsage>> JobStepUsage(const std::string& job_id);
+  // Node -> GPU indices the job holds there (`scontrol show job -d`).
+  Result<std::map<std::string, std::vector<int>>> JobGpuIndices(const std::string& job_id);
+  // Runs `argv` inside the running job's allocation on `node`, beside its own steps
+  // (`srun --jobid=J --overlap -N1 -n1 -w NODE --quiet`). The command's exit status is in the
+  // output, not an error; errors are srun failing to run at all (kUnavailable/kDeadlineExceeded).
+  Result<CommandOutput> RunInJob(const std::string& job_id, const std::string& node,
+                                 const std::vector<std::string>& argv, Duration timeout);
   Status Hold(const std::string& job_id);
   Status Release(const std::string& job_id);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "slurm/job_usage.h"
 
 namespace schedmate::slurm {
 namespace {
@@ -287,6 +288,8 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     job.gpus = TotalGpus(ParseGpuCount(Str(j, "tres_per_job")), job.gpus_per_node, job.nodes);
     job.node_list = Str(j, "nodes");
     job.node_names = expander.Expand(job.node_list);
+    job.cpus = static_cast<int32_t>(std::clamp<int64_t>(Int(j, "cpus").value_or(0), 0, 1 << 24));
+    job.memory_mib = TresMemoryMib(Str(j, "tres_alloc_str"));
     job.submit = Epoch(j, "submit_time").value_or(SimTime::Zero());
     bool started = job.state != "PENDING";
     if (started) {

@@ -24,7 +24,10 @@ struct SlurmJob {
   int32_t nodes = 0;          // node count (requested for pending jobs, allocated for running)
   int32_t gpus_per_node = 0;  // from tres_per_node "gres:gpu:4" (0 when the job asks for none)
   int32_t gpus = 0;           // total GPUs: gpus_per_node * nodes, or tres_per_job's count
-  std::string node_list;      // allocated nodes, compressed ("gpu[1-2]"); "" when pending
+  int32_t cpus = 0;           // CPUs (allocated once running, else requested)
+  std::optional<int64_t> memory_mib;  // memory allocated (TRES mem=), all nodes; nullopt when
+                                      // Slurm does not track memory (SelectTypeParameters=CR_Core)
+  std::string node_list;              // allocated nodes, compressed ("gpu[1-2]"); "" when pending
   std::vector<std::string> node_names;  // node_list expanded
   SimTime submit;
   std::optional<SimTime> start;           // set once the job started

@@ -200,7 +200,12 @@ class SlurmIntegration : public ::testing::Test {
     return WaitFor(seconds, [] {
       if (!Trim(Sh("squeue -h -o '%j' | grep '^itest-' || true")).empty()) return false;
       // A step orphaned by the killed slurmd must be gone too, or Slurm may still act on it.
-      if (!Trim(Sh("pgrep -f 'slurmstepd: \\[' || true")).empty()) return false;
+      // Only this cluster's steps (their SLURM_CONF): other instances may run side by side.
+      if (!Trim(Sh("for p in $(pgrep -f 'slurmstepd: \\[' || true); do tr '\\0' '\\n' "
+                   "</proc/$p/environ 2>/dev/null | grep -qx \"SLURM_CONF=$SLURM_CONF\" && "
+                   "echo $p; done; true"))
+               .empty())
+        return false;
       std::string states = Sh("sinfo -h -N -o '%T'");
       for (auto line : Split(states, '\n')) {
         line = Trim(line);

@@ -133,6 +133,51 @@ TEST_F(SlurmWhy, ReasonsEvidenceAndSuggestionsThatWork) {
   EXPECT_EQ(Field(first, "%T"), "PENDING");  // and the job ahead kept its place
 }
 
+// Needs accounting with limits enforced (scripts/slurm-local.sh with WITH_DBD=1): a QOS allowing
+// 3 GPUs per user; with 2 in use, a 2-GPU job waits on QOSMaxGRESPerUser. `why` names the limit
+// and its value, and its smaller request, resubmitted, starts at once while the original waits.
+TEST_F(SlurmWhy, QosLimitNamedWithItsValueAndTheSmallerRequestStarts) {
+  if (Sh("scontrol show config | awk '/^AccountingStorageEnforce/ {print $3}'").find("qos") ==
+      std::string::npos) {
+    GTEST_SKIP() << "no QOS enforcement here (scripts/slurm-local.sh start with WITH_DBD=1)";
+  }
+  const std::string qos = "wtestgpu3";
+  // Idempotent: a QOS left by an interrupted run is set again.
+  RunShell("sacctmgr -i add qos " + qos + " >/dev/null 2>&1; sacctmgr -i modify qos " + qos +
+           " set MaxTRESPerUser=gres/gpu=3 >/dev/null 2>&1; sacctmgr -i modify user where "
+           "name=$(id -un) set qos+=" +
+           qos + " >/dev/null 2>&1");
+  ASSERT_EQ(Sh("sacctmgr -n -P show qos " + qos + " format=MaxTRESPU"), "gres/gpu=3");
+  const std::string running = Submit("--qos=" + qos + " --gres=gpu:2 --time=10");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(running, "%T") == "RUNNING"; }));
+  const std::string waiting = Submit("--qos=" + qos + " --gres=gpu:2 --time=10");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(waiting, "%r") == "QOSMaxGRESPerUser"; }))
+      << Field(waiting, "%T %r");
+
+  nlohmann::json w = Why(waiting);
+  EXPECT_EQ(w["reason_code"], "QOSMaxGRESPerUser");
+  EXPECT_EQ(w["reason_kind"], "limit_group");
+  const nlohmann::json* value = nullptr;
+  for (const auto& e : w["evidence"])
+    if (e["kind"] == "limit_value") value = &e;
+  ASSERT_NE(value, nullptr) << w.dump(2);
+  EXPECT_EQ((*value)["name"], "QOS " + qos + " MaxTRESPU");
+  EXPECT_EQ((*value)["value"], 3);
+  const nlohmann::json* smaller = SuggestionStarting(w, "--gres=gpu:");
+  ASSERT_NE(smaller, nullptr) << w.dump(2);
+  EXPECT_EQ((*smaller)["change"], "--gres=gpu:1");
+  EXPECT_FALSE((*smaller)["expected_start"].is_null());
+
+  // Applied: the 1-GPU job starts while the 2-GPU one still waits on the limit.
+  const std::string resubmitted = Submit("--qos=" + qos + " --gres=gpu:1 --time=10");
+  EXPECT_TRUE(WaitFor(30, [&] { return Field(resubmitted, "%T") == "RUNNING"; }))
+      << Field(resubmitted, "%T %r");
+  EXPECT_EQ(Field(waiting, "%T %r"), "PENDING QOSMaxGRESPerUser");
+  Clean();
+  RunShell("sacctmgr -i modify user where name=$(id -un) set qos-=" + qos +
+           " >/dev/null; sacctmgr -i delete qos " + qos + " >/dev/null");
+}
+
 TEST_F(SlurmWhy, UnknownJobIsAnErrorNotACrash) {
   auto r = RunSchedmate("why 999999 --slurm --json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;

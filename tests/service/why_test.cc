@@ -215,5 +215,41 @@ TEST(Why, JsonCarriesTheInterfaceFields) {
   EXPECT_EQ(WhyAnswerToJson(*ExplainJob(v, "10", kNow)).dump(), j.dump());
 }
 
+TEST(Why, QosLimitValueAndTheRequestItLeavesRoomFor) {
+  ServiceView v = Cluster();  // gpu2 has 4 GPUs free
+  v.qos = {{"gpu6", {{"MaxTRESPU", "cpu=32,gres/gpu=6"}}}, {"normal", {}}};
+  JobView mine = Running("3", "gpu2", 2, Duration::Minutes(5), std::nullopt);
+  mine.job.user = "alice";
+  mine.job.qos = "gpu6";
+  JobView theirs = Running("4", "gpu2", 2, Duration::Minutes(5), std::nullopt);
+  theirs.job.user = "bob";  // another user's GPUs do not count against alice's per-user limit
+  theirs.job.qos = "gpu6";
+  v.jobs.push_back(mine);
+  v.jobs.push_back(theirs);
+  JobView limited = Pending("13", 8, 100, "QOSMaxGRESPerUser");
+  limited.job.qos = "gpu6";
+  v.jobs.push_back(limited);
+  auto a = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(a.ok());
+  const WhyEvidence* value = nullptr;
+  for (const auto& e : a->evidence)
+    if (e.kind == "limit_value") value = &e;
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(value->name, "QOS gpu6 MaxTRESPU");
+  EXPECT_EQ(value->value, 6);
+  EXPECT_EQ(value->source, "sacctmgr");
+  ASSERT_EQ(a->suggestions.size(), 1u);
+  EXPECT_EQ(a->suggestions[0].change, "--gres=gpu:4");  // 6 - alice's 2
+  EXPECT_EQ(a->suggestions[0].expected_start, kNow);    // 4 free on gpu2
+  EXPECT_EQ(WhyAnswerToJson(*a)["evidence"][1]["name"], "QOS gpu6 MaxTRESPU");
+  // No room left, or no sacctmgr data (no slurmdbd): the value or the suggestion is left out.
+  v.jobs[v.jobs.size() - 1].job.gpus = 4;
+  v.jobs[v.jobs.size() - 1].job.gpus_per_node = 4;
+  EXPECT_TRUE(ExplainJob(v, "13", kNow)->suggestions.empty());
+  v.qos.clear();
+  auto none = ExplainJob(v, "13", kNow);
+  for (const auto& e : none->evidence) EXPECT_NE(e.kind, "limit_value");
+}
+
 }  // namespace
 }  // namespace schedmate::service
