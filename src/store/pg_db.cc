@@ -69,6 +69,7 @@ class PgStatement final : public StatementImpl {
           fmt::format("postgres bind: parameter index {} out of range", *bind_error_));
     }
     if (result_ == nullptr) {
+      SM_RETURN_IF_ERROR(db_.EnsureConnected());
       SM_RETURN_IF_ERROR(Execute());
       row_ = -1;
     }
@@ -168,10 +169,11 @@ Result<pg_conn*> PgDb::Connect(const std::string& url, const std::string& redact
   return conn;
 }
 
-Result<std::unique_ptr<PgDb>> PgDb::Open(const std::string& url) {
+Result<std::unique_ptr<PgDb>> PgDb::Open(const std::string& url, bool auto_reconnect) {
   std::string redacted = RedactUrl(url);
   SM_ASSIGN_OR_RETURN(pg_conn * conn, Connect(url, redacted));
   std::unique_ptr<PgDb> db(new PgDb(conn, url, redacted));
+  db->auto_reconnect_ = auto_reconnect;
   // Two processes creating the table at once would collide in the catalog: serialise.
   Status s = db->Exec(
       "SELECT pg_advisory_lock(7362818); "
@@ -188,9 +190,19 @@ PgDb::~PgDb() {
 
 bool PgDb::Connected() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
 
+Status PgDb::EnsureConnected() {
+  if (Connected()) return Status::Ok();
+  if (in_transaction_ || !auto_reconnect_) {
+    return Status::Unavailable("postgres: the session to " + redacted_ + " was lost" +
+                               (in_transaction_ ? " inside a transaction" : ""));
+  }
+  return Reconnect();
+}
+
 Status PgDb::Reconnect() {
   if (conn_ != nullptr) PQfinish(conn_);
   conn_ = nullptr;
+  in_transaction_ = false;
   SM_ASSIGN_OR_RETURN(conn_, Connect(url_, redacted_));
   return Status::Ok();
 }
@@ -217,6 +229,7 @@ Status PgDb::ErrorFrom(const void* result, std::string_view what) const {
 Status PgDb::Exec(std::string_view sql) {
   SM_ASSIGN_OR_RETURN(PostgresSql pg, TranslateToPostgres(sql));
   if (pg.params > 0) return Status::InvalidArgument("postgres exec: parameters need Prepare()");
+  SM_RETURN_IF_ERROR(EnsureConnected());
   PGresult* r = PQexec(conn_, pg.text.c_str());
   ExecStatusType st = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   Status s = Status::Ok();
@@ -232,9 +245,21 @@ Result<Statement> PgDb::Prepare(std::string_view sql) {
   return Statement(std::make_unique<PgStatement>(*this, std::move(pg)));
 }
 
-Status PgDb::Begin() { return Exec("BEGIN"); }
-Status PgDb::Commit() { return Exec("COMMIT"); }
-Status PgDb::Rollback() { return Exec("ROLLBACK"); }
+Status PgDb::Begin() {
+  SM_RETURN_IF_ERROR(Exec("BEGIN"));
+  in_transaction_ = true;
+  return Status::Ok();
+}
+Status PgDb::Commit() {
+  Status s = Exec("COMMIT");
+  in_transaction_ = false;  // committed, or (failed) rolled back by the server
+  return s;
+}
+Status PgDb::Rollback() {
+  in_transaction_ = false;
+  if (!Connected()) return Status::Ok();  // the server rolled it back with the session
+  return Exec("ROLLBACK");
+}
 
 Status PgDb::LockSchema() { return Exec("SELECT pg_advisory_xact_lock(7362818)"); }
 

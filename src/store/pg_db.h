@@ -7,8 +7,9 @@
 // 08 / a lost connection -> kUnavailable, 42 (syntax, unknown table) -> kInvalidArgument, the rest
 // kInternal; messages name the URL (password redacted) and the statement.
 //
-// A lost connection is not reopened under the caller (a session-level advisory lock would be lost
-// silently): Reconnect() does it, and the leadership code calls it.
+// A lost connection is reopened before the next statement outside a transaction (inside one, every
+// statement fails kUnavailable until Rollback). Sessions that hold session state (the leader's
+// advisory lock) open with auto_reconnect off and call Reconnect() themselves.
 
 #include <cstdint>
 #include <memory>
@@ -25,7 +26,7 @@ class PgDb final : public Db {
  public:
   // Connects to the libpq URI `url` (with TCP keepalives on) and creates `schema_versions`.
   // kUnavailable naming the URL when the server cannot be reached.
-  static Result<std::unique_ptr<PgDb>> Open(const std::string& url);
+  static Result<std::unique_ptr<PgDb>> Open(const std::string& url, bool auto_reconnect = true);
   ~PgDb() override;
 
   Dialect dialect() const override { return Dialect::kPostgres; }
@@ -47,6 +48,8 @@ class PgDb final : public Db {
   // For PgStatement: the connection, the last statement's changed-row count, error mapping.
   pg_conn* conn() { return conn_; }
   void set_changed(int64_t n) { changed_ = n; }
+  // Before a statement: reopens a lost session when allowed (see above).
+  Status EnsureConnected();
   Status ErrorFrom(const void* result, std::string_view what) const;
 
  protected:
@@ -60,6 +63,8 @@ class PgDb final : public Db {
   std::string url_;
   std::string redacted_;
   int64_t changed_ = 0;
+  bool auto_reconnect_ = true;
+  bool in_transaction_ = false;
 };
 
 }  // namespace schedmate::store
