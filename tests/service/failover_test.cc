@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -48,7 +49,8 @@ std::string PgUrl() {
 // A fresh schema on the server, so runs never see each other's rows.
 std::string FreshSchemaUrl() {
   const std::string base = PgUrl();
-  const std::string schema = fmt::format("f_{}_{}", getpid(), time(nullptr));
+  static int n = 0;
+  const std::string schema = fmt::format("f_{}_{}_{}", getpid(), time(nullptr), ++n);
   auto db = store::OpenDatabase(base);
   EXPECT_TRUE(db.ok()) << db.status().message();
   if (db.ok()) {
@@ -463,6 +465,95 @@ TEST_F(FailoverTest, DeposedLeaderCannotRecordAnAction) {
   // a, back, is a follower; b renews.
   EXPECT_EQ((*a)->Renew().role, Role::kFollower);
   EXPECT_EQ((*b)->Renew().role, Role::kLeader);
+}
+
+// The real binary: two `schedmate serve --store-url postgresql://...`; /healthz and /metrics say
+// who leads; kill -9 of the leader and the other says so within 2 polls. No Slurm on PATH (a
+// leader's passes fail to read the queue; leadership does not depend on Slurm).
+pid_t StartServe(const std::string& url, const std::string& dir, const std::string& name) {
+  const std::string port_file = dir + "/" + name + ".port";
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  const std::string bin = schedmate::testing::SchedmateBinary();
+  std::vector<std::string> args = {
+      bin,           "serve",   "--slurm",    "--store-url",    url,      "--port", "0",
+      "--port-file", port_file, "--data-dir", dir + "/" + name, "--poll", "0.3"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string path = "PATH=" + dir + "/nobin", id = "SCHEDMATE_NO_PROGRESS=1";
+  char* envp[] = {path.data(), id.data(), nullptr};
+  int devnull = open("/dev/null", O_WRONLY);
+  dup2(devnull, 2);
+  execve(bin.c_str(), argv.data(), envp);
+  _exit(127);
+}
+
+int PortOf(const std::string& dir, const std::string& name) {
+  auto text = ReadFileToString(dir + "/" + name + ".port");
+  return text.ok() ? std::atoi(text->c_str()) : 0;
+}
+
+json Health(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(1);
+  auto r = c.Get("/healthz");
+  if (!r || r->status != 200) return json();
+  return json::parse(r->body, nullptr, false);
+}
+
+std::string Metric(int port, const std::string& name) {
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/metrics");
+  if (!r) return "";
+  size_t at = r->body.find("\n" + name + " ");
+  if (at == std::string::npos) return "";
+  size_t end = r->body.find('\n', at + 1);
+  return r->body.substr(at + name.size() + 2, end - at - name.size() - 2);
+}
+
+TEST_F(FailoverTest, ServeProcessesShowTheirRoleAndTheFollowerTakesOver) {
+  SKIP_WITHOUT_PG();
+  using std::chrono::milliseconds;
+  std::map<std::string, pid_t> serve = {{"a", StartServe(url_, dir_.path(), "a")},
+                                        {"b", StartServe(url_, dir_.path(), "b")}};
+  for (auto& [name, pid] : serve) children_["serve-" + name] = pid;  // killed in TearDown
+  std::map<std::string, int> port;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const char* n : {"a", "b"}) port[n] = PortOf(dir_.path(), n);
+        return port["a"] > 0 && port["b"] > 0;
+      },
+      milliseconds(10000), milliseconds(50)));
+  std::string leader, follower;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        json ha = Health(port["a"]), hb = Health(port["b"]);
+        if (!ha.is_object() || !hb.is_object()) return false;
+        int leaders = (ha["role"] == "leader") + (hb["role"] == "leader");
+        if (leaders != 1 || ha["role"].is_null() || hb["role"].is_null()) return false;
+        leader = ha["role"] == "leader" ? "a" : "b";
+        follower = leader == "a" ? "b" : "a";
+        return true;
+      },
+      milliseconds(5000), milliseconds(50)));
+  // The follower names the holder once it has read the lease (its next poll at the latest).
+  const json leader_id = Health(port[leader])["leader"]["instance"];
+  EXPECT_TRUE(WaitFor([&] { return Health(port[follower])["leader"]["holder"] == leader_id; },
+                      milliseconds(2000), milliseconds(20)));
+  EXPECT_EQ(Health(port[follower])["leader"]["shared_store"], true);
+  EXPECT_EQ(Metric(port[leader], "schedmate_leader"), "1");
+  EXPECT_EQ(Metric(port[follower], "schedmate_leader"), "0");
+  auto killed_at = Clock::now();
+  ASSERT_EQ(kill(serve[leader], SIGKILL), 0);
+  waitpid(serve[leader], nullptr, 0);
+  children_.erase("serve-" + leader);
+  ASSERT_TRUE(WaitFor([&] { return Health(port[follower])["role"] == "leader"; },
+                      milliseconds(5000), milliseconds(10)));
+  double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_LE(took, 2 * 0.3 + 0.1) << "takeover took " << took << " s";  // + the API's refresh
+  EXPECT_EQ(Metric(port[follower], "schedmate_leader"), "1");
+  EXPECT_EQ(Metric(port[follower], "schedmate_leader_takeovers_total"), "1");
 }
 
 }  // namespace
