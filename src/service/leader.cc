@@ -67,8 +67,9 @@ Status PgLeaderElection::ReadLease(LeaderStatus& s, bool& stale, int& holder_pid
 }
 
 Status PgLeaderElection::TryTakeOver(LeaderStatus& s) {
-  SM_ASSIGN_OR_RETURN(auto lock, db_->Prepare("SELECT pg_try_advisory_lock(?)"));
-  lock.BindInt(1, kLeaderLockKey);
+  SM_ASSIGN_OR_RETURN(auto lock, db_->Prepare(fmt::format(
+                                     "SELECT pg_try_advisory_lock({}, hashtext(current_schema()))",
+                                     kLeaderLockKey)));
   SM_ASSIGN_OR_RETURN(bool row, lock.Step());
   bool got = row && lock.ColumnText(0) == "t";
   lock.Reset();

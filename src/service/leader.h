@@ -3,8 +3,9 @@
 //
 // SQLite (one file, one instance): SoleLeader, always the leader.
 // PostgreSQL: PgLeaderElection. The leader holds a session-level advisory lock on its own
-// connection (kLeaderLockKey) AND the lease row `service_leader` (holder id, epoch, expiry,
-// server pid), renewed once per poll. Rules:
+// connection (keys kLeaderLockKey and the hash of the schema, so deployments in different
+// schemas or databases of one server are independent) AND the lease row `service_leader` (holder
+// id, epoch, expiry, server pid), renewed once per poll. Rules:
 //   - take over: pg_try_advisory_lock succeeds (the previous leader's session ended: kill -9
 //     closes its socket and the server drops the lock at once) -> in one transaction the lease
 //     row gets this holder, epoch + 1, expiry now + lease_ttl (database clock). The new epoch is
@@ -64,7 +65,7 @@ class SoleLeader final : public Leadership {
   LeaderStatus Current() const override { return {}; }
 };
 
-constexpr int64_t kLeaderLockKey = 7362819;
+constexpr int32_t kLeaderLockKey = 7362819;
 
 class PgLeaderElection final : public Leadership {
  public:
