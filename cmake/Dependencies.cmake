@@ -5,6 +5,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
+# libpq (libpq-dev): the PostgreSQL store backend (src/store/pg_db.cc).
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(CURL REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

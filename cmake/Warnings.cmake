@@ -17,7 +17,7 @@ endfunction()
 
 # schedmate_test(<name> SOURCES ... DEPS ...): one gtest binary, cases registered with ctest.
 function(schedmate_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} schedmate_testing GTest::gtest GTest::gmock GTest::gtest_main)
   schedmate_warnings(${name})
@@ -33,5 +33,7 @@ function(schedmate_test name)
   # expressions matched anywhere in a label, so `-L llama`, `-L integration` and
   # `-LE 'slurm|llama'` all still select it.
   list(JOIN labels "_" joined_label)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${joined_label}")
+  # PREFIX tells apart binaries that run the same cases (the store tests on each backend).
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}"
+                       PROPERTIES LABELS "${joined_label}")
 endfunction()

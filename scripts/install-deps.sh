@@ -8,11 +8,12 @@
 set -euo pipefail
 
 BUILD_PKGS=(build-essential cmake pkg-config ccache git
-  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libre2-dev libsqlite3-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libre2-dev libsqlite3-dev libpq-dev
   libhnswlib-dev libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev librsvg2-bin python3)
 PACKAGE_PKGS=(help2man dpkg-dev file)
-TEST_PKGS=("${PACKAGE_PKGS[@]}" clang libclang-rt-14-dev sqlite3 curl procps python3-numpy python3-yaml chromium prometheus)
+TEST_PKGS=("${PACKAGE_PKGS[@]}" clang libclang-rt-14-dev sqlite3 curl procps python3-numpy python3-yaml chromium prometheus
+  postgresql-15)
 if [[ "${1:-}" == "--package" ]]; then
   BUILD_PKGS+=("${PACKAGE_PKGS[@]}")
 fi

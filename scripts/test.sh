@@ -5,6 +5,9 @@
 #      the unit's command line as its user without systemd), /healthz answers, dpkg --purge
 #      removes it all (label: package; root only, else skipped saying so)
 #   3. tests against a real local Slurm (started here, stopped after)  (label: slurm)
+#   3b. tests against a real local PostgreSQL 15 (scripts/postgres-local.sh, started here, stopped
+#      after): the store on both backends, leader election and the kill -9 failover loop
+#      (label: postgres)
 #   4. protocol tests against a real llama.cpp llama-server with a tiny random-weight model
 #      (built from the source npm's node-llama-cpp ships; label: llama)
 #   5. the dashboard in headless Chromium (playwright-core from npm; label: browser)
@@ -14,6 +17,7 @@
 #      written); a crash, sanitizer report, hang (-timeout) or memory blow-up (-rss_limit_mb) fails
 #      the run and prints the reproducer's path and the command that replays it
 # Environment: SCHEDMATE_SKIP_PACKAGE=1 skips 2; SCHEDMATE_SKIP_SLURM=1 skips 3;
+#              SCHEDMATE_SKIP_POSTGRES=1 skips 3b;
 #              SCHEDMATE_SKIP_LLAMA=1 skips 4; SCHEDMATE_SKIP_BROWSER=1 skips 5;
 #              SCHEDMATE_SKIP_ASAN=1 skips 6; SCHEDMATE_SKIP_FUZZ=1 skips 7; SCHEDMATE_FUZZ_SECONDS=N fuzzes each target for N
 #              seconds (default 20; targets run nproc at a time).
@@ -79,7 +83,7 @@ cmake --build build -j"$jobs"
 
 status=0
 step "unit and integration tests"
-ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser|package' --timeout 600 || status=1
+ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser|package|postgres' --timeout 600 || status=1
 
 if [[ "${SCHEDMATE_SKIP_PACKAGE:-0}" != 1 ]]; then
   step "Debian package: build, install, serve, purge"
@@ -96,6 +100,19 @@ if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   scripts/slurm-local.sh start
   ctest --test-dir build --output-on-failure -L slurm --timeout 600 || status=1
   scripts/slurm-local.sh stop || true
+  trap - EXIT
+fi
+
+if [[ "${SCHEDMATE_SKIP_POSTGRES:-0}" != 1 && -x scripts/postgres-local.sh ]]; then
+  step "real PostgreSQL tests"
+  scripts/postgres-local.sh install
+  trap 'scripts/postgres-local.sh stop || true' EXIT
+  scripts/postgres-local.sh start >/dev/null
+  eval "$(scripts/postgres-local.sh env)"
+  export SCHEDMATE_PG_URL
+  ctest --test-dir build --output-on-failure -L postgres --timeout 600 || status=1
+  unset SCHEDMATE_PG_URL
+  scripts/postgres-local.sh stop || true
   trap - EXIT
 fi
 

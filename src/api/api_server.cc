@@ -358,20 +358,31 @@ void ApiServer::RouteHealth() {
   auto& s = *server_;
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     auto v = companion_.View();
-    SendJson(res, json{{"ok", true},
-                       {"slurm_ok", v->slurm_ok},
-                       {"ticks", v->ticks},
-                       {"updated_at", v->updated_at.seconds()},
-                       {"last_error", v->last_error},
-                       {"last_tick_s", v->last_tick.seconds_f()},
-                       {"dry_run", v->dry_run},
-                       {"status", v->store.degraded ? "degraded" : "ok"},
-                       {"store_ok", !v->store.degraded},
-                       {"store_errors", v->store.errors},
-                       {"last_store_error", v->store.last_error},
-                       {"last_store_error_at", v->store.last_error_at
-                                                   ? json(v->store.last_error_at->seconds())
-                                                   : json(nullptr)}});
+    SendJson(
+        res,
+        json{{"ok", true},
+             {"slurm_ok", v->slurm_ok},
+             {"ticks", v->ticks},
+             {"updated_at", v->updated_at.seconds()},
+             {"last_error", v->last_error},
+             {"last_tick_s", v->last_tick.seconds_f()},
+             {"dry_run", v->dry_run},
+             {"status", v->store.degraded ? "degraded" : "ok"},
+             {"store_ok", !v->store.degraded},
+             {"store_errors", v->store.errors},
+             {"last_store_error", v->store.last_error},
+             {"last_store_error_at",
+              v->store.last_error_at ? json(v->store.last_error_at->seconds()) : json(nullptr)},
+             {"role", service::RoleName(v->leadership.role)},
+             {"leader", json{{"shared_store", v->leadership.shared},
+                             {"instance", v->leadership.id},
+                             {"holder", v->leadership.holder},
+                             {"epoch", v->leadership.epoch},
+                             {"lease_expires", v->leadership.lease_expires
+                                                   ? json(v->leadership.lease_expires->seconds_f())
+                                                   : json(nullptr)},
+                             {"takeovers", v->leadership.takeovers},
+                             {"last_error", v->leadership.last_error}}}});
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -441,6 +452,14 @@ void ApiServer::RouteHealth() {
     out += fmt::format("schedmate_store_errors_total {}\n", v->store.errors);
     metric("schedmate_store_degraded", "gauge", "1 if a store call failed in the last 10 minutes");
     out += fmt::format("schedmate_store_degraded {}\n", v->store.degraded ? 1 : 0);
+    metric("schedmate_leader", "gauge",
+           "1 while this instance acts (always on SQLite; on a shared store, the lease holder)");
+    out +=
+        fmt::format("schedmate_leader {}\n", v->leadership.role == service::Role::kLeader ? 1 : 0);
+    metric("schedmate_leader_epoch", "gauge", "the shared store's lease epoch as last seen");
+    out += fmt::format("schedmate_leader_epoch {}\n", v->leadership.epoch);
+    metric("schedmate_leader_takeovers_total", "counter", "times this instance became leader");
+    out += fmt::format("schedmate_leader_takeovers_total {}\n", v->leadership.takeovers);
     metric("schedmate_priority_changes_total", "counter",
            "job priorities set by the order mode since start");
     out += fmt::format("schedmate_priority_changes_total {}\n", v->scheduling.changes_total);

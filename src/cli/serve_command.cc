@@ -25,11 +25,13 @@
 #include "policy/slurm_config.h"
 #include "service/companion.h"
 #include "service/engines.h"
+#include "service/leader.h"
 #include "service/service_config.h"
 #include "service/service_store.h"
 #include "service/why_rephrase.h"
 #include "slurm/command_runner.h"
 #include "slurm/slurm_backend.h"
+#include "store/db.h"
 #include "store/history_store.h"
 #include "store/sqlite_db.h"
 
@@ -40,6 +42,7 @@ struct ServeFlags {
   bool slurm = false;
   std::string config_path;
   std::string data_dir;
+  std::string store_url;
   std::string jobcomp;
   std::string listen;
   int port = -1;
@@ -116,6 +119,10 @@ service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
   service::ServiceConfig config;
   if (!f.config_path.empty()) config = OrFail(service::LoadServiceConfig(f.config_path));
   if (!f.data_dir.empty()) config.data_dir = f.data_dir;
+  if (!f.store_url.empty()) {
+    (void)OrFail(store::ParseStoreUrl(f.store_url));
+    config.store_url = f.store_url;
+  }
   if (!f.jobcomp.empty()) config.jobcomp_path = f.jobcomp;
   if (!f.listen.empty()) config.listen = f.listen;
   if (f.port >= 0) config.port = f.port;
@@ -226,6 +233,11 @@ void ServeUntilSignalled(service::Companion& companion, api::ApiServer& server,
   std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
   companion.Stop();
   loop.join();
+  // A follower's priorities are the leader's: only the acting instance puts them back.
+  if (companion.View()->leadership.role != service::Role::kLeader) {
+    server.Stop();
+    return;
+  }
   if (auto r = companion.RestorePriorities(fmt::format(
           "schedmate serve stopping (signal {}): putting back original priorities", sig));
       r.ok()) {
@@ -265,12 +277,19 @@ void RunServe(const ServeFlags& f) {
   const std::string token = ResolveToken(f, config);
   const std::string exposure = ExposureWarning(f, config, token);
 
-  auto db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
-  auto history = OrFail(store::SqliteHistoryStore::Attach(*db));
+  // store.url: SQLite (the only instance) or PostgreSQL shared with other instances, of which
+  // the elected leader acts (service/leader.h); the API reads through its own connection.
+  auto db = OrFail(store::OpenDatabase(config.StoreUrl()));
+  auto history = OrFail(store::SqlHistoryStore::Attach(*db));
   auto service_store = OrFail(service::ServiceStore::Attach(*db));
-  auto read_db = OrFail(store::SqliteDb::Open(config.DatabasePath()));
-  auto read_history = OrFail(store::SqliteHistoryStore::Attach(*read_db));
+  auto read_db = OrFail(store::OpenDatabase(config.StoreUrl()));
+  auto read_history = OrFail(store::SqlHistoryStore::Attach(*read_db));
   auto read_service = OrFail(service::ServiceStore::Attach(*read_db));
+  std::unique_ptr<service::Leadership> leadership;
+  if (db->dialect() == store::Dialect::kPostgres) {
+    leadership = OrFail(service::PgLeaderElection::Open(config.StoreUrl(), config.instance_id,
+                                                        config.poll_interval * 3));
+  }
 
   slurm::SubprocessCommandRunner runner;
   slurm::SlurmBackend backend(runner, {.jobcomp_path = config.jobcomp_path,
@@ -281,9 +300,10 @@ void RunServe(const ServeFlags& f) {
   SystemClock clock;
   llm::CurlHttpTransport http;  // the DCGM exporter, when usage.gpu_source is dcgm
   service::SlurmUsageProbe usage(backend, &http, config.usage);
-  service::Companion companion({backend, *history, *service_store, *engines.advisor,
-                                *engines.tracker, *engines.diagnoser, clock, &usage},
-                               config);
+  service::Companion companion(
+      {backend, *history, *service_store, *engines.advisor, *engines.tracker, *engines.diagnoser,
+       clock, &usage, leadership.get()},
+      config);
   if (Status s = companion.Load(); !s.ok()) Fail(s);
   if (f.restore) {
     RestoreAndReport(companion);
@@ -323,6 +343,7 @@ void RunServe(const ServeFlags& f) {
   std::cerr << exposure;
   PrintBanner(config, server.port(), token, engines.description, companion.ActionPolicySummary());
   ServeUntilSignalled(companion, server, signals);
+  if (leadership) leadership->Resign();  // the other instance takes over at its next poll
 }
 
 }  // namespace
@@ -341,6 +362,9 @@ void RegisterServeCommands(CLI::App& app) {
                   "YAML configuration (see config/schedmate.example.yaml)");
   cmd->add_option("--data-dir", flags->data_dir,
                   "Directory for the database and captured logs (overrides service.data_dir)");
+  cmd->add_option("--store-url", flags->store_url,
+                  "Where the state lives: sqlite:///path or postgresql://... shared by several "
+                  "instances, one of which acts (overrides store.url)");
   cmd->add_option("--jobcomp", flags->jobcomp,
                   "Slurm's jobcomp/filetxt file (overrides slurm.jobcomp_path)");
   cmd->add_option("--listen", flags->listen,

@@ -132,13 +132,6 @@ Status Companion::Load() {
   order.priority_max = config_.priority_max;
   SM_ASSIGN_OR_RETURN(QueueOrderer orderer, QueueOrderer::Create(order));
   orderer_.emplace(std::move(orderer));
-  SM_ASSIGN_OR_RETURN(auto cursor, deps_.store.GetValue(kCursorKey));
-  if (cursor) {
-    auto parts = Split(*cursor, ':');
-    if (auto v = ParseInt(parts[0])) cursor_.offset = *v;
-    if (parts.size() > 1)
-      if (auto v = ParseInt(parts[1])) cursor_.skipped_lines = *v;
-  }
   // Runs that ended before this database first watched the cluster are history, not incidents.
   SM_ASSIGN_OR_RETURN(auto since, deps_.store.GetValue(kWatchSinceKey));
   if (since && ParseInt(*since)) {
@@ -147,10 +140,40 @@ Status Companion::Load() {
     watch_since_ = deps_.clock.Now();
     SM_RETURN_IF_ERROR(deps_.store.SetValue(kWatchSinceKey, std::to_string(watch_since_.micros())));
   }
-  // Actions a killed process recorded but never finished are not retried: say so.
-  SM_RETURN_IF_ERROR(deps_.store.MarkInterruptedActions().status());
+  // Actions a killed process recorded but never finished are not retried: say so. (A shared
+  // store's leader may be acting now: a new leader reconciles them instead, leader.h.)
+  if (!Shared()) SM_RETURN_IF_ERROR(deps_.store.MarkInterruptedActions().status());
+  SM_RETURN_IF_ERROR(LoadSharedState());
+  // Captured logs are other users' output: only the service's user may read them.
+  SM_RETURN_IF_ERROR(EnsurePrivateDir(config_.CapturedLogDir()));
+  // Priorities an earlier process set and never put back (it was killed): back to Slurm's own
+  // now, or at the first tick when Slurm does not answer yet. (Shared store: the leader's.)
+  SM_ASSIGN_OR_RETURN(auto outstanding, deps_.store.OutstandingPriorities());
+  if (!outstanding.empty() && !config_.dry_run && !Shared()) {
+    auto restored = RestoreLocked(
+        "restart after an unclean stop: putting back the priorities "
+        "an earlier schedmate set");
+    restore_pending_ = !restored.ok() || restored->failed > 0;
+    if (restored.ok()) restored_at_load_ = *restored;
+  }
+  // What was recorded before a restart is visible at once, before the first tick.
+  Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
+  return Status::Ok();
+}
+
+Status Companion::LoadSharedState() {
+  SM_ASSIGN_OR_RETURN(auto cursor, deps_.store.GetValue(kCursorKey));
+  if (cursor) {
+    auto parts = Split(*cursor, ':');
+    if (auto v = ParseInt(parts[0])) cursor_.offset = *v;
+    if (parts.size() > 1)
+      if (auto v = ParseInt(parts[1])) cursor_.skipped_lines = *v;
+  }
   SM_ASSIGN_OR_RETURN(recent_failures_, deps_.store.RecentFailures(kRecentLimit));
   SM_ASSIGN_OR_RETURN(recent_actions_, deps_.store.RecentActions(kRecentLimit));
+  failures_by_class_.clear();
+  failures_by_engine_.clear();
+  actions_by_kind_.clear();
   for (const auto& f : recent_failures_) {
     ++failures_by_class_[f.cls];
     ++failures_by_engine_[FailureEngineKind(f.engine)];
@@ -164,20 +187,6 @@ Status Companion::Load() {
       awaiting_release_[a.job_id] = *a.release_at;
     }
   }
-  // Captured logs are other users' output: only the service's user may read them.
-  SM_RETURN_IF_ERROR(EnsurePrivateDir(config_.CapturedLogDir()));
-  // Priorities an earlier process set and never put back (it was killed): back to Slurm's own
-  // now, or at the first tick when Slurm does not answer yet.
-  SM_ASSIGN_OR_RETURN(auto outstanding, deps_.store.OutstandingPriorities());
-  if (!outstanding.empty() && !config_.dry_run) {
-    auto restored = RestoreLocked(
-        "restart after an unclean stop: putting back the priorities "
-        "an earlier schedmate set");
-    restore_pending_ = !restored.ok() || restored->failed > 0;
-    if (restored.ok()) restored_at_load_ = *restored;
-  }
-  // What was recorded before a restart is visible at once, before the first tick.
-  Publish(deps_.clock.Now(), /*slurm_ok=*/false, "not polled yet", Duration::Zero());
   return Status::Ok();
 }
 
@@ -805,6 +814,7 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
     prediction_error_.sum_abs_rel_error += err / std::max(1.0, ran.seconds_f());
   }
   if (IsFailureState(f.state)) HandleFailure(f, t, now);
+  StoreOk(deps_.store.FinishRun(f.RunKey()), "finishing run " + f.RunKey());
   deps_.tracker.Forget(f.id);
   if (t != nullptr) t->metrics.reset();
 }
@@ -1136,6 +1146,7 @@ Result<RestoreSummary> Companion::RestoreLocked(const std::string& why) {
 Status Companion::Tick() {
   Stopwatch watch;
   SimTime now = deps_.clock.Now();
+  if (deps_.leadership != nullptr && !LeaderTurn(now)) return Status::Ok();
   auto jobs = deps_.backend.ListJobs();
   Result<std::vector<slurm::SlurmNode>> nodes =
       jobs.ok() ? deps_.backend.ListNodes() : Result<std::vector<slurm::SlurmNode>>(jobs.status());
@@ -1307,6 +1318,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->dry_run = config_.dry_run;
   view->scheduling = scheduling_;
   view->store = store_health_;
+  view->leadership = leadership_;
   view->store.degraded = store_health_.last_error_at.has_value() &&
                          now - *store_health_.last_error_at < kStoreDegradedFor;
   view->jobs.reserve(tracked_.size());

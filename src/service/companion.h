@@ -57,6 +57,7 @@
 #include "core/clock.h"
 #include "service/anomalies.h"
 #include "service/gpu_probe.h"
+#include "service/leader.h"
 #include "service/log_access.h"
 #include "service/ports.h"
 #include "service/queue_orderer.h"
@@ -149,6 +150,7 @@ struct ServiceView {
   std::vector<Anomaly> anomalies;     // of this pass (service/anomalies.h)
   std::vector<slurm::QosLimits> qos;  // sacctmgr's QOS limits (for why; empty without slurmdbd)
   StoreHealth store;
+  LeaderStatus leadership;  // role on a shared store (SQLite: always the leader)
 };
 
 struct CompanionDeps {
@@ -160,6 +162,8 @@ struct CompanionDeps {
   FailureDiagnoser& diagnoser;
   const Clock& clock;
   UsageProbe* usage = nullptr;  // may be null: no idle-GPU or over-request anomalies
+  // A shared store's election (leader.h); null: the only instance, always the leader.
+  Leadership* leadership = nullptr;
 };
 
 // "llm_fallback" for a Diagnosis::engine naming an LLM failure ("... (llm unavailable: ...)",
@@ -348,6 +352,16 @@ class Companion {
   std::map<std::string, int64_t> dry_planned_;        // dry run: last value recorded per job
   std::string priority_type_;                         // "" until asked
   bool restore_pending_ = false;  // an earlier process left priorities to put back
+  // Shared store (leader_companion.cc): the last election result; a takeover's reconciliation
+  // still to finish (no acting until it has).
+  LeaderStatus leadership_;
+  bool reconcile_pending_ = false;
+  bool Shared() const { return deps_.leadership != nullptr && deps_.leadership->Current().shared; }
+  // Renews leadership; false when this tick must not act (a follower's pass ran instead).
+  bool LeaderTurn(SimTime now);
+  void FollowerPass(SimTime now);
+  // Cursor and recent failures/actions from the store (Load, and a takeover).
+  Status LoadSharedState();
   RestoreSummary restored_at_load_;
   SchedulingView scheduling_;
   PredictionErrorStats prediction_error_;

@@ -10,6 +10,7 @@
 #include "core/file_util.h"
 #include "core/job.h"
 #include "core/strings.h"
+#include "store/db.h"
 
 namespace schedmate::service {
 
@@ -45,6 +46,9 @@ std::string_view LogAccessName(LogAccess a) {
 
 std::string ServiceConfig::DatabasePath() const {
   return database.empty() ? data_dir + "/schedmate.db" : database;
+}
+std::string ServiceConfig::StoreUrl() const {
+  return store_url.empty() ? DatabasePath() : store_url;
 }
 std::string ServiceConfig::CapturedLogDir() const { return data_dir + "/logs"; }
 
@@ -230,6 +234,16 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   };
   s["service"]["data_dir"] = str(&ServiceConfig::data_dir);
   s["service"]["database"] = str(&ServiceConfig::database);
+  s["store"]["url"] = [](Reader& r, const YAML::Node& n, const std::string& k,
+                         ServiceConfig& c) -> Status {
+    SM_RETURN_IF_ERROR(r.String(n, k, c.store_url));
+    if (c.store_url.empty()) return Status::Ok();  // the SQLite file service.database names
+    if (auto where = store::ParseStoreUrl(c.store_url); !where.ok()) {
+      return r.Error(n, k, where.status().message());
+    }
+    return Status::Ok();
+  };
+  s["store"]["instance_id"] = str(&ServiceConfig::instance_id);
   s["service"]["poll_interval_s"] = seconds(&ServiceConfig::poll_interval, 0.05, 3600);
   s["service"]["dry_run"] = boolean(&ServiceConfig::dry_run);
   s["slurm"]["jobcomp_path"] = str(&ServiceConfig::jobcomp_path);

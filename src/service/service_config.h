@@ -34,6 +34,10 @@ struct ServiceConfig {
   // service:
   std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
   std::string database;                         // "" = <data_dir>/schedmate.db
+  // store: where the state lives (store/db.h): "" = the SQLite file `database` above;
+  // sqlite:///path, or postgresql://... shared by several instances (one acts: leader.h).
+  std::string store_url;
+  std::string instance_id;  // this instance on a shared store ("" = host:pid)
   Duration poll_interval = Duration::Seconds(2);
   bool dry_run = false;  // record actions, never execute them
   // slurm:
@@ -110,6 +114,8 @@ struct ServiceConfig {
   std::string llm_config;
 
   std::string DatabasePath() const;
+  // store.url, else the SQLite path (DatabasePath()).
+  std::string StoreUrl() const;
   std::string CapturedLogDir() const;
 };
 

@@ -49,6 +49,16 @@ ALTER TABLE service_actions ADD COLUMN budget INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE service_actions ADD COLUMN delay_us INTEGER;
 ALTER TABLE service_actions ADD COLUMN skip_reason TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Shared stores (leader.h): the lease and its epoch (the fencing token written with every
+    // action), claims of runs whose handling has not finished, open intents found fast.
+    {5, R"sql(
+CREATE TABLE service_leader(id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL,
+  epoch INTEGER NOT NULL, expires_us INTEGER NOT NULL, renewed_us INTEGER NOT NULL,
+  backend_pid INTEGER NOT NULL DEFAULT 0);
+ALTER TABLE service_runs ADD COLUMN done INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE service_actions ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX service_actions_outcome ON service_actions(outcome, id);
+)sql"},
 };
 
 std::string JoinNodes(const std::vector<std::string>& nodes) {
@@ -70,7 +80,7 @@ std::optional<int64_t> OptTime(const std::optional<SimTime>& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<ServiceStore>> ServiceStore::Attach(store::SqliteDb& db) {
+Result<std::unique_ptr<ServiceStore>> ServiceStore::Attach(store::Db& db) {
   SM_RETURN_IF_ERROR(db.Migrate("service", kMigrations));
   return std::unique_ptr<ServiceStore>(new ServiceStore(db));
 }
@@ -84,8 +94,7 @@ Result<std::optional<std::string>> ServiceStore::GetValue(const std::string& key
 }
 
 Status ServiceStore::SetValue(const std::string& key, const std::string& value) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("INSERT INTO service_kv(key, value) VALUES(?, ?) ON "
-                                           "CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(store::UpsertSql("service_kv", "key, value", "key")));
   st.BindText(1, key).BindText(2, value);
   return st.Run();
 }
@@ -100,17 +109,20 @@ Status ServiceStore::MarkRunHandled(const std::string& run_key, const std::strin
                                     const std::string& state) {
   SM_ASSIGN_OR_RETURN(
       auto st,
-      db_.Prepare("INSERT OR IGNORE INTO service_runs(run_key, job_id, state) VALUES(?, ?, ?)"));
+      db_.Prepare("INSERT INTO service_runs(run_key, job_id, state, done) VALUES(?, ?, ?, 0)"
+                  " ON CONFLICT(run_key) DO NOTHING"));
   st.BindText(1, run_key).BindText(2, job_id).BindText(3, state);
   return st.Run();
 }
 
 Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
-  SM_ASSIGN_OR_RETURN(auto st,
-                      db_.Prepare("INSERT OR REPLACE INTO service_failures(run_key, job_id, at_us, "
-                                  "state, exit_code, node_list, cls,"
-                                  " category, reason, evidence_line, evidence, log_copy, engine,"
-                                  " checkpoint) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  SM_ASSIGN_OR_RETURN(
+      auto st, db_.Prepare(store::UpsertSql("service_failures",
+                                            "run_key, job_id, at_us, state, exit_code, node_list,"
+                                            " cls, category, reason, evidence_line, evidence,"
+                                            " log_copy, engine, checkpoint",
+                                            "run_key") +
+                           " RETURNING id"));
   st.BindText(1, f.run_key)
       .BindText(2, f.job_id)
       .BindInt(3, f.at.micros())
@@ -125,8 +137,7 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       .BindText(12, f.log_copy)
       .BindText(13, f.engine)
       .BindText(14, f.checkpoint);
-  SM_RETURN_IF_ERROR(st.Run());
-  return db_.LastInsertRowId();
+  return InsertedId(st);
 }
 
 namespace {
@@ -158,9 +169,8 @@ Result<std::optional<PriorityRecord>> ServiceStore::FindPriority(const std::stri
 }
 
 Status ServiceStore::PutPriority(const PriorityRecord& r) {
-  SM_ASSIGN_OR_RETURN(auto st,
-                      db_.Prepare(std::string("INSERT OR REPLACE INTO service_priorities(") +
-                                  kPriorityColumns + ") VALUES(?,?,?,?,?,?,?,?,?)"));
+  SM_ASSIGN_OR_RETURN(
+      auto st, db_.Prepare(store::UpsertSql("service_priorities", kPriorityColumns, "job_id")));
   st.BindText(1, r.job_id)
       .BindInt(2, r.submit.micros())
       .BindInt(3, r.original)
@@ -203,12 +213,15 @@ Result<std::vector<PriorityRecord>> ServiceStore::OutstandingPriorities() {
 }
 
 Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
+  // The intent and the leadership check commit together: a deposed leader records nothing.
+  SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
+  SM_RETURN_IF_ERROR(CheckFence());
   SM_ASSIGN_OR_RETURN(
       auto st,
       db_.Prepare(
           "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail,"
-          " attempt, release_at_us, exclude_nodes, checkpoint, budget, delay_us, skip_reason)"
-          " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+          " attempt, release_at_us, exclude_nodes, checkpoint, budget, delay_us, skip_reason,"
+          " epoch) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
   st.BindInt(1, a.at.micros())
       .BindText(2, a.job_id)
       .BindText(3, a.node)
@@ -223,12 +236,40 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       .BindText(12, a.checkpoint)
       .BindInt(13, a.budget)
       .BindOptionalInt(14, a.delay ? std::optional<int64_t>(a.delay->micros()) : std::nullopt)
-      .BindText(15, a.skip_reason);
+      .BindText(15, a.skip_reason)
+      .BindInt(16, fence_ ? fence_->epoch : 0);
+  SM_ASSIGN_OR_RETURN(int64_t id, InsertedId(st));
+  SM_RETURN_IF_ERROR(tx->Commit());
+  return id;
+}
+
+Status ServiceStore::CheckFence() {
+  if (!fence_) return Status::Ok();
+  // An UPDATE, not a SELECT: it takes the lease row's lock until commit, so a takeover (which
+  // bumps the epoch) is ordered before or after this transaction, never beside it.
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_leader SET holder = holder WHERE id = 1"
+                                           " AND holder = ? AND epoch = ?"));
+  st.BindText(1, fence_->holder).BindInt(2, fence_->epoch);
   SM_RETURN_IF_ERROR(st.Run());
-  return db_.LastInsertRowId();
+  if (db_.ChangedRows() != 1) {
+    return Status::FailedPrecondition(
+        fmt::format("not the leader: lease epoch {} of {} is no longer current", fence_->epoch,
+                    fence_->holder));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> ServiceStore::InsertedId(store::Statement& st) {
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Status::Internal("insert returned no id");
+  int64_t id = st.ColumnInt(0);
+  st.Reset();
+  return id;
 }
 
 Status ServiceStore::UpdateActionResult(const ActionRecord& a) {
+  SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
+  SM_RETURN_IF_ERROR(CheckFence());
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ?,"
                                            " exclude_nodes = ?, skip_reason = ? WHERE id = ?"));
   st.BindText(1, std::string(ActionOutcomeName(a.outcome)))
@@ -236,7 +277,8 @@ Status ServiceStore::UpdateActionResult(const ActionRecord& a) {
       .BindText(3, JoinNodes(a.exclude_nodes))
       .BindText(4, a.skip_reason);
   st.BindInt(5, a.id);
-  return st.Run();
+  SM_RETURN_IF_ERROR(st.Run());
+  return tx->Commit();
 }
 
 Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
@@ -281,9 +323,22 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
 Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
                                            "outcome, detail, attempt, release_at_us, exclude_nodes,"
-                                           " checkpoint, budget, delay_us, skip_reason"
+                                           " checkpoint, budget, delay_us, skip_reason, epoch"
                                            " FROM service_actions ORDER BY id DESC LIMIT ?"));
   st.BindInt(1, limit);
+  return ReadActions(st);
+}
+
+Result<std::vector<ActionRecord>> ServiceStore::OpenIntents() {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
+                                           "outcome, detail, attempt, release_at_us, exclude_nodes,"
+                                           " checkpoint, budget, delay_us, skip_reason, epoch"
+                                           " FROM service_actions WHERE outcome = ? ORDER BY id"));
+  st.BindText(1, std::string(ActionOutcomeName(ActionOutcome::kPlanned)));
+  return ReadActions(st);
+}
+
+Result<std::vector<ActionRecord>> ServiceStore::ReadActions(store::Statement& st) {
   std::vector<ActionRecord> out;
   while (true) {
     SM_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -312,6 +367,7 @@ Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
     a.budget = static_cast<int32_t>(st.ColumnInt(13));
     if (auto v = st.ColumnOptionalInt(14)) a.delay = Duration::Micros(*v);
     a.skip_reason = st.ColumnText(15);
+    a.epoch = st.ColumnInt(16);
     out.push_back(std::move(a));
   }
   return out;
@@ -352,6 +408,18 @@ Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
   return row ? st.ColumnInt(0) : 0;
 }
 
+Status ServiceStore::FinishRun(const std::string& run_key) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_runs SET done = 1 WHERE run_key = ?"));
+  st.BindText(1, run_key);
+  return st.Run();
+}
+
+Result<int64_t> ServiceStore::ReleaseUnfinishedRuns() {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("DELETE FROM service_runs WHERE done = 0"));
+  SM_RETURN_IF_ERROR(st.Run());
+  return db_.ChangedRows();
+}
+
 Result<int64_t> ServiceStore::MarkInterruptedActions() {
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
   SM_ASSIGN_OR_RETURN(auto count,
@@ -374,9 +442,11 @@ Result<int64_t> ServiceStore::MarkInterruptedActions() {
 Status ServiceStore::AddMetrics(const std::vector<MetricSample>& samples) {
   if (samples.empty()) return Status::Ok();
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("INSERT OR REPLACE INTO service_metrics(job_id, at_us, "
-                                           "step, loss, step_time_s, progress, eta_s,"
-                                           " stalled, slowdown) VALUES(?,?,?,?,?,?,?,?,?)"));
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(store::UpsertSql("service_metrics",
+                                                            "job_id, at_us, step, loss,"
+                                                            " step_time_s, progress, eta_s,"
+                                                            " stalled, slowdown",
+                                                            "job_id, at_us")));
   for (const auto& m : samples) {
     st.BindText(1, m.job_id)
         .BindInt(2, m.at.micros())

@@ -1,11 +1,16 @@
 #pragma once
-// ServiceStore: the companion's own durable tables (module "service" in the shared SQLite file,
-// beside the HistoryStore's jobs and predictions): processed finished runs, failures with their
-// diagnosis and captured log, every action with its reason and outcome, metric samples of running
-// jobs, start-time estimates against actual starts, and small cursors (the jobcomp offset).
+// ServiceStore: the companion's own durable tables (module "service" in the same database as the
+// HistoryStore's jobs and predictions, SQLite or PostgreSQL: store/db.h): processed finished runs,
+// failures with their diagnosis and captured log, every action with its reason and outcome, metric
+// samples of running jobs, start-time estimates against actual starts, and small cursors (the
+// jobcomp offset).
 //
-// Durability comes from SqliteDb (WAL): what a call committed survives kill -9.
-// Thread-safety: one ServiceStore per thread (it wraps one SqliteDb connection).
+// Durability comes from the Db (SQLite's WAL, PostgreSQL's commit): what a call committed survives
+// kill -9.
+// Shared stores: with a fence set (SetFence, by the leader, leader.h) every action record and
+// outcome is written in a transaction that first checks the lease still names this instance with
+// this epoch; the epoch is stored with the action (the fencing token).
+// Thread-safety: one ServiceStore per thread (it wraps one Db connection).
 
 #include <optional>
 #include <string>
@@ -13,7 +18,7 @@
 
 #include "core/result.h"
 #include "service/ports.h"
-#include "store/sqlite_db.h"
+#include "store/db.h"
 
 namespace schedmate::service {
 
@@ -58,6 +63,13 @@ struct ActionRecord {
   // "already_drained", "drain_cap", "budget_used", "job_active", "job_gone",
   // "changed_by_someone", "no_store" (the budget could not be read), "" otherwise.
   std::string skip_reason;
+  int64_t epoch = 0;  // the leader's lease epoch it was recorded under (0: not shared)
+};
+
+// The leadership a shared store's writer proves on every action write (leader.h).
+struct LeaseFence {
+  std::string holder;  // the instance id
+  int64_t epoch = 0;
 };
 
 struct MetricSample {
@@ -101,14 +113,23 @@ struct PriorityRecord {
 class ServiceStore {
  public:
   // Applies the "service" migrations to `db` (not owned; must outlive the store).
-  static Result<std::unique_ptr<ServiceStore>> Attach(store::SqliteDb& db);
+  static Result<std::unique_ptr<ServiceStore>> Attach(store::Db& db);
+
+  // With a fence, AddAction and UpdateActionResult refuse (kFailedPrecondition "not the leader")
+  // unless the lease row still has this holder and epoch; nullopt: no check (single instance).
+  void SetFence(std::optional<LeaseFence> fence) { fence_ = std::move(fence); }
 
   Result<std::optional<std::string>> GetValue(const std::string& key);
   Status SetValue(const std::string& key, const std::string& value);
 
   Result<bool> IsRunHandled(const std::string& run_key);
+  // Claims a run (recorded "not done"); FinishRun marks its handling complete.
   Status MarkRunHandled(const std::string& run_key, const std::string& job_id,
                         const std::string& state);
+  Status FinishRun(const std::string& run_key);
+  // Drops the claims of runs whose handling never finished (a leader died mid-way), so the new
+  // leader handles them again. Returns how many.
+  Result<int64_t> ReleaseUnfinishedRuns();
 
   Result<int64_t> AddFailure(const FailureRecord& f);
   Result<int64_t> AddAction(const ActionRecord& a);
@@ -126,6 +147,8 @@ class ServiceStore {
   // Marks actions left "planned" by a process that died between recording and finishing them as
   // "interrupted" (called once at start-up, before any new action). Returns how many.
   Result<int64_t> MarkInterruptedActions();
+  // Actions still "planned" (intents not finished), oldest first.
+  Result<std::vector<ActionRecord>> OpenIntents();
 
   // Order mode (queue_orderer.h): originals and schedmate's values, kept across restarts.
   Result<std::optional<PriorityRecord>> FindPriority(const std::string& job_id);
@@ -144,11 +167,15 @@ class ServiceStore {
   Status SetActualStart(const std::string& job_id, SimTime start);
   Result<std::vector<StartEstimateRecord>> StartEstimates(int64_t limit);
 
-  store::SqliteDb& db() { return db_; }
+  store::Db& db() { return db_; }
 
  private:
-  explicit ServiceStore(store::SqliteDb& db) : db_(db) {}
-  store::SqliteDb& db_;
+  explicit ServiceStore(store::Db& db) : db_(db) {}
+  Status CheckFence();
+  static Result<int64_t> InsertedId(store::Statement& st);
+  static Result<std::vector<ActionRecord>> ReadActions(store::Statement& st);
+  store::Db& db_;
+  std::optional<LeaseFence> fence_;
 };
 
 }  // namespace schedmate::service

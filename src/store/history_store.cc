@@ -12,7 +12,7 @@ namespace {
 const Migration kHistoryMigrations[] = {
     {1,
      "CREATE TABLE history_jobs ("
-     " job_id TEXT PRIMARY KEY, user TEXT NOT NULL, vc TEXT NOT NULL, name TEXT NOT NULL,"
+     " job_id TEXT PRIMARY KEY, \"user\" TEXT NOT NULL, vc TEXT NOT NULL, name TEXT NOT NULL,"
      " gpus_milli INTEGER NOT NULL, cpus INTEGER NOT NULL, nodes INTEGER NOT NULL,"
      " submit_us INTEGER NOT NULL, finish_us INTEGER, duration_us INTEGER NOT NULL,"
      " time_limit_us INTEGER, state TEXT NOT NULL,"
@@ -27,7 +27,7 @@ const Migration kHistoryMigrations[] = {
      " high_us INTEGER NOT NULL, confidence REAL NOT NULL, explanation TEXT NOT NULL,"
      " neighbours_json TEXT NOT NULL);"
      "CREATE INDEX history_predictions_job ON history_predictions(job_id, id);"},
-    {2, "CREATE INDEX history_jobs_user ON history_jobs(user, finish_us);"},
+    {2, "CREATE INDEX history_jobs_user ON history_jobs(\"user\", finish_us);"},
 };
 
 const Migration kEmbeddingMigrations[] = {
@@ -74,9 +74,8 @@ Result<std::vector<float>> ReadVector(Statement& st, int first, const EmbedderId
   return v;
 }
 
-constexpr const char* kInsertVector =
-    "INSERT OR REPLACE INTO history_embeddings(key, embedder, dimension, vector) "
-    "VALUES (?1, ?2, ?3, ?4)";
+const std::string kInsertVector =
+    UpsertSql("history_embeddings", "key, embedder, dimension, vector", "key");
 
 Status InsertVector(Statement& st, const EmbedderIdentity& identity, const StoredEmbedding& e) {
   st.BindText(1, e.key)
@@ -88,7 +87,7 @@ Status InsertVector(Statement& st, const EmbedderIdentity& identity, const Store
 }
 
 constexpr const char* kJobColumns =
-    "job_id, user, vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
+    "job_id, \"user\", vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
     " time_limit_us, state, model, dataset, batch_size, amp, iterations, fingerprint,"
     " metadata_json, source";
 
@@ -120,32 +119,36 @@ StoredJob ReadJob(const Statement& st) {
 
 }  // namespace
 
-std::span<const Migration> SqliteHistoryStore::Migrations() { return kHistoryMigrations; }
-std::span<const Migration> SqliteHistoryStore::EmbeddingMigrations() {
-  return kEmbeddingMigrations;
-}
+std::span<const Migration> SqlHistoryStore::Migrations() { return kHistoryMigrations; }
+std::span<const Migration> SqlHistoryStore::EmbeddingMigrations() { return kEmbeddingMigrations; }
 
-Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Open(const std::string& path,
-                                                                     const SqliteOptions& options) {
-  SM_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path, options));
-  SqliteDb& ref = *db;
-  std::unique_ptr<SqliteHistoryStore> store(new SqliteHistoryStore(std::move(db), ref));
+Result<std::unique_ptr<SqlHistoryStore>> SqlHistoryStore::Open(const std::string& location,
+                                                               const SqliteOptions& options) {
+  SM_ASSIGN_OR_RETURN(StoreLocation where, ParseStoreUrl(location));
+  std::unique_ptr<Db> db;
+  if (where.dialect == Dialect::kSqlite) {
+    SM_ASSIGN_OR_RETURN(db, SqliteDb::Open(where.target, options));
+  } else {
+    SM_ASSIGN_OR_RETURN(db, OpenDatabase(location));
+  }
+  Db& ref = *db;
+  std::unique_ptr<SqlHistoryStore> store(new SqlHistoryStore(std::move(db), ref));
   SM_RETURN_IF_ERROR(store->Init());
   return store;
 }
 
-Result<std::unique_ptr<SqliteHistoryStore>> SqliteHistoryStore::Attach(SqliteDb& db) {
-  std::unique_ptr<SqliteHistoryStore> store(new SqliteHistoryStore(nullptr, db));
+Result<std::unique_ptr<SqlHistoryStore>> SqlHistoryStore::Attach(Db& db) {
+  std::unique_ptr<SqlHistoryStore> store(new SqlHistoryStore(nullptr, db));
   SM_RETURN_IF_ERROR(store->Init());
   return store;
 }
 
-Status SqliteHistoryStore::Init() {
+Status SqlHistoryStore::Init() {
   SM_RETURN_IF_ERROR(db_->Migrate("history", Migrations()));
   return db_->Migrate("embeddings", kEmbeddingMigrations);
 }
 
-Status SqliteHistoryStore::PutOne(const StoredJob& s) {
+Status SqlHistoryStore::PutOne(const StoredJob& s) {
   if (s.job.id.empty()) return Status::InvalidArgument("history store: job with an empty id");
   // Values no reader or scheduler produces (an overflowed conversion): refuse, never store them.
   if (s.job.gpus.milli() < 0 || s.job.duration < Duration::Zero() || s.job.cpus < 0 ||
@@ -155,11 +158,8 @@ Status SqliteHistoryStore::PutOne(const StoredJob& s) {
         s.job.id, s.job.gpus.milli(), s.job.duration.micros(), s.job.cpus, s.job.nodes));
   }
   if (!put_job_) {
-    SM_ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare(std::string("INSERT OR REPLACE INTO history_jobs(") + kJobColumns +
-                     ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                     "?16,?17,?18,?19,?20)"));
+    SM_ASSIGN_OR_RETURN(Statement st,
+                        db_->Prepare(UpsertSql("history_jobs", kJobColumns, "job_id")));
     put_job_.emplace(std::move(st));
   }
   const JobRecord& j = s.job;
@@ -177,16 +177,16 @@ Status SqliteHistoryStore::PutOne(const StoredJob& s) {
   return st.Run();
 }
 
-Status SqliteHistoryStore::PutJob(const StoredJob& job) { return PutOne(job); }
+Status SqlHistoryStore::PutJob(const StoredJob& job) { return PutOne(job); }
 
-Status SqliteHistoryStore::PutJobs(std::span<const StoredJob> jobs) {
+Status SqlHistoryStore::PutJobs(std::span<const StoredJob> jobs) {
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
   for (const StoredJob& j : jobs) SM_RETURN_IF_ERROR(PutOne(j));
   return tx->Commit();
 }
 
-Status SqliteHistoryStore::RecordFinish(const std::string& job_id, SimTime finish,
-                                        Duration duration, JobState state) {
+Status SqlHistoryStore::RecordFinish(const std::string& job_id, SimTime finish, Duration duration,
+                                     JobState state) {
   SM_ASSIGN_OR_RETURN(Statement st,
                       db_->Prepare("UPDATE history_jobs SET finish_us=?2, duration_us=?3, "
                                    "state=?4 WHERE job_id=?1"));
@@ -197,7 +197,7 @@ Status SqliteHistoryStore::RecordFinish(const std::string& job_id, SimTime finis
   return Status::Ok();
 }
 
-Result<std::optional<StoredJob>> SqliteHistoryStore::FindJob(const std::string& job_id) {
+Result<std::optional<StoredJob>> SqlHistoryStore::FindJob(const std::string& job_id) {
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(std::string("SELECT ") + kJobColumns +
                                                  " FROM history_jobs WHERE job_id=?1"));
   st.BindText(1, job_id);
@@ -206,15 +206,16 @@ Result<std::optional<StoredJob>> SqliteHistoryStore::FindJob(const std::string& 
   return std::optional<StoredJob>(ReadJob(st));
 }
 
-Result<std::vector<StoredJob>> SqliteHistoryStore::ListJobs(const ListJobsOptions& o) {
+Result<std::vector<StoredJob>> SqlHistoryStore::ListJobs(const ListJobsOptions& o) {
   std::string order_key = o.finished_only ? "finish_us" : "submit_us";
   std::string where = " WHERE 1=1";
   if (o.finished_only) where += " AND finish_us IS NOT NULL";
-  if (o.user) where += " AND user=?1";
+  if (o.user) where += " AND \"user\"=?1";
   if (o.finished_before) where += " AND finish_us <= ?2";
   std::string sql = std::string("SELECT ") + kJobColumns + " FROM history_jobs" + where;
   if (o.limit >= 0) {
-    sql = "SELECT * FROM (" + sql + " ORDER BY " + order_key + " DESC, job_id DESC LIMIT ?3)";
+    sql = "SELECT * FROM (" + sql + " ORDER BY " + order_key +
+          " DESC, job_id DESC LIMIT ?3) AS latest";
   }
   sql += " ORDER BY " + order_key + ", job_id";
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(sql));
@@ -230,7 +231,7 @@ Result<std::vector<StoredJob>> SqliteHistoryStore::ListJobs(const ListJobsOption
   return out;
 }
 
-Status SqliteHistoryStore::PutPrediction(const StoredPrediction& p) {
+Status SqlHistoryStore::PutPrediction(const StoredPrediction& p) {
   SM_ASSIGN_OR_RETURN(
       Statement st,
       db_->Prepare("INSERT INTO history_predictions(job_id, made_at_us, estimator, duration_us,"
@@ -242,8 +243,7 @@ Status SqliteHistoryStore::PutPrediction(const StoredPrediction& p) {
   return st.Run();
 }
 
-Result<std::vector<StoredPrediction>> SqliteHistoryStore::ListPredictions(
-    const std::string& job_id) {
+Result<std::vector<StoredPrediction>> SqlHistoryStore::ListPredictions(const std::string& job_id) {
   SM_ASSIGN_OR_RETURN(
       Statement st,
       db_->Prepare("SELECT job_id, made_at_us, estimator, duration_us, low_us, high_us,"
@@ -269,7 +269,7 @@ Result<std::vector<StoredPrediction>> SqliteHistoryStore::ListPredictions(
   return out;
 }
 
-Result<int64_t> SqliteHistoryStore::CountJobs() {
+Result<int64_t> SqlHistoryStore::CountJobs() {
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_jobs"));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt(0) : int64_t{0};
@@ -288,7 +288,7 @@ std::string DefaultHistoryPath() {
 
 namespace schedmate::store {
 
-Result<std::optional<EmbedderIdentity>> SqliteHistoryStore::StoredEmbedder() {
+Result<std::optional<EmbedderIdentity>> SqlHistoryStore::StoredEmbedder() {
   SM_ASSIGN_OR_RETURN(Statement st,
                       db_->Prepare("SELECT name, dimension FROM history_embedder WHERE id = 1"));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -297,8 +297,8 @@ Result<std::optional<EmbedderIdentity>> SqliteHistoryStore::StoredEmbedder() {
       EmbedderIdentity{st.ColumnText(0), static_cast<size_t>(st.ColumnInt(1))});
 }
 
-Status SqliteHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
-                                             std::span<const StoredEmbedding> embeddings) {
+Status SqlHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
+                                          std::span<const StoredEmbedding> embeddings) {
   if (identity.dimension == 0) return Status::InvalidArgument("embeddings: embedder dimension 0");
   for (const StoredEmbedding& e : embeddings) SM_RETURN_IF_ERROR(CheckLength(identity, e));
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
@@ -313,8 +313,8 @@ Status SqliteHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
   return tx->Commit();
 }
 
-Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
-                                        const StoredEmbedding& embedding) {
+Status SqlHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
+                                     const StoredEmbedding& embedding) {
   SM_RETURN_IF_ERROR(CheckLength(identity, embedding));
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
@@ -331,7 +331,7 @@ Status SqliteHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
   return tx->Commit();
 }
 
-Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
+Result<std::optional<std::vector<float>>> SqlHistoryStore::GetEmbedding(
     const EmbedderIdentity& identity, const std::string& key) {
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
   if (have && !(*have == identity)) return MismatchError(identity, *have);
@@ -344,7 +344,7 @@ Result<std::optional<std::vector<float>>> SqliteHistoryStore::GetEmbedding(
   return std::optional<std::vector<float>>(std::move(v));
 }
 
-Result<std::vector<StoredEmbedding>> SqliteHistoryStore::ListEmbeddings(
+Result<std::vector<StoredEmbedding>> SqlHistoryStore::ListEmbeddings(
     const EmbedderIdentity& identity) {
   std::vector<StoredEmbedding> out;
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
@@ -363,13 +363,13 @@ Result<std::vector<StoredEmbedding>> SqliteHistoryStore::ListEmbeddings(
   return out;
 }
 
-Result<int64_t> SqliteHistoryStore::CountEmbeddings() {
+Result<int64_t> SqlHistoryStore::CountEmbeddings() {
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_embeddings"));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt(0) : int64_t{0};
 }
 
-Status SqliteHistoryStore::ClearEmbeddings() {
+Status SqlHistoryStore::ClearEmbeddings() {
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
   SM_RETURN_IF_ERROR(db_->Exec("DELETE FROM history_embeddings; DELETE FROM history_embedder;"));
   return tx->Commit();

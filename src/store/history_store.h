@@ -4,9 +4,9 @@
 // how long they ran, and every duration prediction made for them with its explanation.
 // The advisor's estimator learns from finished jobs; the service and API read predictions back.
 //
-// SqliteHistoryStore is the embedded implementation (module "history" in a SqliteDb, see
-// sqlite_db.h). Other components may register their own tables in the same file through
-// db().Migrate("<module>", ...).
+// SqlHistoryStore is the implementation over a Db (module "history", see db.h): the same SQL on
+// SQLite (default) and PostgreSQL. Other components may register their own tables in the same
+// database through db().Migrate("<module>", ...).
 //
 // Thread-safety: like SqliteDb, one store object per thread. Several processes may share a file.
 
@@ -88,16 +88,18 @@ struct EmbedderIdentity {
   bool operator==(const EmbedderIdentity&) const = default;
 };
 
-class SqliteHistoryStore final : public HistoryStore {
+class SqlHistoryStore final : public HistoryStore {
  public:
-  // Opens (creating) the file and applies the "history" migrations.
-  static Result<std::unique_ptr<SqliteHistoryStore>> Open(const std::string& path,
-                                                          const SqliteOptions& options = {});
+  // Opens (creating an SQLite file) the store at `location` — a path or a store URL (db.h:
+  // sqlite:///path, postgresql://...) — and applies the "history" migrations. `options` apply to
+  // SQLite only.
+  static Result<std::unique_ptr<SqlHistoryStore>> Open(const std::string& location,
+                                                       const SqliteOptions& options = {});
   // Uses an already open database (not owned; it must outlive the store).
-  static Result<std::unique_ptr<SqliteHistoryStore>> Attach(SqliteDb& db);
+  static Result<std::unique_ptr<SqlHistoryStore>> Attach(Db& db);
 
-  // The connection, so other modules can add tables to the same file.
-  SqliteDb& db() { return *db_; }
+  // The connection, so other modules can add tables to the same database.
+  Db& db() { return *db_; }
 
   Status PutJob(const StoredJob& job) override;
   Status PutJobs(std::span<const StoredJob> jobs) override;
@@ -135,14 +137,16 @@ class SqliteHistoryStore final : public HistoryStore {
   static std::span<const Migration> EmbeddingMigrations();
 
  private:
-  SqliteHistoryStore(std::unique_ptr<SqliteDb> owned, SqliteDb& db)
-      : owned_(std::move(owned)), db_(&db) {}
+  SqlHistoryStore(std::unique_ptr<Db> owned, Db& db) : owned_(std::move(owned)), db_(&db) {}
   Status Init();
   Status PutOne(const StoredJob& job);
-  std::unique_ptr<SqliteDb> owned_;  // may be null (Attach)
-  SqliteDb* db_;
+  std::unique_ptr<Db> owned_;  // may be null (Attach)
+  Db* db_;
   std::optional<Statement> put_job_;  // cached prepared statement
 };
+
+// The name it had while SQLite was the only backend.
+using SqliteHistoryStore = SqlHistoryStore;
 
 // The default history database: $SCHEDMATE_HOME/history.db when SCHEDMATE_HOME is set and
 // non-empty, else ~/.local/share/schedmate/history.db.

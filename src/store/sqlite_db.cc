@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <memory>
 #include <system_error>
 #include <utility>
 
@@ -11,115 +12,69 @@ namespace schedmate::store {
 // ---------------------------------------------------------------------------------------------
 // Statement
 
-Statement::~Statement() {
-  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
-}
-
-Statement::Statement(Statement&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)),
-      stmt_(std::exchange(other.stmt_, nullptr)),
-      bind_rc_(std::exchange(other.bind_rc_, 0)) {}
-
-Statement& Statement::operator=(Statement&& other) noexcept {
-  if (this != &other) {
-    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
-    db_ = std::exchange(other.db_, nullptr);
-    stmt_ = std::exchange(other.stmt_, nullptr);
-    bind_rc_ = std::exchange(other.bind_rc_, 0);
-  }
-  return *this;
-}
-
 namespace {
-void Keep(int& first, int rc) {
-  if (first == SQLITE_OK && rc != SQLITE_OK) first = rc;
-}
-}  // namespace
 
-Statement& Statement::BindInt(int index, int64_t value) {
-  Keep(bind_rc_, sqlite3_bind_int64(stmt_, index, value));
-  return *this;
-}
-Statement& Statement::BindDouble(int index, double value) {
-  Keep(bind_rc_, sqlite3_bind_double(stmt_, index, value));
-  return *this;
-}
-Statement& Statement::BindText(int index, std::string_view value) {
-  Keep(bind_rc_, sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                     SQLITE_UTF8));
-  return *this;
-}
-Statement& Statement::BindBlob(int index, std::span<const uint8_t> value) {
-  Keep(bind_rc_, sqlite3_bind_blob64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT));
-  return *this;
-}
-Statement& Statement::BindNull(int index) {
-  Keep(bind_rc_, sqlite3_bind_null(stmt_, index));
-  return *this;
-}
-Statement& Statement::BindOptionalInt(int index, const std::optional<int64_t>& value) {
-  return value ? BindInt(index, *value) : BindNull(index);
-}
-Statement& Statement::BindOptionalDouble(int index, const std::optional<double>& value) {
-  return value ? BindDouble(index, *value) : BindNull(index);
-}
+class SqliteStatement final : public StatementImpl {
+ public:
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~SqliteStatement() override { sqlite3_finalize(stmt_); }
 
-Status Statement::BindError() const {
-  return Status::InvalidArgument(std::string("sqlite bind: ") + sqlite3_errstr(bind_rc_));
-}
-
-Result<bool> Statement::Step() {
-  if (stmt_ == nullptr) return Status::FailedPrecondition("sqlite: step on an empty statement");
-  if (bind_rc_ != SQLITE_OK) return BindError();
-  int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  std::string msg =
-      std::string("sqlite: ") + sqlite3_errmsg(db_) + " (in: " + sqlite3_sql(stmt_) + ")";
-  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Status::Unavailable(msg);
-  if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) return Status::DataLoss(msg);
-  if (rc == SQLITE_CONSTRAINT) return Status::AlreadyExists(msg);
-  return Status::Internal(msg);
-}
-
-Status Statement::Run() {
-  while (true) {
-    Result<bool> r = Step();
-    if (!r.ok()) {
-      Reset();
-      return r.status();
-    }
-    if (!*r) break;
+  void BindInt(int index, int64_t value) override { Keep(sqlite3_bind_int64(stmt_, index, value)); }
+  void BindDouble(int index, double value) override {
+    Keep(sqlite3_bind_double(stmt_, index, value));
   }
-  Reset();
-  return Status::Ok();
-}
+  void BindText(int index, std::string_view value) override {
+    Keep(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                             SQLITE_UTF8));
+  }
+  void BindBlob(int index, std::span<const uint8_t> value) override {
+    Keep(sqlite3_bind_blob64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT));
+  }
+  void BindNull(int index) override { Keep(sqlite3_bind_null(stmt_, index)); }
 
-void Statement::Reset() {
-  if (stmt_ == nullptr) return;
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-  bind_rc_ = SQLITE_OK;
-}
+  Result<bool> Step() override {
+    if (bind_rc_ != SQLITE_OK) {
+      return Status::InvalidArgument(std::string("sqlite bind: ") + sqlite3_errstr(bind_rc_));
+    }
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    std::string msg =
+        std::string("sqlite: ") + sqlite3_errmsg(db_) + " (in: " + sqlite3_sql(stmt_) + ")";
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return Status::Unavailable(msg);
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) return Status::DataLoss(msg);
+    if (rc == SQLITE_CONSTRAINT) return Status::AlreadyExists(msg);
+    return Status::Internal(msg);
+  }
+  void Reset() override {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    bind_rc_ = SQLITE_OK;
+  }
 
-int Statement::ColumnCount() const { return sqlite3_column_count(stmt_); }
-bool Statement::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
-std::string Statement::ColumnText(int col) const {
-  const unsigned char* p = sqlite3_column_text(stmt_, col);
-  if (p == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(p),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
-}
-std::optional<int64_t> Statement::ColumnOptionalInt(int col) const {
-  if (IsNull(col)) return std::nullopt;
-  return ColumnInt(col);
-}
-std::optional<double> Statement::ColumnOptionalDouble(int col) const {
-  if (IsNull(col)) return std::nullopt;
-  return ColumnDouble(col);
-}
+  int ColumnCount() const override { return sqlite3_column_count(stmt_); }
+  bool IsNull(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t ColumnInt(int col) const override { return sqlite3_column_int64(stmt_, col); }
+  double ColumnDouble(int col) const override { return sqlite3_column_double(stmt_, col); }
+  std::string ColumnText(int col) const override {
+    const void* p = sqlite3_column_type(stmt_, col) == SQLITE_BLOB
+                        ? sqlite3_column_blob(stmt_, col)
+                        : static_cast<const void*>(sqlite3_column_text(stmt_, col));
+    if (p == nullptr) return {};
+    return std::string(static_cast<const char*>(p),
+                       static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+
+ private:
+  void Keep(int rc) {
+    if (bind_rc_ == SQLITE_OK && rc != SQLITE_OK) bind_rc_ = rc;
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  int bind_rc_ = SQLITE_OK;  // first failing sqlite3_bind_* code, reported by Step()
+};
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // SqliteDb
@@ -207,7 +162,7 @@ Result<Statement> SqliteDb::Prepare(std::string_view sql) {
     return s;
   }
   if (stmt == nullptr) return Status::InvalidArgument("sqlite prepare: empty statement");
-  return Statement(db_, stmt);
+  return Statement(std::make_unique<SqliteStatement>(db_, stmt));
 }
 
 Status SqliteDb::Begin() { return Exec("BEGIN IMMEDIATE"); }
@@ -216,69 +171,5 @@ Status SqliteDb::Rollback() { return Exec("ROLLBACK"); }
 
 int64_t SqliteDb::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
 int64_t SqliteDb::ChangedRows() const { return sqlite3_changes64(db_); }
-
-Result<int> SqliteDb::SchemaVersion(std::string_view module) {
-  SM_ASSIGN_OR_RETURN(Statement st,
-                      Prepare("SELECT version FROM schema_versions WHERE module = ?1"));
-  st.BindText(1, module);
-  SM_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row ? static_cast<int>(st.ColumnInt(0)) : 0;
-}
-
-Status SqliteDb::Migrate(std::string_view module, std::span<const Migration> migrations) {
-  if (module.empty()) return Status::InvalidArgument("migration module name is empty");
-  for (size_t i = 0; i < migrations.size(); ++i) {
-    if (migrations[i].version != static_cast<int>(i) + 1) {
-      return Status::InvalidArgument("migrations of module '" + std::string(module) +
-                                     "' must be numbered 1,2,3...; entry " + std::to_string(i) +
-                                     " has version " + std::to_string(migrations[i].version));
-    }
-  }
-  SM_ASSIGN_OR_RETURN(int current, SchemaVersion(module));
-  int newest = static_cast<int>(migrations.size());
-  if (current > newest) {
-    return Status::FailedPrecondition(
-        path_ + ": module '" + std::string(module) + "' is at schema version " +
-        std::to_string(current) + ", newer than this build knows (" + std::to_string(newest) + ")");
-  }
-  for (int v = current + 1; v <= newest; ++v) {
-    SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*this));
-    // Re-read inside the write lock: another process may have migrated meanwhile.
-    SM_ASSIGN_OR_RETURN(int now, SchemaVersion(module));
-    if (now >= v) continue;  // tx rolls back (nothing written)
-    Status s = Exec(migrations[v - 1].sql);
-    if (!s.ok()) {
-      return s.WithContext("migrating '" + std::string(module) + "' to version " +
-                           std::to_string(v));
-    }
-    SM_ASSIGN_OR_RETURN(
-        Statement st, Prepare("INSERT INTO schema_versions(module, version, applied_at) "
-                              "VALUES(?1, ?2, datetime('now')) ON CONFLICT(module) DO UPDATE "
-                              "SET version = excluded.version, applied_at = excluded.applied_at"));
-    st.BindText(1, module).BindInt(2, v);
-    SM_RETURN_IF_ERROR(st.Run());
-    SM_RETURN_IF_ERROR(tx->Commit());
-  }
-  return Status::Ok();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Transaction
-
-Result<std::unique_ptr<Transaction>> Transaction::Start(SqliteDb& db) {
-  SM_RETURN_IF_ERROR(db.Begin());
-  return std::unique_ptr<Transaction>(new Transaction(db));
-}
-
-Transaction::~Transaction() {
-  if (!done_) (void)db_.Rollback();
-}
-
-Status Transaction::Commit() {
-  if (done_) return Status::FailedPrecondition("transaction already finished");
-  Status s = db_.Commit();
-  if (s.ok()) done_ = true;
-  return s;
-}
 
 }  // namespace schedmate::store

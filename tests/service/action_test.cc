@@ -5,6 +5,7 @@
 #include <set>
 
 #include "service/service_store.h"
+#include "store/sqlite_db.h"
 #include "testing/test_util.h"
 
 namespace schedmate::service {

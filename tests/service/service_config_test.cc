@@ -160,6 +160,20 @@ struct BadCase {
   const char* message;  // must appear in the error
 };
 
+TEST(ServiceConfig, StoreUrlChoosesTheBackendAndDefaultsToTheSqliteFile) {
+  auto none = ParseServiceConfig("service:\n  data_dir: /d\n", "t.yaml");
+  ASSERT_OK(none.status());
+  EXPECT_EQ(none->StoreUrl(), "/d/schedmate.db");
+  auto old = ParseServiceConfig("service:\n  database: /x/s.db\n", "t.yaml");
+  ASSERT_OK(old.status());
+  EXPECT_EQ(old->StoreUrl(), "/x/s.db");  // the old path option keeps working
+  auto pg =
+      ParseServiceConfig("store:\n  url: postgresql://sm@db/sm\n  instance_id: node-a\n", "t.yaml");
+  ASSERT_OK(pg.status());
+  EXPECT_EQ(pg->StoreUrl(), "postgresql://sm@db/sm");
+  EXPECT_EQ(pg->instance_id, "node-a");
+}
+
 TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
   const BadCase cases[] = {
       {"unknown key", "api:\n  prot: 80\n", "t.yaml:2: api.prot: unknown key"},
@@ -186,6 +200,8 @@ TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
        "scheduling.priority_max must exceed scheduling.priority_min"},
       {"bad llm engine", "llm:\n  engine: gpt\n",
        "t.yaml:2: llm.engine: expected builtin, llm or auto; got 'gpt'"},
+      {"bad store url", "store:\n  url: mysql://u:pw@h/db\n",
+       "t.yaml:2: store.url: store.url 'mysql://u:***@h/db': unknown scheme"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -1,15 +1,19 @@
-// SqliteHistoryStore's embeddings module: round trip, identity mismatch, atomic replace.
+// SqlHistoryStore's embeddings module: round trip, identity mismatch, atomic replace.
 #include <gtest/gtest.h>
 
 #include "store/history_store.h"
 #include "store/sqlite_db.h"
+#include "store/test_backend.h"
 #include "testing/test_util.h"
 
 namespace schedmate::store {
 namespace {
 
+using ::schedmate::store::testing::FreshStoreUrl;
+
 TEST(EmbeddingsStoreTest, RoundTripAndCount) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store.status());
   const EmbedderIdentity id{"hashing", 3};
   auto none = (*store)->StoredEmbedder();
@@ -36,7 +40,8 @@ TEST(EmbeddingsStoreTest, RoundTripAndCount) {
 }
 
 TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInKeyOrder) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store.status());
   const EmbedderIdentity id{"server:bge", 2};
   auto empty = (*store)->ListEmbeddings(id);
@@ -55,13 +60,13 @@ TEST(EmbeddingsStoreTest, ListReturnsEveryVectorInKeyOrder) {
 }
 
 TEST(EmbeddingsStoreTest, VersionOneStoreKeepsItsVectorsUnderTheRenamedKey) {
-  testing::TempDir dir;
-  const std::string path = dir.File("old.db");
+  SKIP_WITHOUT_STORE_BACKEND();
+  const std::string path = FreshStoreUrl();
   {
     // A store written before vectors were keyed by text: schema version 1 only.
-    auto db = SqliteDb::Open(path);
+    auto db = OpenDatabase(path);
     ASSERT_OK(db.status());
-    ASSERT_OK((*db)->Migrate("embeddings", SqliteHistoryStore::EmbeddingMigrations().first(1)));
+    ASSERT_OK((*db)->Migrate("embeddings", SqlHistoryStore::EmbeddingMigrations().first(1)));
     const float v[2] = {1, 0};
     ASSERT_OK(
         (*db)->Exec("INSERT INTO history_embedder(id, name, dimension) VALUES (1, 'hashing', 2)"));
@@ -72,7 +77,7 @@ TEST(EmbeddingsStoreTest, VersionOneStoreKeepsItsVectorsUnderTheRenamedKey) {
     st->BindBlob(1, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v), sizeof v));
     ASSERT_OK(st->Run());
   }
-  auto store = SqliteHistoryStore::Open(path);
+  auto store = SqlHistoryStore::Open(path);
   ASSERT_OK(store.status());
   auto got = (*store)->GetEmbedding({"hashing", 2}, "j1");
   ASSERT_OK(got.status());
@@ -81,7 +86,8 @@ TEST(EmbeddingsStoreTest, VersionOneStoreKeepsItsVectorsUnderTheRenamedKey) {
 }
 
 TEST(EmbeddingsStoreTest, IdentityMismatchIsDetected) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store.status());
   ASSERT_OK((*store)->PutEmbedding({"hashing", 2}, {"j1", {1, 0}}));
   Status put = (*store)->PutEmbedding({"server:bge", 2}, {"j2", {0, 1}});
@@ -96,7 +102,8 @@ TEST(EmbeddingsStoreTest, IdentityMismatchIsDetected) {
 }
 
 TEST(EmbeddingsStoreTest, FailedReplaceKeepsOldVectors) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store.status());
   const EmbedderIdentity old_id{"hashing", 2};
   ASSERT_OK((*store)->ReplaceEmbeddings(

@@ -9,12 +9,13 @@
 #include <filesystem>
 #include <vector>
 
+#include "store/test_backend.h"
 #include "testing/test_util.h"
 
 namespace schedmate::store {
 namespace {
 
-using testing::TempDir;
+using ::schedmate::store::testing::FreshStoreUrl;
 
 StoredJob MakeJob(const std::string& id, const std::string& user, int64_t submit_s,
                   std::optional<int64_t> run_s) {
@@ -41,7 +42,8 @@ StoredJob MakeJob(const std::string& id, const std::string& user, int64_t submit
 }
 
 TEST(HistoryStoreTest, RoundTripsJobs) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   StoredJob j = MakeJob("j1", "alice", 100, 3600);
   j.job.time_limit = Duration::Hours(2);
@@ -66,7 +68,8 @@ TEST(HistoryStoreTest, RoundTripsJobs) {
 }
 
 TEST(HistoryStoreTest, ListsFinishedJobsInFinishOrderWithFilters) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   std::vector<StoredJob> jobs = {MakeJob("a", "alice", 0, 500), MakeJob("b", "bob", 10, 100),
                                  MakeJob("c", "alice", 20, 50), MakeJob("d", "alice", 30, {})};
@@ -97,7 +100,8 @@ TEST(HistoryStoreTest, ListsFinishedJobsInFinishOrderWithFilters) {
 // Overflowed values (gpu_num 1e308 once became gpus_milli = INT64_MIN) are refused, and a batch
 // holding one stores nothing: PutJobs is all or nothing.
 TEST(HistoryStoreTest, NegativeValuesAreRefusedAndTheBatchIsNotStored) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   struct Case {
     const char* name;
@@ -125,7 +129,8 @@ TEST(HistoryStoreTest, NegativeValuesAreRefusedAndTheBatchIsNotStored) {
 }
 
 TEST(HistoryStoreTest, RecordFinishUpdatesAndRejectsUnknown) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   ASSERT_OK((*store)->PutJob(MakeJob("x", "u", 0, {})));
   ASSERT_OK((*store)->RecordFinish("x", SimTime::FromSeconds(90), Duration::Seconds(80),
@@ -139,7 +144,8 @@ TEST(HistoryStoreTest, RecordFinishUpdatesAndRejectsUnknown) {
 }
 
 TEST(HistoryStoreTest, PredictionsKeepExplanations) {
-  auto store = SqliteHistoryStore::Open(":memory:");
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   StoredPrediction p;
   p.job_id = "j9";
@@ -165,27 +171,27 @@ TEST(HistoryStoreTest, PredictionsKeepExplanations) {
 }
 
 TEST(HistoryStoreTest, OtherModulesShareTheFile) {
-  TempDir dir;
-  auto store = SqliteHistoryStore::Open(dir.File("h.db"));
+  SKIP_WITHOUT_STORE_BACKEND();
+  auto store = SqlHistoryStore::Open(FreshStoreUrl());
   ASSERT_OK(store);
   std::vector<Migration> svc = {
       {1, "CREATE TABLE service_actions(id INTEGER PRIMARY KEY, what TEXT)"}};
   ASSERT_OK((*store)->db().Migrate("service", svc));
   EXPECT_EQ(*(*store)->db().SchemaVersion("history"),
-            static_cast<int>(SqliteHistoryStore::Migrations().size()));
+            static_cast<int>(SqlHistoryStore::Migrations().size()));
   EXPECT_EQ(*(*store)->db().SchemaVersion("service"), 1);
 }
 
 TEST(HistoryStoreTest, CommittedHistorySurvivesKill9) {
-  TempDir dir;
-  std::string path = dir.File("h.db");
+  SKIP_WITHOUT_STORE_BACKEND();
+  std::string path = FreshStoreUrl();
   int pipefd[2];
   ASSERT_EQ(pipe(pipefd), 0);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     close(pipefd[0]);
-    auto store = SqliteHistoryStore::Open(path);
+    auto store = SqlHistoryStore::Open(path);
     if (!store.ok()) _exit(3);
     for (int i = 0; i < 50; ++i) {
       if (!(*store)->PutJob(MakeJob("j" + std::to_string(i), "u", i, 10)).ok()) _exit(4);
@@ -202,12 +208,13 @@ TEST(HistoryStoreTest, CommittedHistorySurvivesKill9) {
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  auto store = SqliteHistoryStore::Open(path);
+  auto store = SqlHistoryStore::Open(path);
   ASSERT_OK(store);
   EXPECT_EQ(*(*store)->CountJobs(), 50);
 }
 
 TEST(HistoryStoreTest, DefaultPathHonoursSchedmateHome) {
+  SKIP_WITHOUT_STORE_BACKEND();
   const char* old = std::getenv("SCHEDMATE_HOME");
   std::string saved = old ? old : "";
   setenv("SCHEDMATE_HOME", "/tmp/smhome", 1);
