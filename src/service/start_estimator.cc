@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "core/clock.h"
 #include "core/job.h"
 #include "policy/placer.h"
 #include "policy/policy_registry.h"
@@ -199,6 +200,44 @@ std::vector<StartEstimate> StartTimeEstimator::Estimate(
     out[i].start = o.first_start;
     for (int32_t n : o.first_nodes) out[i].nodes.push_back(s.names[static_cast<size_t>(n)]);
     out[i].note = StartNote(o.first_start, now, s.table.jobs[static_cast<size_t>(row[i])].submit);
+  }
+  return out;
+}
+
+StartEstimateRunner::StartEstimateRunner(StartEstimatorOptions options)
+    : estimator_(std::move(options)) {}
+
+StartEstimateRunner::~StartEstimateRunner() {
+  if (worker_.valid()) worker_.wait();
+}
+
+std::vector<StartEstimate> StartEstimateRunner::Run(StartEstimateInputs in) {
+  using SteadyClock = std::chrono::steady_clock;
+  auto estimate = [this](StartEstimateInputs inputs) {
+    Stopwatch watch;
+    Outcome o;
+    o.estimates =
+        estimator_.Estimate(inputs.now, inputs.nodes, inputs.running, std::move(inputs.pending));
+    o.seconds = watch.ElapsedSeconds();
+    return o;
+  };
+  background_ = worker_.valid() || in.pending.size() > kSyncStartEstimatePending ||
+                last_seconds_ > kSyncStartEstimateBudget;
+  if (!background_) {
+    Outcome o = estimate(std::move(in));
+    last_seconds_ = o.seconds;
+    return std::move(o.estimates);
+  }
+  std::vector<StartEstimate> out;
+  if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    Outcome o = worker_.get();
+    last_seconds_ = o.seconds;
+    not_before_ = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                           std::chrono::duration<double>(o.seconds));
+    out = std::move(o.estimates);
+  }
+  if (!worker_.valid() && SteadyClock::now() >= not_before_) {
+    worker_ = std::async(std::launch::async, estimate, std::move(in));
   }
   return out;
 }
