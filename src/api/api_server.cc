@@ -420,17 +420,31 @@ void ApiServer::RouteHealth() {
   });
 }
 
+std::shared_ptr<const std::string> ApiServer::JobListBody(
+    const std::shared_ptr<const service::ServiceView>& v, const std::string& state) {
+  std::lock_guard lock(jobs_cache_mu_);
+  if (jobs_cache_view_ != v) {
+    jobs_cache_.clear();
+    jobs_cache_view_ = v;
+  }
+  if (auto it = jobs_cache_.find(state); it != jobs_cache_.end()) return it->second;
+  if (jobs_cache_.size() >= 16) jobs_cache_.clear();  // arbitrary ?state= words: stay small
+  json jobs = json::array();
+  for (const auto& j : v->jobs) {
+    if (!state.empty() && ToLower(j.job.state) != state) continue;
+    jobs.push_back(ToJson(j, /*detail=*/false));
+  }
+  auto text = std::make_shared<const std::string>(
+      DumpJson(json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}}));
+  jobs_cache_[state] = text;
+  return text;
+}
+
 void ApiServer::RouteJobs() {
   auto& s = *server_;
   s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-    auto v = companion_.View();
     std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
-    json jobs = json::array();
-    for (const auto& j : v->jobs) {
-      if (!state.empty() && ToLower(j.job.state) != state) continue;
-      jobs.push_back(ToJson(j, /*detail=*/false));
-    }
-    SendJson(res, json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}});
+    res.set_content(*JobListBody(companion_.View(), state), "application/json");
   });
 
   s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {

@@ -51,6 +51,7 @@
 // views, and the read-side stores behind one mutex.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -105,8 +106,16 @@ class ApiServer {
   bool MayReadLogs(const httplib::Request& req, httplib::Response& res) const;
   // "Authorization: Bearer <token>" with the configured (non-empty) token.
   bool HasToken(const httplib::Request& req) const;
+  // The GET /v1/jobs body for view `v` and a state filter ("" = all), serialised once per
+  // published view: the list is the API's largest answer (12,000 jobs: ~5 MB), and a view never
+  // changes once published.
+  std::shared_ptr<const std::string> JobListBody(
+      const std::shared_ptr<const service::ServiceView>& v, const std::string& state);
   service::Companion& companion_;
   ApiReadStores stores_;
+  std::mutex jobs_cache_mu_;
+  std::shared_ptr<const service::ServiceView> jobs_cache_view_;           // the view cached below
+  std::map<std::string, std::shared_ptr<const std::string>> jobs_cache_;  // by state filter
   std::mutex stores_mu_;
   std::string token_;
   std::unique_ptr<BoundedHttpServer> server_;
