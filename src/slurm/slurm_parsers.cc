@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "slurm/json_jobs_scan.h"
 
 namespace schedmate::slurm {
 namespace {
@@ -370,14 +371,21 @@ class SqueueJobsSax final : public nlohmann::json_sax<json> {
 }  // namespace
 
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
-  SqueueJobsSax sax;
-  if (!json::sax_parse(text, &sax) || !sax.top_object) {
-    return Status::DataLoss("squeue --json: output is not JSON");
+  // The fast scanner first; whatever it is not sure of, nlohmann's SAX reads (json_jobs_scan.h).
+  std::vector<json> elements;
+  if (auto fast = internal::ScanJsonObjects(text, "jobs", IsSqueueJobField)) {
+    elements = std::move(*fast);
+  } else {
+    SqueueJobsSax sax;
+    if (!json::sax_parse(text, &sax) || !sax.top_object) {
+      return Status::DataLoss("squeue --json: output is not JSON");
+    }
+    if (!sax.jobs_array) return Status::DataLoss("squeue --json: no \"jobs\" array");
+    elements = std::move(sax.jobs);
   }
-  if (!sax.jobs_array) return Status::DataLoss("squeue --json: no \"jobs\" array");
   std::vector<SlurmJob> jobs;
   NodeListExpander expander;
-  for (const json& j : sax.jobs) {
+  for (const json& j : elements) {
     auto id = Int(j, "job_id");
     if (!id) continue;
     SlurmJob job;
