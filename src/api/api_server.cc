@@ -422,13 +422,15 @@ void ApiServer::RouteHealth() {
 
 std::shared_ptr<const std::string> ApiServer::JobListBody(
     const std::shared_ptr<const service::ServiceView>& v, const std::string& state) {
-  std::lock_guard lock(jobs_cache_mu_);
-  if (jobs_cache_view_ != v) {
-    jobs_cache_.clear();
-    jobs_cache_view_ = v;
+  {
+    std::lock_guard lock(jobs_cache_mu_);
+    auto it = jobs_cache_.find(state);
+    if (it != jobs_cache_.end() && it->second.view == v) return it->second.body;
+    // Another request is serialising a newer view's list: the last one serves meanwhile, so
+    // requests never queue behind a serialisation (and never hold every worker).
+    if (it != jobs_cache_.end() && jobs_building_.count(state) > 0) return it->second.body;
+    jobs_building_.insert(state);
   }
-  if (auto it = jobs_cache_.find(state); it != jobs_cache_.end()) return it->second;
-  if (jobs_cache_.size() >= 16) jobs_cache_.clear();  // arbitrary ?state= words: stay small
   json jobs = json::array();
   for (const auto& j : v->jobs) {
     if (!state.empty() && ToLower(j.job.state) != state) continue;
@@ -436,7 +438,13 @@ std::shared_ptr<const std::string> ApiServer::JobListBody(
   }
   auto text = std::make_shared<const std::string>(
       DumpJson(json{{"updated_at", v->updated_at.seconds()}, {"jobs", std::move(jobs)}}));
-  jobs_cache_[state] = text;
+  std::lock_guard lock(jobs_cache_mu_);
+  jobs_building_.erase(state);
+  auto it = jobs_cache_.find(state);
+  if (it == jobs_cache_.end() && jobs_cache_.size() >= 16) return text;  // arbitrary ?state=
+  if (it == jobs_cache_.end() || it->second.view->ticks <= v->ticks) {
+    jobs_cache_[state] = CachedJobList{v, text};
+  }
   return text;
 }
 
@@ -444,7 +452,12 @@ void ApiServer::RouteJobs() {
   auto& s = *server_;
   s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
     std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
-    res.set_content(*JobListBody(companion_.View(), state), "application/json");
+    // Streamed from the shared body: a 12,000-job list is not copied per request.
+    std::shared_ptr<const std::string> body = JobListBody(companion_.View(), state);
+    res.set_content_provider(body->size(), "application/json",
+                             [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                               return sink.write(body->data() + offset, length);
+                             });
   });
 
   s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {

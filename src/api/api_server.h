@@ -54,6 +54,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -108,14 +109,19 @@ class ApiServer {
   bool HasToken(const httplib::Request& req) const;
   // The GET /v1/jobs body for view `v` and a state filter ("" = all), serialised once per
   // published view: the list is the API's largest answer (12,000 jobs: ~5 MB), and a view never
-  // changes once published.
+  // changes once published. While one request serialises a new view's list, concurrent ones
+  // get the previous view's (one pass older) rather than wait.
   std::shared_ptr<const std::string> JobListBody(
       const std::shared_ptr<const service::ServiceView>& v, const std::string& state);
   service::Companion& companion_;
   ApiReadStores stores_;
+  struct CachedJobList {
+    std::shared_ptr<const service::ServiceView> view;
+    std::shared_ptr<const std::string> body;
+  };
   std::mutex jobs_cache_mu_;
-  std::shared_ptr<const service::ServiceView> jobs_cache_view_;           // the view cached below
-  std::map<std::string, std::shared_ptr<const std::string>> jobs_cache_;  // by state filter
+  std::map<std::string, CachedJobList> jobs_cache_;  // by state filter (at most 16)
+  std::set<std::string> jobs_building_;              // state filters being serialised
   std::mutex stores_mu_;
   std::string token_;
   std::unique_ptr<BoundedHttpServer> server_;
