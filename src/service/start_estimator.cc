@@ -1,6 +1,8 @@
 #include "service/start_estimator.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -20,6 +22,7 @@ using policy::JobIndex;
 using policy::kNoJob;
 
 // A node that holds fewer GPUs than the partition's largest keeps the rest taken this long.
+constexpr int kWorkerNice = 10;  // the background fast-forward's thread
 constexpr Duration kFillerRun = Duration::Hours(24 * 365 * 10);
 
 bool IsHeld(const std::string& reason) {
@@ -237,7 +240,14 @@ std::vector<StartEstimate> StartEstimateRunner::Run(StartEstimateInputs in) {
     out = std::move(o.estimates);
   }
   if (!worker_.valid() && SteadyClock::now() >= not_before_) {
-    worker_ = std::async(std::launch::async, estimate, std::move(in));
+    worker_ = std::async(
+        std::launch::async,
+        [estimate](StartEstimateInputs inputs) {
+          // Background work: the pass and the API's workers come first (Linux: per thread).
+          (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kWorkerNice);
+          return estimate(std::move(inputs));
+        },
+        std::move(in));
   }
   return out;
 }

@@ -97,8 +97,8 @@ class StartTimeEstimator {
 // for it: Run() starts one when none is running (from this pass's snapshot) and returns the
 // estimates of the last one that finished, once (empty while none finished since the last call).
 // A finished background run is followed by a pause as long as it took, so the worker uses at
-// most half a core. Estimates from the background are as of their snapshot; the caller applies
-// them only to jobs still pending. Run() on one thread; the destructor waits for a run in
+// most half a core, at nice 10. Estimates from the background are as of their snapshot; the caller
+// applies them only to jobs still pending. Run() on one thread; the destructor waits for a run in
 // progress.
 inline constexpr size_t kSyncStartEstimatePending = 2000;
 inline constexpr double kSyncStartEstimateBudget = 0.25;  // seconds
