@@ -11,6 +11,7 @@
 
 #include "api_fixture.h"
 #include "core/file_util.h"
+#include "core/json_dump.h"
 #include "service/fake_cluster.h"
 #include "testing/test_util.h"
 
@@ -150,6 +151,13 @@ TEST_F(ApiServerTest, JobListFollowsEveryPass) {
   EXPECT_EQ(GetJson("/v1/jobs?state=running")["jobs"].size(), 1u);
   EXPECT_EQ(GetJson("/v1/jobs?state=pending")["jobs"][0]["id"], "5");
   EXPECT_EQ(GetJson("/v1/jobs?state=nonsense")["jobs"].size(), 0u);
+  // Written job by job, the body is exactly the document's compact dump (keys sorted).
+  for (const char* path : {"/v1/jobs", "/v1/jobs?state=nonsense"}) {
+    auto res = client_->Get(path);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->body, DumpJson(json::parse(res->body))) << path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  }
 }
 
 TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {
