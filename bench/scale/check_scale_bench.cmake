@@ -33,12 +33,14 @@ foreach(pair "pending;300" "running;60" "passes;3" "pass_errors;0" "api_errors;0
     message(FATAL_ERROR "scale_bench report: ${f} = ${got}, expected ${want}\n${out}")
   endif()
 endforeach()
+# One tailed log per running job: none kept for the runs that ended (5 per pass).
 string(JSON tracked GET "${out}" tracked_logs)
+string(JSON finished GET "${out}" runs_finished)
 string(JSON requests GET "${out}" api_requests)
 string(JSON written GET "${out}" log_bytes_written)
-if(tracked LESS 50 OR requests LESS 100 OR written LESS 1000)
-  message(FATAL_ERROR "scale_bench did too little: ${tracked} logs, ${requests} requests, "
-                      "${written} log bytes\n${out}")
+if(NOT tracked EQUAL 60 OR NOT finished EQUAL 15 OR requests LESS 100 OR written LESS 1000)
+  message(FATAL_ERROR "scale_bench: ${tracked} logs tailed (want 60), ${finished} runs ended "
+                      "(want 15), ${requests} requests, ${written} log bytes\n${out}")
 endif()
 foreach(route "/v1/jobs" "/v1/jobs/{id}" "/metrics" "/healthz")
   string(JSON n ERROR_VARIABLE e GET "${out}" api_routes "${route}" requests)

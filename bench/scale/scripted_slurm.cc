@@ -167,14 +167,19 @@ void ScriptedSlurm::Advance(int64_t now) {
     Render(j);
     ended_.push_back(j);
   }
-  // The oldest pending single-node jobs start in the freed slots; new jobs arrive.
+  // As many of the oldest pending single-node jobs start in the freed slots (the running count
+  // stays as asked; the spare nodes stay idle); new jobs arrive.
+  int to_start = static_cast<int>(running.size()) < options_.running
+                     ? options_.running - static_cast<int>(running.size())
+                     : 0;
   for (auto& [id, j] : jobs_) {
-    if (free_slots_.empty()) break;
+    if (free_slots_.empty() || to_start == 0) break;
     if (j.state != "PENDING" || j.nodes != 1 || j.gpus_per_node > 8 / kSlotsPerNode) continue;
     int slot = free_slots_.back();
     free_slots_.pop_back();
     StartJob(j, slot, now);
     Render(j);
+    --to_start;
   }
   for (int k = 0; k < options_.churn; ++k) {
     Job j = NewPending(now);
