@@ -51,8 +51,10 @@
 // views, and the read-side stores behind one mutex.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -113,8 +115,21 @@ class ApiServer {
   bool MayReadLogs(const httplib::Request& req, httplib::Response& res) const;
   // "Authorization: Bearer <token>" with the configured (non-empty) token.
   bool HasToken(const httplib::Request& req) const;
+  // The GET /v1/jobs body for view `v` and a state filter ("" = all), serialised once per
+  // published view: the list is the API's largest answer (12,000 jobs: ~5 MB), and a view never
+  // changes once published. While one request serialises a new view's list, concurrent ones
+  // get the previous view's (one pass older) rather than wait.
+  std::shared_ptr<const std::string> JobListBody(
+      const std::shared_ptr<const service::ServiceView>& v, const std::string& state);
   service::Companion& companion_;
   ApiReadStores stores_;
+  struct CachedJobList {
+    std::shared_ptr<const service::ServiceView> view;
+    std::shared_ptr<const std::string> body;
+  };
+  std::mutex jobs_cache_mu_;
+  std::map<std::string, CachedJobList> jobs_cache_;  // by state filter (at most 16)
+  std::set<std::string> jobs_building_;              // state filters being serialised
   std::mutex stores_mu_;
   std::string token_;
   std::unique_ptr<BoundedHttpServer> server_;

@@ -330,7 +330,7 @@ class Companion {
 
   CompanionDeps deps_;
   ServiceConfig config_;
-  StartTimeEstimator start_estimator_;
+  StartEstimateRunner start_estimator_;  // in the pass, or on its worker at scale
 
   std::mutex engine_mu_;   // tracker, diagnoser, stores, backend actions, tracked_ (held by Tick)
   std::mutex advisor_mu_;  // the advisor alone (taken after engine_mu_ when both are held)

@@ -1,11 +1,14 @@
 #include "service/start_estimator.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
 #include <memory>
 
+#include "core/clock.h"
 #include "core/job.h"
 #include "policy/placer.h"
 #include "policy/policy_registry.h"
@@ -19,6 +22,7 @@ using policy::JobIndex;
 using policy::kNoJob;
 
 // A node that holds fewer GPUs than the partition's largest keeps the rest taken this long.
+constexpr int kWorkerNice = 10;  // the background fast-forward's thread
 constexpr Duration kFillerRun = Duration::Hours(24 * 365 * 10);
 
 bool IsHeld(const std::string& reason) {
@@ -199,6 +203,51 @@ std::vector<StartEstimate> StartTimeEstimator::Estimate(
     out[i].start = o.first_start;
     for (int32_t n : o.first_nodes) out[i].nodes.push_back(s.names[static_cast<size_t>(n)]);
     out[i].note = StartNote(o.first_start, now, s.table.jobs[static_cast<size_t>(row[i])].submit);
+  }
+  return out;
+}
+
+StartEstimateRunner::StartEstimateRunner(StartEstimatorOptions options)
+    : estimator_(std::move(options)) {}
+
+StartEstimateRunner::~StartEstimateRunner() {
+  if (worker_.valid()) worker_.wait();
+}
+
+std::vector<StartEstimate> StartEstimateRunner::Run(StartEstimateInputs in) {
+  using SteadyClock = std::chrono::steady_clock;
+  auto estimate = [this](StartEstimateInputs inputs) {
+    Stopwatch watch;
+    Outcome o;
+    o.estimates =
+        estimator_.Estimate(inputs.now, inputs.nodes, inputs.running, std::move(inputs.pending));
+    o.seconds = watch.ElapsedSeconds();
+    return o;
+  };
+  background_ = worker_.valid() || in.pending.size() > kSyncStartEstimatePending ||
+                last_seconds_ > kSyncStartEstimateBudget;
+  if (!background_) {
+    Outcome o = estimate(std::move(in));
+    last_seconds_ = o.seconds;
+    return std::move(o.estimates);
+  }
+  std::vector<StartEstimate> out;
+  if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    Outcome o = worker_.get();
+    last_seconds_ = o.seconds;
+    not_before_ = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                           std::chrono::duration<double>(o.seconds));
+    out = std::move(o.estimates);
+  }
+  if (!worker_.valid() && SteadyClock::now() >= not_before_) {
+    worker_ = std::async(
+        std::launch::async,
+        [estimate](StartEstimateInputs inputs) {
+          // Background work: the pass and the API's workers come first (Linux: per thread).
+          (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kWorkerNice);
+          return estimate(std::move(inputs));
+        },
+        std::move(in));
   }
   return out;
 }

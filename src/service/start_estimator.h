@@ -22,6 +22,8 @@
 // exist, get no time ("never fits"), as does a job the fast-forward does not start within
 // kEstimateHorizon. Deterministic.
 
+#include <chrono>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +88,51 @@ class StartTimeEstimator {
 
  private:
   StartEstimatorOptions options_;
+};
+
+// Where the companion's pass gets its start estimates. A fast-forward that is cheap (at most
+// kSyncStartEstimatePending pending jobs, and the last one took at most kSyncStartEstimateBudget)
+// runs in the pass, as it always did: Run() returns its estimates. A large one (10,000 pending
+// jobs take seconds) runs on a worker thread instead, so the poll pass and the API never wait
+// for it: Run() starts one when none is running (from this pass's snapshot) and returns the
+// estimates of the last one that finished, once (empty while none finished since the last call).
+// A finished background run is followed by a pause as long as it took, so the worker uses at
+// most half a core, at nice 10. Estimates from the background are as of their snapshot; the caller
+// applies them only to jobs still pending. Run() on one thread; the destructor waits for a run in
+// progress.
+inline constexpr size_t kSyncStartEstimatePending = 2000;
+inline constexpr double kSyncStartEstimateBudget = 0.25;  // seconds
+
+struct StartEstimateInputs {
+  SimTime now;
+  std::vector<NodeCapacity> nodes;
+  std::vector<RunningJobLoad> running;
+  std::vector<PendingJobRequest> pending;
+};
+
+class StartEstimateRunner {
+ public:
+  explicit StartEstimateRunner(StartEstimatorOptions options = {});
+  ~StartEstimateRunner();
+  StartEstimateRunner(const StartEstimateRunner&) = delete;
+  StartEstimateRunner& operator=(const StartEstimateRunner&) = delete;
+
+  std::vector<StartEstimate> Run(StartEstimateInputs in);
+  // Whether the last Run() handed the fast-forward to the worker.
+  bool background() const { return background_; }
+  // Wall time of the last finished fast-forward, seconds.
+  double last_seconds() const { return last_seconds_; }
+
+ private:
+  struct Outcome {
+    std::vector<StartEstimate> estimates;
+    double seconds = 0;
+  };
+  StartTimeEstimator estimator_;
+  double last_seconds_ = 0;
+  bool background_ = false;
+  std::future<Outcome> worker_;
+  std::chrono::steady_clock::time_point not_before_;
 };
 
 }  // namespace schedmate::service

@@ -11,6 +11,7 @@
 
 #include "api_fixture.h"
 #include "core/file_util.h"
+#include "core/json_dump.h"
 #include "service/fake_cluster.h"
 #include "testing/test_util.h"
 
@@ -121,6 +122,42 @@ TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {
   // Nothing anomalous in this scene; every kind is exported, at 0.
   EXPECT_TRUE(GetJson("/v1/anomalies").empty());
   EXPECT_NE(metrics->body.find("schedmate_anomalies{kind=\"stalled\"} 0"), std::string::npos);
+}
+
+// The job list is serialised once per published view and state filter: a pass that changes the
+// queue changes the answer, and filters do not answer for each other.
+TEST_F(ApiServerTest, JobListFollowsEveryPass) {
+  auto& p = cluster_.Job("4");
+  p.id = "4";
+  p.reason = "Resources";
+  cluster_.Render();
+  Start();
+  EXPECT_EQ(GetJson("/v1/jobs")["jobs"].size(), 1u);
+  EXPECT_EQ(GetJson("/v1/jobs?state=running")["jobs"].size(), 0u);
+  EXPECT_EQ(GetJson("/v1/jobs?state=pending")["jobs"].size(), 1u);
+  auto& q = cluster_.Job("5");
+  q.id = "5";
+  q.reason = "Priority";
+  p.state = "RUNNING";
+  p.node = "gpu1";
+  p.start = clock_.Now().seconds();
+  cluster_.Render();
+  ASSERT_OK(companion_->Tick());
+  json jobs = GetJson("/v1/jobs");
+  ASSERT_EQ(jobs["jobs"].size(), 2u);
+  EXPECT_EQ(jobs["jobs"][0]["id"], "4");
+  EXPECT_EQ(jobs["jobs"][0]["state"], "RUNNING");
+  EXPECT_EQ(jobs["jobs"][1]["id"], "5");
+  EXPECT_EQ(GetJson("/v1/jobs?state=running")["jobs"].size(), 1u);
+  EXPECT_EQ(GetJson("/v1/jobs?state=pending")["jobs"][0]["id"], "5");
+  EXPECT_EQ(GetJson("/v1/jobs?state=nonsense")["jobs"].size(), 0u);
+  // Written job by job, the body is exactly the document's compact dump (keys sorted).
+  for (const char* path : {"/v1/jobs", "/v1/jobs?state=nonsense"}) {
+    auto res = client_->Get(path);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->body, DumpJson(json::parse(res->body))) << path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  }
 }
 
 TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {

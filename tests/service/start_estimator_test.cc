@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 namespace schedmate::service {
 namespace {
 
@@ -144,6 +147,59 @@ TEST(StartTimeEstimator, NodesOfDifferentSizesAndBestFit) {
   EXPECT_EQ(out[1].nodes, std::vector<std::string>{"gpu1"});
   EXPECT_EQ(out[2].start, kNow + Duration::Minutes(10));
   EXPECT_EQ(out[2].nodes, std::vector<std::string>{"gpu1"});
+}
+
+}  // namespace
+}  // namespace schedmate::service
+
+namespace schedmate::service {
+namespace {
+
+StartEstimateInputs Queue(size_t pending) {
+  StartEstimateInputs in;
+  in.now = kNow;
+  for (int n = 1; n <= 4; ++n) in.nodes.push_back({"gpu" + std::to_string(n), 8, true});
+  for (size_t i = 0; i < pending; ++i) {
+    in.pending.push_back(Pending("p" + std::to_string(i), 1 + static_cast<int>(i % 8),
+                                 10 + static_cast<int>(i % 50), static_cast<int64_t>(i % 97)));
+  }
+  return in;
+}
+
+TEST(StartEstimateRunner, SmallQueueIsEstimatedInThePass) {
+  StartEstimateRunner runner;
+  StartEstimateInputs in = Queue(3);
+  auto want = StartTimeEstimator().Estimate(in.now, in.nodes, in.running, in.pending);
+  auto got = runner.Run(in);
+  EXPECT_FALSE(runner.background());
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].job_id, want[i].job_id);
+    EXPECT_EQ(got[i].start, want[i].start);
+  }
+}
+
+// Past kSyncStartEstimatePending jobs the fast-forward runs on the worker: the pass gets nothing
+// at first, then, once, exactly what the estimator computes for the snapshot it was given.
+TEST(StartEstimateRunner, LargeQueueIsEstimatedInTheBackgroundOnce) {
+  StartEstimateRunner runner;
+  StartEstimateInputs in = Queue(kSyncStartEstimatePending + 1);
+  auto want = StartTimeEstimator().Estimate(in.now, in.nodes, in.running, in.pending);
+  EXPECT_TRUE(runner.Run(in).empty());
+  EXPECT_TRUE(runner.background());
+  std::vector<StartEstimate> got;
+  for (int i = 0; i < 6000 && got.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    got = runner.Run(in);
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].job_id, want[i].job_id);
+    EXPECT_EQ(got[i].start, want[i].start);
+    EXPECT_EQ(got[i].note, want[i].note);
+  }
+  EXPECT_GT(runner.last_seconds(), 0.0);
+  EXPECT_TRUE(runner.Run(in).empty());  // handed out once; the next run has not finished
 }
 
 }  // namespace

@@ -70,6 +70,36 @@ TEST(SqueueJson, RejectsGarbage) {
   EXPECT_TRUE(empty->empty());
 }
 
+// The SAX reader keeps only the fields it reads, with a DOM's rules: a repeated key keeps its
+// last value, a nested value where a scalar is expected reads as absent, elements that are not
+// objects are skipped, and "jobs" must be an array of the top-level object.
+TEST(SqueueJson, ReadsOnlyTopLevelJobsWithDomRules) {
+  auto jobs = ParseSqueueJson(R"({"meta":{"jobs":[{"job_id":99}]},
+    "jobs":[[1,2], "x", {"job_id":5, "name":"a", "name":"b", "job_resources":{"nodes":"gpu9",
+     "job_id":77}, "nodes":"gpu[1-2]", "time_limit":{"set":true,"number":60},
+     "priority":7.0, "standard_output":null, "flags":["X"], "partition":"gpu"}],
+    "errors":[]})");
+  ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 1u);
+  const SlurmJob& j = (*jobs)[0];
+  EXPECT_EQ(j.id, "5");
+  EXPECT_EQ(j.name, "b");
+  EXPECT_EQ(j.node_names, (std::vector<std::string>{"gpu1", "gpu2"}));
+  EXPECT_FALSE(j.time_limit_min.has_value());
+  EXPECT_EQ(j.priority, 7);
+  EXPECT_EQ(j.std_out, "");
+  EXPECT_EQ(j.partition, "gpu");
+  EXPECT_EQ(ParseSqueueJson(R"({"jobs":{"job_id":1}})").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSqueueJson(R"({"jobs":7})").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSqueueJson(R"([{"jobs":[]}])").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSqueueJson(R"({"jobs":[{"job_id":1}]} trailing)").status().code(),
+            StatusCode::kDataLoss);
+  auto last = ParseSqueueJson(R"({"jobs":7, "jobs":[{"job_id":3}]})");
+  ASSERT_OK(last);
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ((*last)[0].id, "3");
+}
+
 TEST(SinfoJson, ParsesNodesAndDrain) {
   auto nodes = ParseSinfoJson(Fixture("sinfo_two_nodes.json"));
   ASSERT_OK(nodes);
