@@ -1276,6 +1276,20 @@ void Companion::RefreshQos(SimTime now) {
   if (q.ok()) qos_ = std::move(*q);  // without slurmdbd: none, and why names no value
 }
 
+// The probe's GPU readings, kept for `schedmate report` (used GPU-hours, idle waste).
+void Companion::RecordUsage(const JobUsage& u, const std::string& job_id) {
+  UsageSample sample{.job_id = job_id, .at = u.at};
+  double sum = 0;
+  for (const GpuSample& g : u.gpus) {
+    if (!g.utilization_pct) continue;
+    sum += std::clamp(*g.utilization_pct, 0.0, 100.0) / 100.0;
+    ++sample.gpus;
+  }
+  if (sample.gpus == 0) return;  // nothing measured
+  sample.gpu_util = sum / sample.gpus;
+  StoreOk(deps_.store.AddUsage(sample), "recording GPU usage");
+}
+
 void Companion::ProbeUsage(SimTime now) {
   std::vector<std::pair<SimTime, Tracked*>> due;
   for (auto& [id, t] : tracked_) {
@@ -1300,6 +1314,7 @@ void Companion::ProbeUsage(SimTime now) {
     auto u = deps_.usage->Probe(t->job, now);
     if (u.ok()) {
       t->usage = std::move(*u);
+      RecordUsage(*t->usage, t->job.id);
     } else {
       t->usage = JobUsage{.at = now, .gpu_error = u.status().message()};
     }

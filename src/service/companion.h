@@ -77,10 +77,10 @@ struct JobView {
   std::optional<LogMetrics> metrics;
   std::optional<StartEstimate> start_estimate;
   std::optional<RemainingTime> remaining;  // running jobs: how much longer (remaining_time.h)
-  std::optional<JobUsage> usage;  // latest probe of a running job (service/gpu_probe.h)
-  std::string log_path;           // the validated StdOut ("" until known)
-  std::string log_problem;        // why the log is not tracked, when it is not
-  JobLogScope log_scope;          // whose log it is and where it may lie (what Slurm reports)
+  std::optional<JobUsage> usage;           // latest probe of a running job (service/gpu_probe.h)
+  std::string log_path;                    // the validated StdOut ("" until known)
+  std::string log_problem;                 // why the log is not tracked, when it is not
+  JobLogScope log_scope;  // whose log it is and where it may lie (what Slurm reports)
 };
 
 struct PredictionErrorStats {
@@ -309,6 +309,7 @@ class Companion {
   void EstimateStarts(SimTime now);
   // Probes running jobs through deps_.usage: each at most every usage.interval, at most
   // usage.max_jobs_per_pass per pass, the longest unprobed first (ties by id).
+  void RecordUsage(const JobUsage& u, const std::string& job_id);
   void ProbeUsage(SimTime now);
   // sacctmgr's QOS limits, asked at most once a minute and only while a pending job waits on a
   // QOS limit (why names the limit's value).

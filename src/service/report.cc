@@ -383,6 +383,9 @@ Result<ReportInput> LoadReportInput(store::HistoryStore& history, ServiceStore& 
     }
     SM_ASSIGN_OR_RETURN(auto samples, service.MetricSeries(sj.job.id, kSampleCap));
     if (!samples.empty()) in.samples[sj.job.id] = std::move(samples);
+    SM_ASSIGN_OR_RETURN(std::optional<double> util,
+                        service.MeanGpuUtilisation(sj.job.id, since, until));
+    if (util) in.gpu_utilisation[sj.job.id] = *util;
     in.jobs.push_back(std::move(sj));
   }
   constexpr int64_t kRecordCap = 10'000'000;
@@ -392,8 +395,11 @@ Result<ReportInput> LoadReportInput(store::HistoryStore& history, ServiceStore& 
   SM_ASSIGN_OR_RETURN(auto actions, service.RecentActions(kRecordCap));
   for (auto& a : actions)
     if (InPeriod(a.at, since, until)) in.actions.push_back(std::move(a));
-  in.notes.push_back(
-      "GPU utilisation: this store records none, so used GPU-hours and idle GPUs are unknown");
+  if (in.gpu_utilisation.empty()) {
+    in.notes.push_back(
+        "GPU utilisation: no job in the period was probed (usage.gpu_source), so used GPU-hours "
+        "are unknown");
+  }
   return in;
 }
 

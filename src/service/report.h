@@ -57,8 +57,9 @@ struct ReportInput {
 };
 
 // Reads everything relevant to [since, until) from the stores: jobs submitted before `until`,
-// their predictions and tracker samples, failures and actions recorded in the period. The stores
-// record no GPU utilisation yet, so `gpu_utilisation` stays empty (and a note says so).
+// their predictions and tracker samples, failures and actions recorded in the period, and each
+// job's mean GPU utilisation over the usage probes recorded in the period (none: unknown, and a
+// note says so when no job has any).
 Result<ReportInput> LoadReportInput(store::HistoryStore& history, ServiceStore& service,
                                     SimTime since, SimTime until);
 

@@ -59,6 +59,11 @@ ALTER TABLE service_runs ADD COLUMN done INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE service_actions ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX service_actions_outcome ON service_actions(outcome, id);
 )sql"},
+    // What running jobs used (gpu_probe.h): one row per probe with GPU readings, for the report.
+    {6, R"sql(
+CREATE TABLE service_usage(job_id TEXT NOT NULL, at_us INTEGER NOT NULL, gpus INTEGER NOT NULL,
+  gpu_util REAL NOT NULL, PRIMARY KEY(job_id, at_us));
+)sql"},
 };
 
 std::string JoinNodes(const std::vector<std::string>& nodes) {
@@ -486,6 +491,24 @@ Result<std::vector<MetricSample>> ServiceStore::MetricSeries(const std::string& 
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+Status ServiceStore::AddUsage(const UsageSample& u) {
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare(store::UpsertSql("service_usage", "job_id, at_us, gpus, gpu_util",
+                                                   "job_id, at_us")));
+  st.BindText(1, u.job_id).BindInt(2, u.at.micros()).BindInt(3, u.gpus).BindDouble(4, u.gpu_util);
+  return st.Run();
+}
+
+Result<std::optional<double>> ServiceStore::MeanGpuUtilisation(const std::string& job_id,
+                                                               SimTime since, SimTime until) {
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT AVG(gpu_util), COUNT(*) FROM service_usage"
+                                           " WHERE job_id = ? AND at_us >= ? AND at_us < ?"));
+  st.BindText(1, job_id).BindInt(2, since.micros()).BindInt(3, until.micros());
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row || st.ColumnInt(1) == 0) return std::optional<double>();
+  return st.ColumnOptionalDouble(0);
 }
 
 Status ServiceStore::PutStartEstimate(const StartEstimateRecord& r) {

@@ -72,6 +72,15 @@ struct LeaseFence {
   int64_t epoch = 0;
 };
 
+// One probe of a running job's GPUs (gpu_probe.h): the mean utilisation (0..1) over the GPUs
+// that reported one, and how many did.
+struct UsageSample {
+  std::string job_id;
+  SimTime at;
+  int32_t gpus = 0;
+  double gpu_util = 0;
+};
+
 struct MetricSample {
   std::string job_id;
   SimTime at;
@@ -162,6 +171,12 @@ class ServiceStore {
   Status AddMetrics(const std::vector<MetricSample>& samples);  // one transaction
   // Oldest first, the latest `limit` samples.
   Result<std::vector<MetricSample>> MetricSeries(const std::string& job_id, int64_t limit);
+
+  Status AddUsage(const UsageSample& u);  // upsert by (job, time)
+  // The mean of the job's usage samples in [since, until) (probes are evenly spaced, so this is
+  // the time average); nullopt when none.
+  Result<std::optional<double>> MeanGpuUtilisation(const std::string& job_id, SimTime since,
+                                                   SimTime until);
 
   Status PutStartEstimate(const StartEstimateRecord& r);  // upsert (keeps the first_* fields)
   Status SetActualStart(const std::string& job_id, SimTime start);

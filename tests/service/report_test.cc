@@ -258,6 +258,21 @@ TEST_F(ReportTest, TrackedUtilisationGivesUsedAndIdle) {
   EXPECT_DOUBLE_EQ((*Row(r["waste"], "category", "idle_gpus"))["gpu_hours"].get<double>(), 6);
 }
 
+TEST_F(ReportTest, RecordedUsageProbesGiveTheUtilisation) {
+  // 101 ran T0+1 h..T0+3 h; two probes (10% and 40%) in the period, one outside it.
+  ASSERT_OK(service_->AddUsage({"101", At(1.5), 4, 0.10}));
+  ASSERT_OK(service_->AddUsage({"101", At(2.5), 4, 0.40}));
+  ASSERT_OK(service_->AddUsage({"101", At(60), 4, 1.0}));
+  const json r = Run(kT0, At(48));
+  EXPECT_DOUBLE_EQ(r["gpu_hours"]["tracked"].get<double>(), 8);
+  EXPECT_NEAR(r["gpu_hours"]["used"].get<double>(), 8 * 0.25, 1e-9);
+  EXPECT_NEAR((*Row(r["waste"], "category", "idle_gpus"))["gpu_hours"].get<double>(), 6, 1e-9);
+  // Without probes in the period the job is unknown again.
+  auto none = service_->MeanGpuUtilisation("101", At(3), At(48));
+  ASSERT_OK(none);
+  EXPECT_FALSE(none->has_value());
+}
+
 TEST_F(ReportTest, PeriodClipsRuns) {
   // [T0 + 2 h, T0 + 6 h): 101 ended at 3 h (1 h inside), 102 runs 2..7 h (4 h inside), 103 ended
   // at 2 h (nothing inside, but its end is the period's start: counted with 0 GPU-h).
