@@ -16,6 +16,8 @@ std::string ToLower(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 bool IContains(std::string_view haystack, std::string_view needle);  // case-insensitive
+// `s` safe in XML/HTML text and double-quoted attributes: & < > " as entities.
+std::string XmlEscape(std::string_view s);
 // The longest prefix of `s` of at most `max_bytes` bytes that does not end inside a UTF-8
 // sequence (so cutting valid UTF-8 keeps it valid). Invalid bytes are treated as whole characters.
 std::string_view Utf8Prefix(std::string_view s, size_t max_bytes);

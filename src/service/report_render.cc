@@ -9,6 +9,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/strings.h"
 #include "plot/svg_plot.h"
 #include "service/report.h"
 
@@ -88,28 +89,7 @@ std::string RenderText(const Table& t) {
   return out;
 }
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string Escape(std::string_view s) { return XmlEscape(s); }
 
 std::string RenderHtml(const Table& t) {
   const std::vector<bool> right = RightAligned(t);
