@@ -85,59 +85,62 @@ Result<DurationPriors> DurationPriors::Parse(std::string_view yaml, std::string_
       "max_samples_per_s",       "startup_s",        "bandwidth"};
   PriorsParser p(source);
   DurationPriors d;
+  static const char* const kRequired[] = {"version",
+                                          "reference_gpu",
+                                          "reference_samples_per_s",
+                                          "reference_gflops",
+                                          "fp32_factor",
+                                          "scaling_efficiency",
+                                          "mfu",
+                                          "max_samples_per_s",
+                                          "startup_s",
+                                          "bandwidth",
+                                          "gpus",
+                                          "families",
+                                          "datasets"};
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    if (!root.IsMap()) p.Fail(root, "expected a map of sections");
-    std::set<std::string> seen;
-    for (const auto& kv : root) {
-      const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      const YAML::Node& n = kv.second;
-      if (!seen.insert(name).second) p.Fail(kv.first, fmt::format("section '{}' twice", name));
-      if (name == "version") {
-        if (p.Positive(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
-      } else if (name == "reference_gpu") {
-        d.reference_gpu = ToLower(p.Text(n, "reference_gpu"));
-      } else if (kScalars.count(name)) {
-        const double ratio_max =
-            name == "fp32_factor" || name == "scaling_efficiency" || name == "mfu" ? 1.0 : 1e12;
-        const double v = p.Positive(n, name, ratio_max);
-        if (name == "reference_samples_per_s") d.reference_samples_per_s = v;
-        if (name == "reference_gflops") d.reference_gflops = v;
-        if (name == "fp32_factor") d.fp32_factor = v;
-        if (name == "scaling_efficiency") d.scaling_efficiency = v;
-        if (name == "mfu") d.mfu = v;
-        if (name == "max_samples_per_s") d.max_samples_per_s = v;
-        if (name == "startup_s") d.startup_s = v;
-        if (name == "bandwidth") d.bandwidth = v;
-      } else if (name == "gpus") {
-        if (!n.IsMap()) p.Fail(n, "'gpus' must be a map");
-        for (const auto& g : n) {
-          p.OnlyKeys(g.second, {"tflops", "speed"});
-          GpuPrior prior;
-          prior.tflops = p.Positive(g.second["tflops"], "tflops", 1e6);
-          if (g.second["speed"]) prior.speed = p.Positive(g.second["speed"], "speed", 1e3);
-          d.gpus[ToLower(p.Text(g.first, "a GPU name"))] = prior;
-        }
-      } else if (name == "families") {
-        if (!n.IsSequence()) p.Fail(n, "'families' must be a list");
-        for (const YAML::Node& e : n) d.families.push_back(p.Family(e));
-      } else if (name == "datasets") {
-        if (!n.IsSequence()) p.Fail(n, "'datasets' must be a list");
-        for (const YAML::Node& e : n) {
-          if (!e.IsSequence() || e.size() != 2) p.Fail(e, "'datasets' entries are [name, samples]");
-          d.datasets.emplace_back(Normalise(p.Text(e[0], "a data set name")),
-                                  static_cast<int64_t>(p.Positive(e[1], "samples", 1e13)));
-        }
-      } else {
-        p.Fail(kv.first, fmt::format("unknown section '{}'", name));
-      }
-    }
-    for (const char* s : {"version", "reference_gpu", "reference_samples_per_s", "reference_gflops",
-                          "fp32_factor", "scaling_efficiency", "mfu", "max_samples_per_s",
-                          "startup_s", "bandwidth", "gpus", "families", "datasets"}) {
-      if (!seen.count(s))
-        return Status::InvalidArgument(fmt::format("{}: section '{}' is missing", source, s));
-    }
+    p.ForEachSection(
+        yaml, kRequired, [&](const std::string& name, const YAML::Node& key, const YAML::Node& n) {
+          if (name == "version") {
+            if (p.Positive(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
+          } else if (name == "reference_gpu") {
+            d.reference_gpu = ToLower(p.Text(n, "reference_gpu"));
+          } else if (kScalars.count(name)) {
+            const double ratio_max =
+                name == "fp32_factor" || name == "scaling_efficiency" || name == "mfu" ? 1.0 : 1e12;
+            const double v = p.Positive(n, name, ratio_max);
+            if (name == "reference_samples_per_s") d.reference_samples_per_s = v;
+            if (name == "reference_gflops") d.reference_gflops = v;
+            if (name == "fp32_factor") d.fp32_factor = v;
+            if (name == "scaling_efficiency") d.scaling_efficiency = v;
+            if (name == "mfu") d.mfu = v;
+            if (name == "max_samples_per_s") d.max_samples_per_s = v;
+            if (name == "startup_s") d.startup_s = v;
+            if (name == "bandwidth") d.bandwidth = v;
+          } else if (name == "gpus") {
+            if (!n.IsMap()) p.Fail(n, "'gpus' must be a map");
+            for (const auto& g : n) {
+              p.OnlyKeys(g.second, {"tflops", "speed"});
+              GpuPrior prior;
+              prior.tflops = p.Positive(g.second["tflops"], "tflops", 1e6);
+              if (g.second["speed"]) prior.speed = p.Positive(g.second["speed"], "speed", 1e3);
+              d.gpus[ToLower(p.Text(g.first, "a GPU name"))] = prior;
+            }
+          } else if (name == "families") {
+            if (!n.IsSequence()) p.Fail(n, "'families' must be a list");
+            for (const YAML::Node& e : n) d.families.push_back(p.Family(e));
+          } else if (name == "datasets") {
+            if (!n.IsSequence()) p.Fail(n, "'datasets' must be a list");
+            for (const YAML::Node& e : n) {
+              if (!e.IsSequence() || e.size() != 2)
+                p.Fail(e, "'datasets' entries are [name, samples]");
+              d.datasets.emplace_back(Normalise(p.Text(e[0], "a data set name")),
+                                      static_cast<int64_t>(p.Positive(e[1], "samples", 1e13)));
+            }
+          } else {
+            p.Fail(key, fmt::format("unknown section '{}'", name));
+          }
+        });
     if (!d.gpus.count(d.reference_gpu)) {
       return Status::InvalidArgument(
           fmt::format("{}: reference_gpu '{}' is not in 'gpus'", source, d.reference_gpu));

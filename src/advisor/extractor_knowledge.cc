@@ -152,89 +152,84 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
   KnowledgeParser p(source);
   ExtractorKnowledge k;
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    if (!root.IsMap()) p.Fail(root, "expected a map of sections");
-    std::set<std::string> seen;
-    for (const auto& kv : root) {
-      const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      if (std::find(std::begin(kSections), std::end(kSections), name) == std::end(kSections))
-        p.Fail(kv.first, fmt::format("unknown section '{}'", name));
-      if (!seen.insert(name).second) p.Fail(kv.first, fmt::format("section '{}' twice", name));
-      const YAML::Node& n = kv.second;
-      if (name == "version") {
-        if (p.Int(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
-      } else if (name == "keys") {
-        k.keys = p.NamedPairs(n, name);
-      } else if (name == "import_votes") {
-        k.import_votes = p.NamedPairs(n, name);
-      } else if (name == "argument_votes") {
-        k.argument_votes = p.NamedPairs(n, name);
-      } else if (name == "config_key_votes") {
-        k.config_key_votes = p.NamedPairs(n, name);
-      } else if (name == "framework_keys") {
-        if (!n.IsMap()) p.Fail(n, "'framework_keys' must be a map of frameworks");
-        for (const auto& fw : n)
-          k.framework_keys[p.Text(fw.first, "a framework")] = p.NamedPairs(fw.second, name);
-      } else if (name == "rl_policies") {
-        for (const YAML::Node& e : p.Sequence(n, name)) k.rl_policies.push_back(p.Policy(e));
-      } else if (name == "world_size_names") {
-        k.world_size_names = p.Names(n, name);
-      } else if (name == "device_per_node_calls") {
-        k.device_per_node_calls = p.Names(n, name);
-      } else if (name == "image_size_multiples") {
-        if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
-        for (const auto& e : n)
-          k.image_size_multiples[p.Text(e.first, "a framework")] = p.Int(e.second, "a stride");
-      } else if (name == "config_options" || name == "train_calls" || name == "hf_trainer_calls" ||
-                 name == "argument_objects" || name == "generic_dataset_classes") {
-        std::vector<std::string> names = p.Names(n, name);
-        std::set<std::string>& to = name == "config_options"     ? k.config_options
-                                    : name == "train_calls"      ? k.train_calls
-                                    : name == "hf_trainer_calls" ? k.hf_trainer_calls
-                                    : name == "argument_objects" ? k.argument_objects
-                                                                 : k.generic_dataset_classes;
-        to.insert(names.begin(), names.end());
-      } else if (name == "hf_example_programs") {
-        k.hf_example_programs = p.Names(n, name);
-      } else if (name == "frameworks") {
-        k.frameworks = p.Names(n, name);
-      } else if (name == "option_calls") {
-        k.option_calls = p.Names(n, name);
-      } else if (name == "entry_function_calls") {
-        k.entry_function_calls = p.Names(n, name);
-      } else if (name == "command_decorators") {
-        k.command_decorators = p.Names(n, name);
-      } else if (name == "dataset_abbreviations") {
-        if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
-        for (const auto& e : n)
-          k.dataset_abbreviations[p.Text(e.first, "an abbreviation")] = p.Text(e.second, "a name");
-      } else if (name == "short_options") {
-        if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
-        for (const auto& e : n)
-          k.short_options[p.Text(e.first, "an option letter")] = p.Text(e.second, "a key");
-      } else if (name == "mmdet_schedules") {
-        for (const YAML::Node& e : p.Sequence(n, name)) k.mmdet_schedules.push_back(p.Schedule(e));
-      } else if (name == "library_defaults") {
-        for (const YAML::Node& e : p.Sequence(n, name)) k.library_defaults.push_back(p.Default(e));
-      } else if (name == "dataset_image_sizes") {
-        for (const YAML::Node& e : p.Sequence(n, name)) {
-          auto [a, b] = p.Pair(e, name);
-          k.dataset_image_sizes.emplace_back(p.Text(a, "a dataset"), p.Int(b, "a size"));
-        }
-      } else {  // family_patterns, known_params, layer_families
-        auto& list = name == "family_patterns" ? k.family_patterns
-                     : name == "known_params"  ? k.known_params
-                                               : k.layer_families;
-        for (const YAML::Node& e : p.Sequence(n, name)) {
-          auto [a, b] = p.Pair(e, name);
-          list.emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));
-        }
-      }
-    }
-    for (const char* s : kSections) {
-      if (!seen.count(s))
-        return Status::InvalidArgument(fmt::format("{}: section '{}' is missing", source, s));
-    }
+    p.ForEachSection(
+        yaml, kSections, [&](const std::string& name, const YAML::Node& key, const YAML::Node& n) {
+          if (std::find(std::begin(kSections), std::end(kSections), name) == std::end(kSections))
+            p.Fail(key, fmt::format("unknown section '{}'", name));
+          if (name == "version") {
+            if (p.Int(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
+          } else if (name == "keys") {
+            k.keys = p.NamedPairs(n, name);
+          } else if (name == "import_votes") {
+            k.import_votes = p.NamedPairs(n, name);
+          } else if (name == "argument_votes") {
+            k.argument_votes = p.NamedPairs(n, name);
+          } else if (name == "config_key_votes") {
+            k.config_key_votes = p.NamedPairs(n, name);
+          } else if (name == "framework_keys") {
+            if (!n.IsMap()) p.Fail(n, "'framework_keys' must be a map of frameworks");
+            for (const auto& fw : n)
+              k.framework_keys[p.Text(fw.first, "a framework")] = p.NamedPairs(fw.second, name);
+          } else if (name == "rl_policies") {
+            for (const YAML::Node& e : p.Sequence(n, name)) k.rl_policies.push_back(p.Policy(e));
+          } else if (name == "world_size_names") {
+            k.world_size_names = p.Names(n, name);
+          } else if (name == "device_per_node_calls") {
+            k.device_per_node_calls = p.Names(n, name);
+          } else if (name == "image_size_multiples") {
+            if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
+            for (const auto& e : n)
+              k.image_size_multiples[p.Text(e.first, "a framework")] = p.Int(e.second, "a stride");
+          } else if (name == "config_options" || name == "train_calls" ||
+                     name == "hf_trainer_calls" || name == "argument_objects" ||
+                     name == "generic_dataset_classes") {
+            std::vector<std::string> names = p.Names(n, name);
+            std::set<std::string>& to = name == "config_options"     ? k.config_options
+                                        : name == "train_calls"      ? k.train_calls
+                                        : name == "hf_trainer_calls" ? k.hf_trainer_calls
+                                        : name == "argument_objects" ? k.argument_objects
+                                                                     : k.generic_dataset_classes;
+            to.insert(names.begin(), names.end());
+          } else if (name == "hf_example_programs") {
+            k.hf_example_programs = p.Names(n, name);
+          } else if (name == "frameworks") {
+            k.frameworks = p.Names(n, name);
+          } else if (name == "option_calls") {
+            k.option_calls = p.Names(n, name);
+          } else if (name == "entry_function_calls") {
+            k.entry_function_calls = p.Names(n, name);
+          } else if (name == "command_decorators") {
+            k.command_decorators = p.Names(n, name);
+          } else if (name == "dataset_abbreviations") {
+            if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
+            for (const auto& e : n)
+              k.dataset_abbreviations[p.Text(e.first, "an abbreviation")] =
+                  p.Text(e.second, "a name");
+          } else if (name == "short_options") {
+            if (!n.IsMap()) p.Fail(n, "'short_options' must be a map");
+            for (const auto& e : n)
+              k.short_options[p.Text(e.first, "an option letter")] = p.Text(e.second, "a key");
+          } else if (name == "mmdet_schedules") {
+            for (const YAML::Node& e : p.Sequence(n, name))
+              k.mmdet_schedules.push_back(p.Schedule(e));
+          } else if (name == "library_defaults") {
+            for (const YAML::Node& e : p.Sequence(n, name))
+              k.library_defaults.push_back(p.Default(e));
+          } else if (name == "dataset_image_sizes") {
+            for (const YAML::Node& e : p.Sequence(n, name)) {
+              auto [a, b] = p.Pair(e, name);
+              k.dataset_image_sizes.emplace_back(p.Text(a, "a dataset"), p.Int(b, "a size"));
+            }
+          } else {  // family_patterns, known_params, layer_families
+            auto& list = name == "family_patterns" ? k.family_patterns
+                         : name == "known_params"  ? k.known_params
+                                                   : k.layer_families;
+            for (const YAML::Node& e : p.Sequence(n, name)) {
+              auto [a, b] = p.Pair(e, name);
+              list.emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));
+            }
+          }
+        });
   } catch (...) {
     return internal::CurrentYamlError(source);
   }

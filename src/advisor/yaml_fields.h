@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +26,26 @@ class YamlFields {
 
   [[noreturn]] void Fail(const YAML::Node& at, std::string_view what) const {
     throw YamlParseError{fmt::format("{}:{}: {}", source_, at.Mark().line + 1, what)};
+  }
+  // The document's top-level sections in file order: `section(name, key, value)` for each. A
+  // document that is not a map, a section given twice or a `required` one missing fails here
+  // (what `section` does with a name it does not know is its own affair).
+  template <typename F>
+  void ForEachSection(std::string_view yaml, std::span<const char* const> required,
+                      F&& section) const {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap()) Fail(root, "expected a map of sections");
+    std::set<std::string, std::less<>> seen;
+    for (const auto& kv : root) {
+      const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (!seen.insert(name).second) Fail(kv.first, fmt::format("section '{}' twice", name));
+      section(name, kv.first, kv.second);
+    }
+    for (const char* s : required) {
+      if (!seen.count(s)) {
+        throw YamlParseError{fmt::format("{}: section '{}' is missing", source_, s)};
+      }
+    }
   }
   std::string Text(const YAML::Node& n, std::string_view what) const {
     if (!n.IsScalar() || n.Scalar().empty()) {
