@@ -179,7 +179,8 @@ std::optional<int64_t> DeriveTotalEpochs(const ExtractedValues& v) {
   if (*v.step <= 0 || *v.total_steps <= 0 || *v.epoch <= 0) return std::nullopt;
   const double est = *v.epoch * static_cast<double>(*v.total_steps) / static_cast<double>(*v.step);
   const double r = std::round(est);
-  if (r < 1 || r > 1e6 || std::fabs(est - r) > 0.02 * r) return std::nullopt;
+  // NaN fails every comparison, so finiteness is checked before the range.
+  if (!std::isfinite(r) || r < 1 || r > 1e6 || std::fabs(est - r) > 0.02 * r) return std::nullopt;
   return static_cast<int64_t>(r);
 }
 
@@ -818,7 +819,7 @@ void MetricTracker::Finish() {
     latest_->epoch_from_context = true;
     // A run summary is printed when training ends: a whole epoch there is the run's total.
     if (late_epoch_->summary && !latest_->v.total_epochs && late_epoch_->epoch >= 1 &&
-        std::floor(late_epoch_->epoch) == late_epoch_->epoch) {
+        late_epoch_->epoch <= 1e6 && std::floor(late_epoch_->epoch) == late_epoch_->epoch) {
       latest_->v.total_epochs = static_cast<int64_t>(late_epoch_->epoch);
     }
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -398,6 +399,19 @@ TEST(DeriveTotalEpochsTest, OnlyForFractionalEpochs) {
   EXPECT_EQ(DeriveTotalEpochs(v), 3);
   v.epoch_fractional = false;
   EXPECT_FALSE(DeriveTotalEpochs(v).has_value());
+}
+
+// A log can print "epoch nan" or an overflowing epoch; neither gives a total.
+TEST(DeriveTotalEpochsTest, NonFiniteEpochGivesNoTotal) {
+  ExtractedValues v;
+  v.epoch_fractional = true;
+  v.step = 150;
+  v.total_steps = 300;
+  for (double e : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                   1e300}) {
+    v.epoch = e;
+    EXPECT_FALSE(DeriveTotalEpochs(v).has_value()) << e;
+  }
 }
 
 // Many bar lines of one loop wait for their look-ahead together; a bar whose counter starts
