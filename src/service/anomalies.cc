@@ -168,7 +168,8 @@ void AnomalyDetector::UsageAnomalies(const ServiceView& view, SimTime now,
                                 : fmt::format("job {} leaves {} of its GPUs idle: check its "
                                               "data loading and the idle ranks",
                                               j.id, idle.size())},
-             options_.min_idle_gpu});
+             options_.min_idle_gpu,
+             u->at});
       }
     }
     UsageParts parts;
@@ -220,7 +221,8 @@ void AnomalyDetector::UsageAnomalies(const ServiceView& view, SimTime now,
                     .suggestion = fmt::format("ask for {} next time: the rest waits idle while "
                                               "other jobs queue for it",
                                               fmt::join(parts.change, " "))},
-                   options_.min_over_requested});
+                   options_.min_over_requested,
+                   u != nullptr ? std::optional(u->at) : std::nullopt});
   }
 }
 
@@ -234,7 +236,8 @@ std::vector<Anomaly> AnomalyDetector::Update(const ServiceView& view, SimTime no
   for (auto& c : candidates) {
     const std::string key = Key(c.anomaly);
     auto it = first_seen_.find(key);
-    const SimTime since = it != first_seen_.end() ? it->second : now;
+    const SimTime since =
+        it != first_seen_.end() ? it->second : std::max(now, c.observed.value_or(now));
     seen[key] = since;
     if (now - since < c.min_duration) continue;
     c.anomaly.since = since;

@@ -3,7 +3,8 @@
 // Each anomaly carries its evidence, a severity and a suggested action; `since` is when the
 // detector first saw the condition (kept across passes while it holds, forgotten when it clears),
 // and a condition is reported only once it has held for its kind's minimum duration, so a short
-// dip is not flagged.
+// dip is not flagged. A condition read from a usage probe counts from when the probe's answer
+// came in (JobUsage::at), so it is never flagged before it can have held that long.
 //
 //   stalled            a running job's log shows no progress for N x its own step interval (the
 //                      tracker's rule, service/component_adapters.h)              warning
@@ -29,6 +30,7 @@
 
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,9 @@ class AnomalyDetector {
   struct Candidate {
     Anomaly anomaly;
     Duration min_duration;
+    // When the evidence was observed, if not at the pass's `now` (a usage probe's answer): the
+    // minimum duration counts from the later of the two.
+    std::optional<SimTime> observed = std::nullopt;
   };
   void JobAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;
   void FailureAnomalies(const ServiceView& view, SimTime now, std::vector<Candidate>& out) const;

@@ -1309,14 +1309,24 @@ void Companion::ProbeUsage(SimTime now) {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   if (due.size() > static_cast<size_t>(config_.usage.max_jobs_per_pass))
     due.resize(static_cast<size_t>(config_.usage.max_jobs_per_pass));
-  for (auto& [last, t] : due) {
+  if (due.empty()) return;  // also when there is no probe
+  // One pass's probes run side by side (usage.parallel at a time), so a job is read in the pass
+  // that first sees it running however many others are due; results are applied in `due` order.
+  std::vector<const slurm::SlurmJob*> jobs;
+  for (auto& [last, t] : due) jobs.push_back(&t->job);
+  auto results = ProbeAll(*deps_.usage, jobs, now, config_.usage.parallel);
+  // Stamped when the answers are in: the anomaly detector counts a condition's minimum duration
+  // from here, never from before the probe could have seen it.
+  const SimTime answered = std::max(now, deps_.clock.Now());
+  for (size_t i = 0; i < due.size(); ++i) {
+    Tracked* t = due[i].second;
     t->last_probe = now;
-    auto u = deps_.usage->Probe(t->job, now);
-    if (u.ok()) {
-      t->usage = std::move(*u);
+    if (results[i].ok()) {
+      t->usage = std::move(*results[i]);
+      t->usage->at = answered;
       RecordUsage(*t->usage, t->job.id);
     } else {
-      t->usage = JobUsage{.at = now, .gpu_error = u.status().message()};
+      t->usage = JobUsage{.at = answered, .gpu_error = results[i].status().message()};
     }
   }
 }

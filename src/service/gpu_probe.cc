@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/strings.h"
 #include "llm/http_transport.h"
@@ -246,27 +248,33 @@ void SlurmUsageProbe::ProbeNode(const slurm::SlurmJob& job, const std::string& n
   usage.gpus.insert(usage.gpus.end(), own.begin(), own.end());
 }
 
+// The job's node -> GPU indices for this run (cached per run), or an error message.
+Result<std::map<std::string, std::vector<int>>> SlurmUsageProbe::GpuIndices(
+    const slurm::SlurmJob& job) {
+  const SimTime start = job.start.value_or(SimTime());
+  {
+    std::lock_guard lock(indices_mu_);
+    auto cached = indices_.find(job.id);
+    if (cached != indices_.end() && cached->second.first == start) return cached->second.second;
+  }
+  SM_ASSIGN_OR_RETURN(auto indices, backend_.JobGpuIndices(job.id));
+  if (indices.empty()) return Status::NotFound("scontrol shows no GPU indices for the job");
+  std::lock_guard lock(indices_mu_);
+  if (indices_.size() >= kMaxCachedJobs) indices_.clear();
+  indices_.insert_or_assign(job.id, std::make_pair(start, indices));
+  return indices;
+}
+
 Result<JobUsage> SlurmUsageProbe::Probe(const slurm::SlurmJob& job, SimTime now) {
   JobUsage usage;
   usage.at = now;
   if (options_.gpu_source != GpuSource::kOff && job.gpus > 0) {
     usage.gpu_source = std::string(GpuSourceName(options_.gpu_source));
-    const SimTime start = job.start.value_or(SimTime());
-    auto cached = indices_.find(job.id);
-    if (cached == indices_.end() || cached->second.first != start) {
-      auto indices = backend_.JobGpuIndices(job.id);
-      if (!indices.ok()) {
-        usage.gpu_error = indices.status().message();
-      } else if (indices->empty()) {
-        usage.gpu_error = "scontrol shows no GPU indices for the job";
-      } else {
-        if (indices_.size() >= kMaxCachedJobs) indices_.clear();
-        cached =
-            indices_.insert_or_assign(job.id, std::make_pair(start, std::move(*indices))).first;
-      }
-    }
-    if (usage.gpu_error.empty()) {
-      for (const auto& [node, idx] : cached->second.second) ProbeNode(job, node, idx, usage);
+    auto indices = GpuIndices(job);
+    if (!indices.ok()) {
+      usage.gpu_error = indices.status().message();
+    } else {
+      for (const auto& [node, idx] : *indices) ProbeNode(job, node, idx, usage);
     }
   }
   if (options_.sstat) {
@@ -282,6 +290,25 @@ Result<JobUsage> SlurmUsageProbe::Probe(const slurm::SlurmJob& job, SimTime now)
     }
   }
   return usage;
+}
+
+std::vector<Result<JobUsage>> ProbeAll(UsageProbe& probe,
+                                       const std::vector<const slurm::SlurmJob*>& jobs, SimTime now,
+                                       int parallel) {
+  std::vector<std::optional<Result<JobUsage>>> slots(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) slots[i] = probe.Probe(*jobs[i], now);
+  };
+  const size_t threads = std::min<size_t>(jobs.size(), static_cast<size_t>(std::max(parallel, 1)));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  std::vector<Result<JobUsage>> out;
+  out.reserve(jobs.size());
+  for (auto& s : slots) out.push_back(std::move(*s));
+  return out;
 }
 
 }  // namespace schedmate::service

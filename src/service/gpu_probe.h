@@ -13,6 +13,7 @@
 // 0), they are taken as the job's. CPU time and memory come from `sstat` (TRESUsageInTot).
 
 #include <map>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -42,7 +43,7 @@ struct GpuSample {
 
 // One probe of one running job.
 struct JobUsage {
-  SimTime at;
+  SimTime at;                           // when the answer was in (the companion stamps it)
   std::string gpu_source;               // "nvidia-smi" | "dcgm" | "" (GPUs not probed)
   std::vector<GpuSample> gpus;          // the job's GPUs, by node then index
   std::string gpu_error;                // why `gpus` is empty or incomplete ("" = none)
@@ -63,6 +64,7 @@ struct UsageProbeOptions {
   Duration interval = Duration::Seconds(30);  // per job
   Duration timeout = Duration::Seconds(10);   // per command or request
   int max_jobs_per_pass = 16;                 // longest-unprobed first
+  int parallel = 4;                           // probes running at once in a pass
 };
 
 // nvidia-smi's `index, utilization.gpu, memory.used` CSV (noheader, nounits) from `node`.
@@ -86,12 +88,19 @@ class UsageProbe {
  public:
   virtual ~UsageProbe() = default;
   // One probe of a RUNNING job. Partial answers are results with the error fields set; an error
-  // Result only when nothing could be asked. Not thread-safe (the companion's tick thread).
+  // Result only when nothing could be asked. Implementations allow concurrent calls (ProbeAll).
   virtual Result<JobUsage> Probe(const slurm::SlurmJob& job, SimTime now) = 0;
 };
 
+// Probes `jobs` with at most `parallel` probes running at once (1: one after the other) and
+// returns the results in the order of `jobs`, whichever finishes first: a pass costs about its
+// slowest probe, not the sum of them.
+std::vector<Result<JobUsage>> ProbeAll(UsageProbe& probe,
+                                       const std::vector<const slurm::SlurmJob*>& jobs, SimTime now,
+                                       int parallel);
+
 // Through Slurm's tools (and HTTP for DCGM). `backend` and `http` (may be null: dcgm then
-// reports an error) must outlive it.
+// reports an error) must outlive it. Thread-safe (the runner and transport are).
 class SlurmUsageProbe final : public UsageProbe {
  public:
   SlurmUsageProbe(slurm::SlurmBackend& backend, llm::HttpTransport* http,
@@ -100,13 +109,15 @@ class SlurmUsageProbe final : public UsageProbe {
 
  private:
   // GPUs of the job on `node` into `usage` (appends; errors into usage.gpu_error).
+  Result<std::map<std::string, std::vector<int>>> GpuIndices(const slurm::SlurmJob& job);
   void ProbeNode(const slurm::SlurmJob& job, const std::string& node,
                  const std::vector<int>& indices, JobUsage& usage);
   slurm::SlurmBackend& backend_;
   llm::HttpTransport* http_;
   UsageProbeOptions options_;
   // Job id -> (start, node -> GPU indices): a run's GPUs do not change, so scontrol is asked
-  // once per run. Cleared when it holds kMaxCachedJobs.
+  // once per run. Cleared when it holds kMaxCachedJobs. Guarded by indices_mu_.
+  std::mutex indices_mu_;
   std::map<std::string, std::pair<SimTime, std::map<std::string, std::vector<int>>>> indices_;
 };
 

@@ -171,6 +171,8 @@ void AddUsageAndAnomalyKeys(SchemaMap& s) {
       nested_seconds([](ServiceConfig& c) -> Duration& { return c.usage.timeout; }, 0.1, 600);
   s["usage"]["max_jobs_per_pass"] =
       nested_int([](ServiceConfig& c) -> int& { return c.usage.max_jobs_per_pass; }, 0, 100000);
+  s["usage"]["parallel"] =
+      nested_int([](ServiceConfig& c) -> int& { return c.usage.parallel; }, 1, 64);
   auto a = [](auto field) {
     return [field](ServiceConfig & c) -> auto& { return c.anomalies.*field; };
   };

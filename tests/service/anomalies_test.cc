@@ -205,6 +205,25 @@ TEST(Anomalies, OverRequestedGpusFromTheProbeOrTheLogsRanks) {
   EXPECT_TRUE(log_only.Update(v, kT0).empty());
 }
 
+// A probe answering after the pass began (usage.at > now): the minimum duration counts from the
+// answer, so the condition is never flagged before it can have held that long.
+TEST(Anomalies, UsageConditionsCountFromTheProbesAnswer) {
+  AnomalyDetector d(AnomalyOptions{.min_idle_gpu = Duration::Seconds(6),
+                                   .min_over_requested = Duration::Seconds(6)});
+  ServiceView v;
+  JobView idle = ProbedJob("4", {{0, 30000}, {1, 30000}});
+  JobView over = ProbedJob("6", {{95, 20000}, {0, 0}});
+  idle.usage->at = over.usage->at = kT0 + Duration::Millis(700);
+  v.jobs = {idle, over};
+  EXPECT_TRUE(d.Update(v, kT0).empty());
+  EXPECT_TRUE(d.Update(v, kT0 + Duration::Seconds(6)).empty());  // 5.3 s after the answer
+  auto a = d.Update(v, kT0 + Duration::Seconds(8));
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].kind, "idle_gpu");
+  EXPECT_EQ(a[1].kind, "over_requested");
+  for (const auto& x : a) EXPECT_EQ(x.since, kT0 + Duration::Millis(700)) << x.kind;
+}
+
 TEST(Anomalies, OverRequestedCpusAndMemoryFromSstat) {
   AnomalyDetector d(AnomalyOptions{.min_over_requested = Duration::Zero()});
   ServiceView v;

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "core/strings.h"
 #include "llm/http_transport.h"
 #include "service/log_ranks.h"
 #include "service/service_config.h"
@@ -158,6 +163,61 @@ TEST(GpuProbe, DcgmProbeFetchesEachNodesExporter) {
   EXPECT_TRUE(runner.CallsStartingWith("sstat").empty());
 }
 
+// Sleeps longer for earlier jobs, so they finish last; counts probes in flight.
+class SlowProbe : public UsageProbe {
+ public:
+  Result<JobUsage> Probe(const slurm::SlurmJob& job, SimTime now) override {
+    const int in_flight = ++running_;
+    int seen = max_running_.load();
+    while (in_flight > seen && !max_running_.compare_exchange_weak(seen, in_flight)) {
+    }
+    const int n = static_cast<int>(ParseInt(job.id).value_or(0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 * (8 - n)));
+    --running_;
+    if (n == 3) return Status::Unavailable("srun failed for " + job.id);
+    return JobUsage{.at = now, .gpu_source = "nvidia-smi", .gpu_error = job.id};
+  }
+  std::atomic<int> running_{0};
+  std::atomic<int> max_running_{0};
+};
+
+TEST(GpuProbe, ProbeAllRunsABoundedPoolAndKeepsTheJobsOrder) {
+  std::vector<slurm::SlurmJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(Job(std::to_string(i), 1));
+  std::vector<const slurm::SlurmJob*> ptrs;
+  for (const auto& j : jobs) ptrs.push_back(&j);
+  for (int parallel : {1, 3, 64}) {
+    SCOPED_TRACE(parallel);
+    SlowProbe probe;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = ProbeAll(probe, ptrs, kNow, parallel);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(out.size(), jobs.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (i == 3) {
+        ASSERT_FALSE(out[i].ok());
+        EXPECT_EQ(out[i].status().code(), StatusCode::kUnavailable);
+        continue;
+      }
+      ASSERT_TRUE(out[i].ok());
+      EXPECT_EQ(out[i]->gpu_error, std::to_string(i));  // the job's own answer, in its place
+    }
+    EXPECT_LE(probe.max_running_.load(), std::min(parallel, 6));
+    if (parallel == 1) {
+      EXPECT_EQ(probe.max_running_.load(), 1);
+      EXPECT_GE(took, 0.04 * (8 + 7 + 6 + 5 + 4 + 3));  // one after the other
+    } else {
+      EXPECT_GT(probe.max_running_.load(), 1);
+    }
+    if (parallel == 64) {
+      EXPECT_LT(took, 0.04 * (8 + 7 + 6));  // about the slowest one
+    }
+  }
+  SlowProbe idle;
+  EXPECT_TRUE(ProbeAll(idle, {}, kNow, 4).empty());
+}
+
 TEST(LogRanks, DeclaredWorldSizesAndRankTags) {
   struct Case {
     const char* name;
@@ -187,7 +247,7 @@ TEST(LogRanks, DeclaredWorldSizesAndRankTags) {
 TEST(UsageConfig, KeysParseAndBadValuesNameTheLine) {
   auto c = ParseServiceConfig(
       "usage:\n  gpu_source: dcgm\n  dcgm_url: http://{node}:9400/metrics\n  interval_s: 5\n"
-      "  max_jobs_per_pass: 3\n  sstat: false\n"
+      "  max_jobs_per_pass: 3\n  sstat: false\n  parallel: 2\n"
       "anomalies:\n  idle_gpu_util_pct: 10\n  idle_gpu_min_s: 30\n  min_cpus: 2\n"
       "  over_requested_min_s: 45\n  stalled_min_s: 1\n",
       "s.yaml");
@@ -195,6 +255,7 @@ TEST(UsageConfig, KeysParseAndBadValuesNameTheLine) {
   EXPECT_EQ(c->usage.gpu_source, GpuSource::kDcgm);
   EXPECT_EQ(c->usage.interval, Duration::Seconds(5));
   EXPECT_EQ(c->usage.max_jobs_per_pass, 3);
+  EXPECT_EQ(c->usage.parallel, 2);
   EXPECT_FALSE(c->usage.sstat);
   EXPECT_DOUBLE_EQ(c->anomalies.idle_gpu_util_pct, 10);
   EXPECT_EQ(c->anomalies.min_idle_gpu, Duration::Seconds(30));
@@ -210,6 +271,10 @@ TEST(UsageConfig, KeysParseAndBadValuesNameTheLine) {
   EXPECT_NE(src.status().message().find("s.yaml:2: usage.gpu_source"), std::string::npos);
   EXPECT_FALSE(ParseServiceConfig("usage:\n  dcgm_url: file:///etc/passwd\n", "s").ok());
   EXPECT_FALSE(ParseServiceConfig("anomalies:\n  idle_min: 3\n", "s").ok());
+  auto pool = ParseServiceConfig("usage:\n  parallel: 0\n", "s.yaml");
+  ASSERT_FALSE(pool.ok());
+  EXPECT_NE(pool.status().message().find("s.yaml:2: usage.parallel"), std::string::npos)
+      << pool.status().message();
 }
 
 }  // namespace
