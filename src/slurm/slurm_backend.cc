@@ -299,17 +299,18 @@ Status SlurmBackend::SetPriority(const std::string& job_id, int64_t priority) {
       .status();
 }
 
-Result<std::string> SlurmBackend::PriorityType() {
+Result<std::string> SlurmBackend::ConfigValue(std::string_view key) {
   SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"scontrol", "show", "config"}));
   for (auto line : Split(out.out, '\n')) {
     std::string_view l = Trim(line);
-    if (!StartsWith(l, "PriorityType")) continue;
     auto eq = l.find('=');
-    if (eq == std::string_view::npos) continue;
+    if (eq == std::string_view::npos || Trim(l.substr(0, eq)) != key) continue;
     return std::string(Trim(l.substr(eq + 1)));
   }
-  return Status::NotFound("scontrol show config: no PriorityType");
+  return Status::NotFound(fmt::format("scontrol show config: no {}", key));
 }
+
+Result<std::string> SlurmBackend::PriorityType() { return ConfigValue("PriorityType"); }
 
 Result<std::vector<std::string>> SlurmBackend::ComputedPriorityJobs() {
   SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"sprio", "-h", "-o", "%i"}));
@@ -326,6 +327,14 @@ Result<std::vector<QosLimits>> SlurmBackend::ListQos() {
   SM_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({"sacctmgr", "-P", "show", "qos",
                                                      std::string("format=") + kQosFormat}));
   return ParseSacctmgrQos(out.out);
+}
+
+Result<std::vector<AssocLimits>> SlurmBackend::ListAssociations() {
+  SM_ASSIGN_OR_RETURN(std::string cluster, ConfigValue("ClusterName"));
+  SM_ASSIGN_OR_RETURN(CommandOutput out,
+                      RunChecked({"sacctmgr", "-P", "show", "assoc", "where", "cluster=" + cluster,
+                                  std::string("format=") + kAssocFormat}));
+  return ParseSacctmgrAssoc(out.out);
 }
 
 Result<std::vector<StepUsage>> SlurmBackend::JobStepUsage(const std::string& job_id) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "slurm/assoc.h"
 #include "slurm/command_runner.h"
 #include "slurm/job_usage.h"
 #include "slurm/qos.h"
@@ -102,6 +103,9 @@ class SlurmBackend {
   Result<std::vector<std::string>> ComputedPriorityJobs();
   // Every QOS with its limits (`sacctmgr show qos`; needs slurmdbd).
   Result<std::vector<QosLimits>> ListQos();
+  // The associations of this cluster (ClusterName from `scontrol show config`) with their
+  // limits (`sacctmgr show assoc`; needs slurmdbd).
+  Result<std::vector<AssocLimits>> ListAssociations();
   // What the job's steps use now (`sstat --allsteps`; needs JobAcctGatherType other than none).
   Result<std::vector<StepUsage>> JobStepUsage(const std::string& job_id);
   // Node -> GPU indices the job holds there (`scontrol show job -d`).
@@ -118,6 +122,8 @@ class SlurmBackend {
 
  private:
   Result<CommandOutput> RunChecked(const std::vector<std::string>& argv);
+  // A `scontrol show config` value ("PriorityType"); kNotFound when it is not listed.
+  Result<std::string> ConfigValue(std::string_view key);
   Result<std::vector<FinishedJob>> ReadJobcomp(FinishedCursor& cursor);
   Result<std::vector<FinishedJob>> ReadSacct(FinishedCursor& cursor);
 

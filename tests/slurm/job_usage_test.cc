@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slurm/assoc.h"
 #include "slurm/fake_command_runner.h"
 #include "slurm/qos.h"
 #include "slurm/slurm_backend.h"
@@ -114,6 +115,79 @@ TEST(Qos, SacctmgrLimitsAndTresCounts) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("sacctmgr:2"), std::string::npos);
   EXPECT_FALSE(ParseSacctmgrQos("GrpTRES|Name\n").ok());
+}
+
+// As the local Slurm 22.05 prints it (scripts/slurm-local.sh WITH_DBD=1) after
+// `sacctmgr modify user root set GrpTRES=gres/gpu=3` and account limits on a sub-account.
+constexpr const char* kAssoc =
+    "Cluster|Account|User|Partition|ParentName|GrpTRES|GrpTRESRunMins|MaxJobs\n"
+    "schedmate|root||||||\n"
+    "schedmate|root|root|||||\n"
+    "schedmate|schedmate|||root||gres/gpu=60|5\n"
+    "schedmate|schedmate|root|||gres/gpu=3||5\n"
+    "schedmate|team|||schedmate|gres/gpu=8||\n"
+    "schedmate|team|alice|||||\n"
+    "schedmate|team|alice|gpu||gres/gpu=2||\n";
+
+TEST(Assoc, SacctmgrAssociationsAndTheirChain) {
+  auto a = ParseSacctmgrAssoc(kAssoc);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->size(), 7u);
+  EXPECT_EQ((*a)[0].account, "root");  // sorted by (cluster, account, user, partition)
+  EXPECT_EQ((*a)[3].user, "root");
+  EXPECT_EQ((*a)[3].limits.at("GrpTRES"), "gres/gpu=3");
+  EXPECT_EQ((*a)[3].limits.count("GrpTRESRunMins"), 0u);
+  EXPECT_EQ((*a)[2].parent, "root");
+  // root's job in schedmate: its own association, then schedmate's, then root's.
+  auto chain = AssocChain(*a, "schedmate", "root", "gpu");
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[0]->user, "root");
+  EXPECT_EQ(chain[1]->account, "schedmate");
+  EXPECT_EQ(chain[1]->user, "");
+  EXPECT_EQ(chain[2]->account, "root");
+  // alice: the partition's own association when there is one, then team -> schedmate -> root.
+  auto alice = AssocChain(*a, "team", "alice", "gpu");
+  ASSERT_EQ(alice.size(), 4u);
+  EXPECT_EQ(alice[0]->partition, "gpu");
+  EXPECT_EQ(alice[1]->account, "team");
+  EXPECT_EQ(AssocChain(*a, "team", "alice", "cpu")[0]->partition, "");
+  EXPECT_TRUE(AssocChain(*a, "team", "bob", "gpu").empty());
+  EXPECT_TRUE(AssocChain(*a, "team", "", "gpu").empty());
+  EXPECT_TRUE(AccountUnder(*a, "team", "schedmate"));
+  EXPECT_TRUE(AccountUnder(*a, "team", "team"));
+  EXPECT_FALSE(AccountUnder(*a, "schedmate", "team"));
+  EXPECT_FALSE(AccountUnder(*a, "other", "root"));
+  // A cycle in the parents stops.
+  auto cyc =
+      ParseSacctmgrAssoc("Cluster|Account|User|Partition|ParentName\nc|a|||b\nc|b|||a\nc|a|u||\n");
+  ASSERT_TRUE(cyc.ok());
+  EXPECT_EQ(AssocChain(*cyc, "a", "u", "").size(), 3u);
+  EXPECT_FALSE(AccountUnder(*cyc, "a", "z"));
+
+  auto bad = ParseSacctmgrAssoc("Cluster|Account|User|Partition|ParentName\nc|a|u|\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("sacctmgr:2"), std::string::npos);
+  auto no_parent = ParseSacctmgrAssoc("Cluster|Account|User|Partition\n");
+  ASSERT_FALSE(no_parent.ok());
+  EXPECT_NE(no_parent.status().message().find("ParentName"), std::string::npos);
+}
+
+TEST(Assoc, BackendAsksSacctmgrForThisClusterOnly) {
+  FakeCommandRunner runner;
+  SlurmBackend backend(runner, {});
+  runner.SetOutput(
+      {"scontrol", "show", "config"},
+      "ClusterName             = schedmate\nPriorityType            = priority/basic\n");
+  runner.SetOutput({"sacctmgr"}, kAssoc);
+  auto a = backend.ListAssociations();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->size(), 7u);
+  auto calls = runner.CallsStartingWith("sacctmgr");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0],
+            std::string("sacctmgr -P show assoc where cluster=schedmate format=") + kAssocFormat);
+  EXPECT_EQ(*backend.PriorityType(), "priority/basic");
 }
 
 }  // namespace
