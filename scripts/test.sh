@@ -93,7 +93,8 @@ fi
 
 if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   step "real Slurm tests"
-  # Accounting (slurmdbd + MariaDB) so the QOS-limit case of slurm_why runs; WITH_DBD=0 skips it.
+  # Accounting (slurmdbd + MariaDB) so the QOS- and association-limit cases of slurm_why run;
+  # WITH_DBD=0 skips them.
   export WITH_DBD=${WITH_DBD:-1}
   scripts/slurm-local.sh install
   trap 'scripts/slurm-local.sh stop || true' EXIT

@@ -125,9 +125,13 @@ Result<nlohmann::json> AskSlurm(const WhyArgs& a, std::vector<std::string>& name
     view.jobs.push_back(std::move(v));
   }
   for (const auto& v : view.jobs) {
-    if (v.job.id == a.job_id && StartsWith(v.job.reason, "QOS")) {
-      auto qos = backend.ListQos();  // without slurmdbd: none, and why names no value
-      if (qos.ok()) view.qos = std::move(*qos);
+    if (v.job.id != a.job_id) continue;
+    // Without slurmdbd: none, and why names no value.
+    if (StartsWith(v.job.reason, "QOS")) {
+      if (auto qos = backend.ListQos(); qos.ok()) view.qos = std::move(*qos);
+    }
+    if (StartsWith(v.job.reason, "Assoc")) {
+      if (auto assocs = backend.ListAssociations(); assocs.ok()) view.assocs = std::move(*assocs);
     }
   }
   EstimateStarts(view, now);

@@ -1265,15 +1265,24 @@ Status Companion::Tick() {
   return Status::Ok();
 }
 
+// QOS and association limits, for why (once a minute, only while a job waits on one).
 void Companion::RefreshQos(SimTime now) {
   if (qos_at_ && now - *qos_at_ < Duration::Minutes(1)) return;
-  bool waiting = false;
-  for (const auto& [id, t] : tracked_)
-    waiting = waiting || (t.job.state == "PENDING" && StartsWith(t.job.reason, "QOS"));
-  if (!waiting) return;
+  bool qos = false, assoc = false;
+  for (const auto& [id, t] : tracked_) {
+    if (t.job.state != "PENDING") continue;
+    qos = qos || StartsWith(t.job.reason, "QOS");
+    assoc = assoc || StartsWith(t.job.reason, "Assoc");
+  }
+  if (!qos && !assoc) return;
   qos_at_ = now;
-  auto q = deps_.backend.ListQos();
-  if (q.ok()) qos_ = std::move(*q);  // without slurmdbd: none, and why names no value
+  // Without slurmdbd: none, and why names no value.
+  if (qos) {
+    if (auto q = deps_.backend.ListQos(); q.ok()) qos_ = std::move(*q);
+  }
+  if (assoc) {
+    if (auto a = deps_.backend.ListAssociations(); a.ok()) assocs_ = std::move(*a);
+  }
 }
 
 // The probe's GPU readings, kept for `schedmate report` (used GPU-hours, idle waste).
@@ -1374,6 +1383,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
     return a.job.id < b.job.id;
   });
   view->qos = qos_;
+  view->assocs = assocs_;
   view->anomalies = anomaly_detector_.Update(*view, now);
   std::lock_guard lock(view_mu_);
   view_ = std::move(view);

@@ -149,6 +149,7 @@ struct ServiceView {
   SchedulingView scheduling;
   std::vector<Anomaly> anomalies;     // of this pass (service/anomalies.h)
   std::vector<slurm::QosLimits> qos;  // sacctmgr's QOS limits (for why; empty without slurmdbd)
+  std::vector<slurm::AssocLimits> assocs;  // sacctmgr's associations (for why; likewise)
   StoreHealth store;
   LeaderStatus leadership;  // role on a shared store (SQLite: always the leader)
 };
@@ -238,6 +239,7 @@ class Companion {
     SimTime last_probe;             // when it was probed (zero: never)
   };
   std::vector<slurm::QosLimits> qos_;
+  std::vector<slurm::AssocLimits> assocs_;
   std::optional<SimTime> qos_at_;
 
   void ObserveNewJob(Tracked& t, SimTime now);

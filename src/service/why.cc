@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -83,7 +84,8 @@ bool IsHeldJob(const slurm::SlurmJob& j) {
 // The sacctmgr QOS column holding the limit a reason code names ("QOSMaxGRESPerUser" ->
 // "MaxTRESPU"), "" when the family has no QOS column.
 std::string QosColumn(const ReasonInfo& r) {
-  if (r.resource == "WallDuration") return r.limit == "Grp" ? "GrpWall" : "MaxWall";
+  if (r.resource == "Wall" || r.resource == "WallDuration")
+    return r.limit == "Grp" ? "GrpWall" : "MaxWall";
   if (r.resource == "Jobs")
     return r.limit == "Grp" ? "GrpJobs" : r.per == "PerAccount" ? "MaxJobsPA" : "MaxJobsPU";
   if (r.resource == "SubmitJob" || r.resource == "SubmitJobs")
@@ -95,6 +97,31 @@ std::string QosColumn(const ReasonInfo& r) {
   if (r.per == "PerAccount") return column + "PA";
   if (r.per == "PerNode") return column + "PerNode";
   return column;
+}
+
+// The sacctmgr association column holding the limit an Assoc reason code names
+// ("AssocGrpGRESRunMinutes" -> "GrpTRESRunMins"), "" when associations have none (Min limits).
+std::string AssocColumn(const ReasonInfo& r) {
+  const bool grp = r.limit == "Grp";
+  if (r.limit != "Grp" && r.limit != "Max") return "";
+  if (r.resource == "Wall" || r.resource == "WallDuration") return grp ? "GrpWall" : "MaxWall";
+  if (r.resource == "Jobs" || r.resource == "Job") return grp ? "GrpJobs" : "MaxJobs";
+  if (r.resource == "SubmitJob" || r.resource == "SubmitJobs")
+    return grp ? "GrpSubmit" : "MaxSubmit";
+  if (grp) {
+    if (!r.minutes) return "GrpTRES";
+    return r.code.find("RunMin") != std::string::npos ? "GrpTRESRunMins" : "GrpTRESMins";
+  }
+  if (r.per == "PerNode") return "MaxTRESPerNode";
+  return r.minutes ? "MaxTRESMins" : "MaxTRES";
+}
+
+// "Assoc schedmate/root" (a user's association, "/partition" when it names one) or
+// "Assoc schedmate" (an account's).
+std::string AssocName(const slurm::AssocLimits& a) {
+  if (a.user.empty()) return "Assoc " + a.account;
+  return fmt::format("Assoc {}/{}{}", a.account, a.user,
+                     a.partition.empty() ? "" : "/" + a.partition);
 }
 
 // The TRES name of a reason's resource ("GRES" -> "gres/gpu"), "" when it has none.
@@ -439,6 +466,7 @@ class Explainer {
     }
     a_.evidence.push_back(std::move(e));
     QosLimitValue();
+    AssocLimitValue();
     if (reason_.kind == ReasonKind::kLimitGroup) {
       int64_t mine = 0;
       for (const auto& o : view_.jobs)
@@ -479,7 +507,14 @@ class Explainer {
         used += o.job.gpus;
       }
     }
-    const int64_t room = *value - used;
+    SuggestWithinGpuLimit("QOS " + q->name, column, *value, used);
+  }
+
+  // The largest GPU request a limit of `value` GPUs leaves room for with `used` counted against
+  // it, when that is smaller than the job's and at least one.
+  void SuggestWithinGpuLimit(const std::string& owner, const std::string& column, int64_t value,
+                             int64_t used) {
+    const int64_t room = value - used;
     if (room <= 0 || room >= j_.gpus) return;
     const int32_t nodes = std::max(1, j_.nodes);
     const PartitionRoom partition = RoomOf(view_, j_.partition);
@@ -487,10 +522,96 @@ class Explainer {
     a_.suggestions.push_back(
         {.change = nodes == 1 ? fmt::format("--gres=gpu:{}", room) : fmt::format("--gpus={}", room),
          .expected_start = fits ? std::optional<SimTime>(now_) : std::nullopt,
-         .why = fmt::format(
-             "QOS {} allows {} GPUs ({}) and {} are in use under it, so a request of "
-             "{} is within the limit{}",
-             q->name, *value, column, used, room, fits ? " and fits on the GPUs free now" : "")});
+         .why = fmt::format("{} allows {} GPUs ({}) and {} are in use under it, so a request of "
+                            "{} is within the limit{}",
+                            owner, value, column, used, room,
+                            fits ? " and fits on the GPUs free now" : "")});
+  }
+
+  // Whether a running job counts against an association's Grp limits: a user association
+  // counts its user's jobs in its account (and partition, when it names one), an account's
+  // every job in its subtree.
+  bool UnderAssoc(const slurm::SlurmJob& o, const slurm::AssocLimits& a) const {
+    if (!a.user.empty()) {
+      return o.user == a.user && o.account == a.account &&
+             (a.partition.empty() || o.partition == a.partition);
+    }
+    return slurm::AccountUnder(view_.assocs, o.account, a.account);
+  }
+
+  // An association limit's name and value (view_.assocs, from sacctmgr): the nearest
+  // association of the job's chain that sets the reason's column. For a GPU limit, what is in
+  // use against it and the request it leaves room for (GrpTRES: fewer GPUs; GrpTRESRunMins: a
+  // shorter time limit; MaxTRES: the per-job maximum).
+  void AssocLimitValue() {
+    if (reason_.scope != "Assoc" || view_.assocs.empty()) return;
+    const std::string column = AssocColumn(reason_);
+    if (column.empty()) return;
+    for (const slurm::AssocLimits* as :
+         slurm::AssocChain(view_.assocs, j_.account, j_.user, j_.partition)) {
+      auto it = as->limits.find(column);
+      if (it == as->limits.end()) continue;
+      const std::string owner = AssocName(*as);
+      const std::string tres = TresOf(reason_);
+      std::optional<int64_t> value =
+          tres.empty() ? ParseInt(it->second) : slurm::TresCount(it->second, tres);
+      a_.evidence.push_back({.kind = "limit_value",
+                             .text = fmt::format("{} {}={}", owner, column, it->second),
+                             .name = fmt::format("{} {}", owner, column),
+                             .value = value,
+                             .source = "sacctmgr"});
+      if (tres != "gres/gpu" || !value) return;
+      if (column == "GrpTRES") {
+        int64_t used = 0;
+        for (const auto& o : view_.jobs)
+          if (o.job.state == "RUNNING" && UnderAssoc(o.job, *as)) used += o.job.gpus;
+        LimitUsed(owner + " " + column, used, "GPUs held by running jobs under it");
+        SuggestWithinGpuLimit(owner, column, *value, used);
+      } else if (column == "MaxTRES") {
+        SuggestWithinGpuLimit(owner, column, *value, 0);
+      } else if (column == "GrpTRESRunMins") {
+        SuggestWithinRunMinutes(owner, *as, *value);
+      }
+      return;
+    }
+  }
+
+  void LimitUsed(const std::string& name, int64_t used, std::string_view what) {
+    a_.evidence.push_back({.kind = "limit_used",
+                           .text = fmt::format("{}: {} {}", name, used, what),
+                           .name = name,
+                           .value = used,
+                           .source = "slurm"});
+  }
+
+  // GrpTRESRunMins: each running job under the association counts its GPUs x the minutes left
+  // of its time limit (rounded up); a job may start when its GPUs x time limit fit in the rest.
+  // Suggests the longest time limit that does, when it is shorter than the job's.
+  void SuggestWithinRunMinutes(const std::string& owner, const slurm::AssocLimits& as,
+                               int64_t value) {
+    int64_t used = 0;
+    for (const auto& o : view_.jobs) {
+      const slurm::SlurmJob& r = o.job;
+      if (r.state != "RUNNING" || !UnderAssoc(r, as) || !r.time_limit_min || !r.start) continue;
+      const double left =
+          static_cast<double>(*r.time_limit_min) * 60 - (now_ - *r.start).seconds_f();
+      used += r.gpus * static_cast<int64_t>(std::ceil(std::max(0.0, left) / 60));
+    }
+    LimitUsed(owner + " GrpTRESRunMins", used,
+              "GPU-minutes left in the time limits of running jobs under it");
+    const int64_t gpus = std::max(1, j_.gpus);
+    const int64_t minutes = (value - used) / gpus;
+    if (minutes < 1 || (j_.time_limit_min && minutes >= *j_.time_limit_min)) return;
+    const PartitionRoom partition = RoomOf(view_, j_.partition);
+    const bool fits = std::max(1, j_.nodes) == 1 &&
+                      Fits(partition.free, 1, static_cast<int32_t>(std::max(1, j_.gpus)));
+    a_.suggestions.push_back(
+        {.change = fmt::format("--time={}", minutes),
+         .expected_start = fits ? std::optional<SimTime>(now_) : std::nullopt,
+         .why = fmt::format("{} allows {} GPU-minutes of running time limits (GrpTRESRunMins) "
+                            "and {} are held, so {} GPU(s) for {} minutes is within the limit{}",
+                            owner, value, used, gpus, minutes,
+                            fits ? " and fits on the GPUs free now" : "")});
   }
 
   const JobView* Find(const std::string& id) const {

@@ -9,11 +9,16 @@
 //               from the tracker's ETA, else the advisor's prediction, else the time limit;
 //               "source" says which), when enough GPUs are free for it ("gpus_free_at"), the jobs
 //               it depends on ("dependency"), its earliest start ("begin_time"), the limit named
-//               by the reason ("limit") and, for QOS limits, its value from sacctmgr
-//               ("limit_value": name "QOS q MaxTRESPU", value 3)
+//               by the reason ("limit") and, for QOS and association limits, its value from
+//               sacctmgr ("limit_value": name "QOS q MaxTRESPU" or "Assoc acct/user GrpTRES",
+//               value 3; an association limit is the nearest one set on the job's user
+//               association or its accounts up to root) and, for an association's GPU Grp
+//               limits, what running jobs under it hold ("limit_used": GPUs, or GPU-minutes
+//               of time limit left for GrpTRESRunMins)
 //   suggestions changes that would let it start sooner, each with the expected start and why:
 //               a smaller GPU request that fits on the GPUs free now ("--gres=gpu:K") or within
-//               the QOS GPU limit the job waits on (what the limit leaves), another
+//               the QOS or association GPU limit the job waits on (what the limit leaves), a
+//               time limit within an association's GrpTRESRunMins ("--time=M"), another
 //               partition with room now ("--partition=Q"), a time limit short enough for
 //               backfill to place it before the reservation of the first job ahead
 //               ("--time=M", applicable to the pending job with `scontrol update`), releasing a

@@ -2,7 +2,8 @@
 // GPUs, one partition, priority/basic + backfill): a job pending on Resources, one on Priority and
 // one on a Dependency each get the right reason and evidence, and the suggestions work when
 // applied — the smaller request starts at once, and the backfill time limit lets the job behind
-// a reservation start in the next backfill cycle. Skips when no Slurm answers.
+// a reservation start in the next backfill cycle. With accounting (WITH_DBD=1), QOS and
+// association limits are named with their values too. Skips when no Slurm answers.
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,85 @@ TEST_F(SlurmWhy, QosLimitNamedWithItsValueAndTheSmallerRequestStarts) {
   Clean();
   RunShell("sacctmgr -i modify user where name=$(id -un) set qos-=" + qos +
            " >/dev/null; sacctmgr -i delete qos " + qos + " >/dev/null");
+}
+
+const nlohmann::json* EvidenceOf(const nlohmann::json& why, const std::string& kind) {
+  for (const auto& e : why["evidence"])
+    if (e["kind"] == kind) return &e;
+  return nullptr;
+}
+
+// Needs accounting with limits enforced (WITH_DBD=1). An association limit on the user's own
+// association (GrpTRES gres/gpu=3, 2 in use) and one on its account (GrpTRESRunMins
+// gres/gpu=60: GPUs x time limit minutes of running jobs): `why` names each with its value and
+// what is in use, and the request it suggests, submitted, starts while the original waits.
+TEST_F(SlurmWhy, AssociationLimitsNamedWithTheirValuesAndTheSuggestionsStartSooner) {
+  if (Sh("scontrol show config | awk '/^AccountingStorageEnforce/ {print $3}'").find("limits") ==
+      std::string::npos) {
+    GTEST_SKIP() << "no limit enforcement here (scripts/slurm-local.sh start with WITH_DBD=1)";
+  }
+  const std::string user = Sh("id -un");
+  const std::string account = Sh("sacctmgr -n -P show user " + user + " format=DefaultAccount");
+  ASSERT_FALSE(account.empty());
+  const std::string where = "sacctmgr -i modify user where name=" + user + " account=" + account;
+  const std::string on_account = "sacctmgr -i modify account where name=" + account;
+  auto reset = [&] {
+    RunShell(where + " set GrpTRES=gres/gpu=-1 >/dev/null 2>&1; " + on_account +
+             " set GrpTRESRunMins=gres/gpu=-1 >/dev/null 2>&1");
+  };
+  reset();  // idempotent: limits left by an interrupted run are cleared first
+
+  // The user's association: 3 GPUs.
+  RunShell(where + " set GrpTRES=gres/gpu=3 >/dev/null");
+  const std::string running = Submit("--gres=gpu:2 --time=10");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(running, "%T") == "RUNNING"; }));
+  const std::string waiting = Submit("--gres=gpu:2 --time=10");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(waiting, "%r") == "AssocGrpGRES"; }))
+      << Field(waiting, "%T %r");
+  nlohmann::json w = Why(waiting);
+  EXPECT_EQ(w["reason_code"], "AssocGrpGRES");
+  EXPECT_EQ(w["reason_kind"], "limit_group");
+  const nlohmann::json* value = EvidenceOf(w, "limit_value");
+  ASSERT_NE(value, nullptr) << w.dump(2);
+  EXPECT_EQ((*value)["name"], "Assoc " + account + "/" + user + " GrpTRES");
+  EXPECT_EQ((*value)["value"], 3);
+  ASSERT_NE(EvidenceOf(w, "limit_used"), nullptr) << w.dump(2);
+  EXPECT_EQ((*EvidenceOf(w, "limit_used"))["value"], 2);
+  const nlohmann::json* smaller = SuggestionStarting(w, "--gres=gpu:");
+  ASSERT_NE(smaller, nullptr) << w.dump(2);
+  EXPECT_EQ((*smaller)["change"], "--gres=gpu:1");
+  EXPECT_FALSE((*smaller)["expected_start"].is_null());
+  const std::string one = Submit((*smaller)["change"].get<std::string>() + " --time=10");
+  EXPECT_TRUE(WaitFor(30, [&] { return Field(one, "%T") == "RUNNING"; })) << Field(one, "%T %r");
+  EXPECT_EQ(Field(waiting, "%T %r"), "PENDING AssocGrpGRES");
+  Clean();
+  reset();
+
+  // The account's GPU-minutes of running time limits: 60, a 1-GPU 30-minute job holds 30, so a
+  // 40-minute one waits and the suggested shorter limit fits.
+  RunShell(on_account + " set GrpTRESRunMins=gres/gpu=60 >/dev/null");
+  const std::string holder = Submit("--gres=gpu:1 --time=30");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(holder, "%T") == "RUNNING"; }));
+  const std::string longer = Submit("--gres=gpu:1 --time=40");
+  ASSERT_TRUE(WaitFor(30, [&] { return Field(longer, "%r") == "AssocGrpGRESRunMinutes"; }))
+      << Field(longer, "%T %r");
+  nlohmann::json m = Why(longer);
+  EXPECT_EQ(m["reason_code"], "AssocGrpGRESRunMinutes");
+  const nlohmann::json* run_value = EvidenceOf(m, "limit_value");
+  ASSERT_NE(run_value, nullptr) << m.dump(2);
+  EXPECT_EQ((*run_value)["name"], "Assoc " + account + " GrpTRESRunMins");
+  EXPECT_EQ((*run_value)["value"], 60);
+  ASSERT_NE(EvidenceOf(m, "limit_used"), nullptr) << m.dump(2);
+  EXPECT_EQ((*EvidenceOf(m, "limit_used"))["value"], 30);
+  const nlohmann::json* shorter = SuggestionStarting(m, "--time=");
+  ASSERT_NE(shorter, nullptr) << m.dump(2);
+  EXPECT_EQ((*shorter)["change"], "--time=30");
+  EXPECT_FALSE((*shorter)["expected_start"].is_null());
+  const std::string fits = Submit("--gres=gpu:1 " + (*shorter)["change"].get<std::string>());
+  EXPECT_TRUE(WaitFor(30, [&] { return Field(fits, "%T") == "RUNNING"; })) << Field(fits, "%T %r");
+  EXPECT_EQ(Field(longer, "%T %r"), "PENDING AssocGrpGRESRunMinutes");
+  Clean();
+  reset();
 }
 
 TEST_F(SlurmWhy, UnknownJobIsAnErrorNotACrash) {

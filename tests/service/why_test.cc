@@ -251,5 +251,102 @@ TEST(Why, QosLimitValueAndTheRequestItLeavesRoomFor) {
   for (const auto& e : none->evidence) EXPECT_NE(e.kind, "limit_value");
 }
 
+const WhyEvidence* EvidenceOf(const WhyAnswer& a, const std::string& kind) {
+  for (const auto& e : a.evidence)
+    if (e.kind == kind) return &e;
+  return nullptr;
+}
+
+// Accounts root -> team -> sub; alice and bob in team, carol in sub.
+ServiceView AssocCluster() {
+  ServiceView v = Cluster();  // gpu2 has 4 GPUs free
+  auto row = [](std::string account, std::string user, std::string parent,
+                std::map<std::string, std::string> limits) {
+    return slurm::AssocLimits{.cluster = "c",
+                              .account = std::move(account),
+                              .user = std::move(user),
+                              .parent = std::move(parent),
+                              .limits = std::move(limits)};
+  };
+  v.assocs = {row("root", "", "", {}),
+              row("team", "", "root", {{"GrpTRES", "cpu=64,gres/gpu=6"}, {"MaxJobs", "5"}}),
+              row("team", "alice", "", {{"GrpTRES", "gres/gpu=3"}, {"MaxJobs", "5"}}),
+              row("team", "bob", "", {{"MaxJobs", "5"}}),
+              row("sub", "", "team", {}),
+              row("sub", "carol", "", {})};
+  auto run = [&](const std::string& id, const std::string& user, const std::string& account,
+                 int gpus) {
+    JobView r = Running(id, "gpu2", gpus, Duration::Minutes(5), std::nullopt);
+    r.job.user = user;
+    r.job.account = account;
+    v.jobs.push_back(r);
+  };
+  run("3", "alice", "team", 2);
+  run("4", "bob", "team", 2);
+  run("5", "carol", "sub", 1);
+  JobView limited = Pending("13", 2, 100, "AssocGrpGRES");
+  limited.job.account = "team";
+  v.jobs.push_back(limited);
+  return v;
+}
+
+TEST(Why, AssociationLimitsFromTheUsersAssociationOrItsAccounts) {
+  // alice's own association: 3 GPUs, 2 held by her jobs in team (bob's do not count).
+  ServiceView v = AssocCluster();
+  auto a = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(a.ok());
+  const WhyEvidence* value = EvidenceOf(*a, "limit_value");
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(value->name, "Assoc team/alice GrpTRES");
+  EXPECT_EQ(value->value, 3);
+  EXPECT_EQ(value->source, "sacctmgr");
+  const WhyEvidence* used = EvidenceOf(*a, "limit_used");
+  ASSERT_NE(used, nullptr);
+  EXPECT_EQ(used->value, 2);
+  ASSERT_EQ(a->suggestions.size(), 1u);
+  EXPECT_EQ(a->suggestions[0].change, "--gres=gpu:1");
+  EXPECT_EQ(a->suggestions[0].expected_start, kNow);
+
+  // Without it, the account's Grp limit: every job in team and below (alice 2, bob 2, carol 1).
+  v.assocs[2].limits.erase("GrpTRES");
+  auto t = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(EvidenceOf(*t, "limit_value")->name, "Assoc team GrpTRES");
+  EXPECT_EQ(EvidenceOf(*t, "limit_value")->value, 6);
+  EXPECT_EQ(EvidenceOf(*t, "limit_used")->value, 5);
+  ASSERT_EQ(t->suggestions.size(), 1u);
+  EXPECT_EQ(t->suggestions[0].change, "--gres=gpu:1");
+  v.assocs[1].limits["GrpTRES"] = "gres/gpu=5";  // no room at all: no suggestion
+  EXPECT_TRUE(ExplainJob(v, "13", kNow)->suggestions.empty());
+
+  // GPU-minutes of running time limits: 2 x 595 + 2 x 595 + 1 x 595 = 2975 held; 300 left, so
+  // 2 GPUs fit for 150 minutes (the job asks for 240).
+  v.assocs[1].limits = {{"GrpTRESRunMins", "gres/gpu=3275"}};
+  v.jobs.back().job.reason = "AssocGrpGRESRunMinutes";
+  auto m = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(EvidenceOf(*m, "limit_value")->name, "Assoc team GrpTRESRunMins");
+  EXPECT_EQ(EvidenceOf(*m, "limit_value")->value, 3275);
+  EXPECT_EQ(EvidenceOf(*m, "limit_used")->value, 2975);
+  ASSERT_EQ(m->suggestions.size(), 1u);
+  EXPECT_EQ(m->suggestions[0].change, "--time=150");
+  EXPECT_EQ(m->suggestions[0].expected_start, kNow);
+
+  // A count limit: the value (inherited onto alice's row), no request to change.
+  v.jobs.back().job.reason = "AssocMaxJobsLimit";
+  auto j = ExplainJob(v, "13", kNow);
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(EvidenceOf(*j, "limit_value")->name, "Assoc team/alice MaxJobs");
+  EXPECT_EQ(EvidenceOf(*j, "limit_value")->value, 5);
+  EXPECT_TRUE(j->suggestions.empty());
+
+  // No association for the job's user, or no sacctmgr data: no value.
+  v.jobs.back().job.user = "dave";
+  EXPECT_EQ(EvidenceOf(*ExplainJob(v, "13", kNow), "limit_value"), nullptr);
+  v.assocs.clear();
+  v.jobs.back().job.user = "alice";
+  EXPECT_EQ(EvidenceOf(*ExplainJob(v, "13", kNow), "limit_value"), nullptr);
+}
+
 }  // namespace
 }  // namespace schedmate::service
