@@ -21,6 +21,9 @@
 #   SLURM_SCHED_PARAMS   SchedulerParameters=                            default batch_sched_delay=0
 #   SLURM_EXTRA_CONF     more slurm.conf lines (newline-separated), e.g. PriorityType=...
 #                        (bench/slurm_fidelity sets the priority and backfill settings it replays)
+#   SLURM_MEMORY         1: memory is allocated per job (SelectTypeParameters=CR_Core_Memory,
+#                        DefMemPerCPU=1000 of each node's RealMemory=16000), so squeue shows each
+#                        job's memory and sstat's use can be held against it   default 0 (CR_Core)
 #   WITH_DBD             1: accounting through slurmdbd + a private MariaDB (port BASE+6, slurmdbd
 #                        BASE+9; AccountingStorageEnforce=associations,limits,qos; root gets an
 #                        account "schedmate" so QOS and association limits apply)   default 0
@@ -44,6 +47,7 @@ OVERTIME=${SLURM_OVERTIME_LIMIT:-0}
 SCHED_PARAMS=${SLURM_SCHED_PARAMS:-batch_sched_delay=0}
 EXTRA_CONF=${SLURM_EXTRA_CONF:-}
 WITH_DBD=${WITH_DBD:-0}
+MEMORY=${SLURM_MEMORY:-0}
 CTLD_PORT=$((PORT_BASE + 7))
 DBD_PORT=$((PORT_BASE + 9))
 DB_PORT=$((PORT_BASE + 6))
@@ -119,7 +123,7 @@ MailProg=/bin/true
 SchedulerType=sched/backfill
 SchedulerParameters=$SCHED_PARAMS
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=$([ "$MEMORY" = 1 ] && echo CR_Core_Memory || echo CR_Core)
 GresTypes=gpu
 SlurmdParameters=config_overrides
 ReturnToService=2
@@ -146,6 +150,7 @@ EOF
   else
     echo "AccountingStorageType=accounting_storage/none" >>"$DIR/etc/slurm.conf"
   fi
+  [ "$MEMORY" = 1 ] && echo "DefMemPerCPU=1000" >>"$DIR/etc/slurm.conf"
   [ -z "$EXTRA_CONF" ] || printf '%s\n' "$EXTRA_CONF" >>"$DIR/etc/slurm.conf"
   for n in $(seq 1 "$NODES"); do
     echo "NodeName=gpu$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_BASE + 100 + n)) CPUs=$CPUS Sockets=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPUS State=UNKNOWN" >>"$DIR/etc/slurm.conf"

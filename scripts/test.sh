@@ -96,6 +96,9 @@ if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   # Accounting (slurmdbd + MariaDB) so the QOS- and association-limit cases of slurm_why run;
   # WITH_DBD=0 skips them.
   export WITH_DBD=${WITH_DBD:-1}
+  # Memory allocated per job (CR_Core_Memory), so slurm_anomalies checks a memory over-request
+  # against sstat's use; SLURM_MEMORY=0 skips that check.
+  export SLURM_MEMORY=${SLURM_MEMORY:-1}
   scripts/slurm-local.sh install
   trap 'scripts/slurm-local.sh stop || true' EXIT
   scripts/slurm-local.sh start

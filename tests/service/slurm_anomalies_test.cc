@@ -5,8 +5,9 @@
 // Four jobs run at once:
 //   idle      2 GPUs holding memory; busy, then a short idle dip (shorter than the minimum
 //             duration: never flagged), then idle for good: idle_gpu
-//   over      4 GPUs, 4 CPUs: one GPU works, the log says world_size=1, the CPUs sleep:
-//             over_requested
+//   over      4 GPUs, 4 CPUs, 4 GiB: one GPU works, the log says world_size=1, the CPUs sleep:
+//             over_requested (and, when the Slurm allocates memory, SLURM_MEMORY=1 in
+//             scripts/slurm-local.sh, sstat's few MiB against the 4 GiB: --mem=1G)
 //   stall     progress lines for 6 s, then silence: stalled
 //   clean     2 busy GPUs, world_size=2, a progress line every second: never flagged
 // Each is flagged no sooner than its minimum duration after the condition (for over, the job's
@@ -48,6 +49,7 @@ constexpr double kMinIdle = 6.0;     // anomalies.idle_gpu_min_s
 constexpr double kMinOver = 6.0;     // anomalies.over_requested_min_s
 constexpr double kMinStalled = 4.0;  // anomalies.stalled_min_s
 constexpr double kStallAfter = 4.0;  // tracker.stall_after_s
+constexpr int kMinMemoryMib = 2048;  // anomalies.min_memory_mib
 constexpr double kApiPoll = 0.3;     // the test reads /v1/anomalies every 0.2 s (+ the request)
 constexpr double kStartResolution = 1.0;  // squeue's start time is in whole seconds
 
@@ -81,9 +83,9 @@ class SlurmAnomalies : public ::testing::Test {
         dir_->File("schedmate.yaml"),
         fmt::format("usage:\n  interval_s: {}\n"
                     "anomalies:\n  idle_gpu_min_s: {}\n  over_requested_min_s: {}\n"
-                    "  stalled_min_s: {}\n"
+                    "  stalled_min_s: {}\n  min_memory_mib: {}\n"
                     "tracker:\n  stall_after_s: {}\n",
-                    kPoll, kMinIdle, kMinOver, kMinStalled, kStallAfter)));
+                    kPoll, kMinIdle, kMinOver, kMinStalled, kMinMemoryMib, kStallAfter)));
     const std::string port_file = dir_->File("port");
     pid_ = static_cast<pid_t>(
         ParseInt(
@@ -161,8 +163,9 @@ TEST_F(SlurmAnomalies, IdleOverRequestedAndStalledFlaggedInTimeACleanJobNever) {
   const std::string idle2 = "0, 0, 3000\n1, 1, 3000\n";
   const std::string idle =
       Submit("idle", "--gres=gpu:2 -c 1", "echo world_size=2\nsleep 300", busy2);
-  const std::string over = Submit("over", "--gres=gpu:4 -c 4", "echo world_size=1\nsleep 300",
-                                  "0, 95, 20000\n1, 0, 0\n2, 0, 0\n3, 0, 0\n");
+  const std::string over =
+      Submit("over", "--gres=gpu:4 -c 4 --mem=4G", "echo world_size=1\nsleep 300",
+             "0, 95, 20000\n1, 0, 0\n2, 0, 0\n3, 0, 0\n");
   const std::string stall =
       Submit("stall", "--gres=gpu:1 -c 1",
              "for i in 1 2 3 4 5 6; do echo \"step $i/1000 loss 0.$((900 - i))\"; sleep 1; done\n"
@@ -272,6 +275,16 @@ TEST_F(SlurmAnomalies, IdleOverRequestedAndStalledFlaggedInTimeACleanJobNever) {
   EXPECT_NE(o["suggestion"].get<std::string>().find("--gres=gpu:1"), std::string::npos) << o;
   EXPECT_NE(o["suggestion"].get<std::string>().find("--cpus-per-task="), std::string::npos) << o;
   EXPECT_NE(o["evidence"].get<std::string>().find("1 of 4 GPUs"), std::string::npos) << o;
+  // Memory only where Slurm allocates it (squeue's TRES mem=); sstat's use is the batch step's.
+  if (Sh("scontrol show config | awk '/^SelectTypeParameters/ {print $3}'").find("MEMORY") !=
+      std::string::npos) {
+    EXPECT_NE(o["evidence"].get<std::string>().find("MiB used of 4096 MiB allocated"),
+              std::string::npos)
+        << o;
+    EXPECT_NE(o["suggestion"].get<std::string>().find("--mem=1G"), std::string::npos) << o;
+  } else {
+    fmt::print("[measure] this Slurm allocates no memory (CR_Core): memory not checked\n");
+  }
   // Only these three: the clean job (probed, its ranks read) and the others' other kinds never.
   EXPECT_TRUE(clean_probed) << Get("/v1/jobs/" + clean).dump(2);
   for (const auto& [key, when] : first) {
