@@ -113,7 +113,7 @@ Result<nlohmann::json> AskSlurm(const WhyArgs& a, std::vector<std::string>& name
   const SimTime now = SystemClock().Now();
   service::ServiceView view;
   view.nodes = std::move(nodes);
-  for (const auto& n : nodes) {
+  for (const auto& n : view.nodes) {
     names.push_back(n.name);
     names.insert(names.end(), n.partitions.begin(), n.partitions.end());
   }
