@@ -182,6 +182,37 @@ class CompanionTest : public ::testing::Test {
   std::unique_ptr<Companion> companion_;
 };
 
+// While a job waits on an association limit, the companion reads the associations (sacctmgr,
+// at most once a minute) into its view, where why names the limit's value.
+TEST_F(CompanionTest, AssociationsAreReadWhileAJobWaitsOnAnAssocLimit) {
+  FakeJob& j = cluster_.Job("5");
+  j.id = "5";
+  j.name = "big";
+  cluster_.Render();
+  fake_.SetOutput({"scontrol", "show", "config"}, "ClusterName             = c\n");
+  fake_.SetOutput({"sacctmgr"},
+                  "Cluster|Account|User|Partition|ParentName|GrpTRES\n"
+                  "c|root||||\nc|root|root|||gres/gpu=3\n");
+  Companion& c = Make();
+  ASSERT_OK(c.Tick());  // waiting on Resources: no sacctmgr
+  EXPECT_TRUE(fake_.CallsStartingWith("sacctmgr").empty());
+  EXPECT_TRUE(c.View()->assocs.empty());
+  j.reason = "AssocGrpGRES";
+  cluster_.Render();
+  clock_.Advance(Duration::Seconds(2));
+  ASSERT_OK(c.Tick());
+  ASSERT_EQ(fake_.CallsStartingWith("sacctmgr -P show assoc where cluster=c").size(), 1u);
+  ASSERT_EQ(c.View()->assocs.size(), 2u);
+  EXPECT_EQ(c.View()->assocs[1].limits.at("GrpTRES"), "gres/gpu=3");
+  EXPECT_TRUE(fake_.CallsStartingWith("sacctmgr -P show qos").empty());
+  clock_.Advance(Duration::Seconds(30));
+  ASSERT_OK(c.Tick());  // within the minute: not asked again
+  EXPECT_EQ(fake_.CallsStartingWith("sacctmgr").size(), 1u);
+  clock_.Advance(Duration::Seconds(31));
+  ASSERT_OK(c.Tick());
+  EXPECT_EQ(fake_.CallsStartingWith("sacctmgr").size(), 2u);
+}
+
 TEST_F(CompanionTest, NewJobGetsOnePredictionStoredWithExplanation) {
   FakeJob& j = cluster_.Job("5");
   j.id = "5";
