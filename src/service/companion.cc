@@ -1345,6 +1345,7 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   auto view = std::make_shared<ServiceView>();
   view->updated_at = now;
   view->ticks = ticks_;
+  view->generation = ++published_;
   view->slurm_ok = slurm_ok;
   view->last_error = error;
   view->last_tick = took;
@@ -1385,8 +1386,11 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->qos = qos_;
   view->assocs = assocs_;
   view->anomalies = anomaly_detector_.Update(*view, now);
+  // The previous view (12,000 jobs: milliseconds to free) is released after the lock, so View()
+  // callers never wait for it.
+  std::shared_ptr<const ServiceView> previous;
   std::lock_guard lock(view_mu_);
-  view_ = std::move(view);
+  previous = std::exchange(view_, std::move(view));
 }
 
 void Companion::Run() {

@@ -130,6 +130,7 @@ struct StoreHealth {
 struct ServiceView {
   SimTime updated_at;
   int64_t ticks = 0;
+  int64_t generation = 0;  // grows with every published view (several may share `ticks`)
   bool slurm_ok = false;
   std::string last_error;
   Duration last_tick;                   // how long the last tick took
@@ -374,6 +375,7 @@ class Companion {
   StoreHealth store_health_;
   std::atomic<int64_t> estimates_served_{0};
   int64_t ticks_ = 0;
+  int64_t published_ = 0;  // views published (ServiceView::generation)
   bool slurm_ok_ = false;
   std::string last_error_;
   Duration last_tick_;
