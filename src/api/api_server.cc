@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <vector>
 
 #include "api/bounded_http_server.h"
+#include "api/job_list.h"
 #include "api/json_codecs.h"
 #include "api/ui_assets.h"
 #include "core/clock.h"
@@ -184,6 +186,8 @@ ApiServer::ApiServer(service::Companion& companion, ApiReadStores stores, std::s
       stores_(stores),
       token_(std::move(token)),
       server_(std::make_unique<BoundedHttpServer>(LimitsFrom(companion.config()))) {
+  std::random_device rd;
+  instance_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   Routes();
 }
 
@@ -492,49 +496,32 @@ void ApiServer::RouteHealth() {
   });
 }
 
-std::shared_ptr<const std::string> ApiServer::JobListBody(
-    const std::shared_ptr<const service::ServiceView>& v, const std::string& state) {
-  {
-    std::lock_guard lock(jobs_cache_mu_);
-    auto it = jobs_cache_.find(state);
-    if (it != jobs_cache_.end() && it->second.view == v) return it->second.body;
-    // Another request is serialising a newer view's list: the last one serves meanwhile, so
-    // requests never queue behind a serialisation (and never hold every worker).
-    if (it != jobs_cache_.end() && jobs_building_.count(state) > 0) return it->second.body;
-    jobs_building_.insert(state);
-  }
-  // Written job by job, byte for byte what DumpJson of {"updated_at", "jobs": [...]} gives
-  // (compact, keys sorted): no DOM of the whole list (12,000 jobs: ~50 MB while it lived).
-  std::string out = "{\"jobs\":[";
-  bool first = true;
-  for (const auto& j : v->jobs) {
-    if (!state.empty() && ToLower(j.job.state) != state) continue;
-    if (!first) out += ',';
-    first = false;
-    out += DumpJson(ToJson(j, /*detail=*/false));
-  }
-  out += fmt::format("],\"updated_at\":{}}}", v->updated_at.seconds());
-  auto text = std::make_shared<const std::string>(std::move(out));
-  std::lock_guard lock(jobs_cache_mu_);
-  jobs_building_.erase(state);
-  auto it = jobs_cache_.find(state);
-  if (it == jobs_cache_.end() && jobs_cache_.size() >= 16) return text;  // arbitrary ?state=
-  if (it == jobs_cache_.end() || it->second.view->ticks <= v->ticks) {
-    jobs_cache_[state] = CachedJobList{v, text};
-  }
-  return text;
-}
-
 void ApiServer::RouteJobs() {
   auto& s = *server_;
+  // Paged (job_list.h). The view's generation is the ETag: a client that has the page of the
+  // current view gets 304 without any work.
   s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-    std::string state = req.has_param("state") ? ToLower(req.get_param_value("state")) : "";
-    // Streamed from the shared body: a 12,000-job list is not copied per request.
-    std::shared_ptr<const std::string> body = JobListBody(companion_.View(), state);
-    res.set_content_provider(body->size(), "application/json",
-                             [body](size_t offset, size_t length, httplib::DataSink& sink) {
-                               return sink.write(body->data() + offset, length);
-                             });
+    std::string field;
+    auto query = ParseJobListQuery(
+        [&req](const char* key) -> std::optional<std::string> {
+          if (!req.has_param(key)) return std::nullopt;
+          return req.get_param_value(key);
+        },
+        field);
+    if (!query.ok()) {
+      return SendJson(
+          res, json{{"error", query.status().message()}, {"code", "bad_request"}, {"field", field}},
+          400);
+    }
+    auto v = companion_.View();
+    std::string etag = fmt::format("\"{:016x}-{}\"", instance_, v->generation);
+    res.set_header("ETag", etag);
+    res.set_header("Cache-Control", "no-cache");
+    if (req.get_header_value("If-None-Match") == etag) {
+      res.status = 304;
+      return;
+    }
+    res.set_content(job_lists_.Body(v, *query), "application/json");
   });
 
   s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {

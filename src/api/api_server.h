@@ -9,7 +9,11 @@
 //   GET  /metrics                       Prometheus text: queue, prediction error, failures by
 //                                       class, actions by kind/outcome, store errors, estimates
 //                                       served, ...
-//   GET  /v1/jobs[?state=S]             live jobs with prediction, metrics, start estimate
+//   GET  /v1/jobs[?limit&after&state&user&partition]
+//                                       live jobs with prediction, metrics, start estimate, one
+//                                       page at a time by job id (job_list.h: limit 1..5000,
+//                                       default 200; "next" and "total"; 400 naming the field);
+//                                       ETag per published view, If-None-Match -> 304
 //   GET  /v1/jobs/{id}                  one job in detail
 //   GET  /v1/jobs/{id}/metrics[?limit]  stored metric series
 //   GET  /v1/jobs/{id}/log[?bytes]      tail of the job's own StdOut (validated, see log_access.h)
@@ -54,11 +58,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "api/job_list.h"
 #include "api/whatif_runner.h"
 #include "core/result.h"
 #include "service/companion.h"
@@ -115,21 +119,10 @@ class ApiServer {
   bool MayReadLogs(const httplib::Request& req, httplib::Response& res) const;
   // "Authorization: Bearer <token>" with the configured (non-empty) token.
   bool HasToken(const httplib::Request& req) const;
-  // The GET /v1/jobs body for view `v` and a state filter ("" = all), serialised once per
-  // published view: the list is the API's largest answer (12,000 jobs: ~5 MB), and a view never
-  // changes once published. While one request serialises a new view's list, concurrent ones
-  // get the previous view's (one pass older) rather than wait.
-  std::shared_ptr<const std::string> JobListBody(
-      const std::shared_ptr<const service::ServiceView>& v, const std::string& state);
   service::Companion& companion_;
   ApiReadStores stores_;
-  struct CachedJobList {
-    std::shared_ptr<const service::ServiceView> view;
-    std::shared_ptr<const std::string> body;
-  };
-  std::mutex jobs_cache_mu_;
-  std::map<std::string, CachedJobList> jobs_cache_;  // by state filter (at most 16)
-  std::set<std::string> jobs_building_;              // state filters being serialised
+  JobListCache job_lists_;  // GET /v1/jobs: each job's JSON once per published view
+  uint64_t instance_ = 0;   // random per server: ETags of another process never match
   std::mutex stores_mu_;
   std::string token_;
   std::unique_ptr<BoundedHttpServer> server_;

@@ -160,6 +160,87 @@ TEST_F(ApiServerTest, JobListFollowsEveryPass) {
   }
 }
 
+// GET /v1/jobs pages by job id (job_list.h): a client following `next` while passes run between
+// its pages gets every job that stayed in the queue exactly once, in id order.
+TEST_F(ApiServerTest, JobPagesFollowNextWhileTheQueueChanges) {
+  for (int i = 1; i <= 30; ++i) {
+    auto& j = cluster_.Job(std::to_string(i));
+    j.id = std::to_string(i);
+    j.user = i % 3 == 0 ? "ana" : "bo";
+  }
+  cluster_.Render();
+  Start();
+  json first = GetJson("/v1/jobs");
+  EXPECT_EQ(first["jobs"].size(), 30u);  // default limit 200
+  EXPECT_EQ(first["total"], 30);
+  EXPECT_EQ(first["limit"], 200);
+  EXPECT_TRUE(first["next"].is_null());
+  EXPECT_EQ(GetJson("/v1/jobs?user=ana")["total"], 10);
+  EXPECT_EQ(GetJson("/v1/jobs?user=ana&state=RUNNING")["total"], 0);
+
+  std::vector<std::string> seen;
+  std::string path = "/v1/jobs?limit=7";
+  for (int page = 0; page < 20; ++page) {
+    json p = GetJson(path);
+    for (const auto& j : p["jobs"]) seen.push_back(j["id"]);
+    if (p["next"].is_null()) break;
+    EXPECT_EQ(p["jobs"].size(), 7u);
+    path = "/v1/jobs?limit=7&after=" + p["next"].get<std::string>();
+    // A pass between pages: job 2 (already shown) and job 29 (not yet) end, job 31 arrives.
+    if (page == 0) {
+      cluster_.Remove("2");
+      cluster_.Remove("29");
+      auto& n = cluster_.Job("31");
+      n.id = "31";
+      cluster_.Render();
+      ASSERT_OK(companion_->Tick());
+    }
+  }
+  std::vector<std::string> want;
+  for (int i = 1; i <= 31; ++i)
+    if (i != 29) want.push_back(std::to_string(i));
+  EXPECT_EQ(seen, want);
+}
+
+TEST_F(ApiServerTest, JobPageBoundsAreRefusedNamingTheField) {
+  cluster_.Render();
+  Start();
+  for (const char* path :
+       {"/v1/jobs?limit=0", "/v1/jobs?limit=5001", "/v1/jobs?limit=ten", "/v1/jobs?limit=-5"}) {
+    json err = GetJson(path, 400);
+    EXPECT_EQ(err["code"], "bad_request") << path;
+    EXPECT_EQ(err["field"], "limit") << path;
+  }
+  EXPECT_EQ(GetJson("/v1/jobs?after=")["total"], 0);  // empty: from the first job
+  EXPECT_EQ(GetJson("/v1/jobs?after=" + std::string(65, '1'), 400)["field"], "after");
+  EXPECT_EQ(GetJson("/v1/jobs?limit=5000")["limit"], 5000);
+  EXPECT_EQ(GetJson("/v1/jobs?limit=1")["limit"], 1);
+}
+
+// The ETag names the published view: the same view answers 304 to If-None-Match, a new pass
+// a new body.
+TEST_F(ApiServerTest, JobListEtagFollowsTheView) {
+  auto& p = cluster_.Job("4");
+  p.id = "4";
+  cluster_.Render();
+  Start();
+  auto res = client_->Get("/v1/jobs");
+  ASSERT_TRUE(res);
+  std::string etag = res->get_header_value("ETag");
+  ASSERT_FALSE(etag.empty());
+  auto same = client_->Get("/v1/jobs", {{"If-None-Match", etag}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 304);
+  EXPECT_TRUE(same->body.empty());
+  EXPECT_EQ(same->get_header_value("ETag"), etag);
+  ASSERT_OK(companion_->Tick());
+  auto next = client_->Get("/v1/jobs", {{"If-None-Match", etag}});
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200);
+  EXPECT_NE(next->get_header_value("ETag"), etag);
+  EXPECT_EQ(json::parse(next->body)["jobs"].size(), 1u);
+}
+
 TEST_F(ApiServerTest, EstimateForTheLuaHookAndJson) {
   config_.submit_policy = service::SubmitPolicy::kSet;
   cluster_.Render();

@@ -58,6 +58,23 @@ async function api(path) {
   return res.json();
 }
 
+// Every job of GET /v1/jobs, following `next` a small page at a time (so the cursor is used).
+async function allJobs() {
+  const out = { jobs: [] };
+  let after = '';
+  for (let i = 0; i < 1000; ++i) {
+    const page = await api('/v1/jobs?limit=2' + (after ? '&after=' + encodeURIComponent(after) : ''));
+    out.jobs.push(...page.jobs);
+    out.updated_at = page.updated_at;
+    if (page.next === null) return out;
+    after = page.next;
+  }
+  throw new Error('/v1/jobs: no last page');
+}
+
+// The page's requests for the job list, whatever their query.
+const jobListUrl = (u) => u.pathname === '/v1/jobs';
+
 const profile = mkdtempSync(join(tmpdir(), 'schedmate-chromium-'));
 // A fresh, empty profile directory for every run (playwright passes it as --user-data-dir).
 const browser = await chromium.launchPersistentContext(profile, {
@@ -104,7 +121,7 @@ try {
   await page.waitForSelector('#charts svg.chart', { timeout: 10000 });
 
   const [jobs, fails, actions, nodes] = await Promise.all([
-    api('/v1/jobs'), api('/v1/failures'), api('/v1/actions'), api('/v1/nodes')]);
+    allJobs(), api('/v1/failures'), api('/v1/actions'), api('/v1/nodes')]);
 
   // Queue: one row per job, with its name, user, state and GPUs as text.
   const rows = await page.$$eval('#jobs tbody tr[data-job-id]', (trs) => trs.map((tr) => ({
@@ -409,36 +426,58 @@ try {
   await page.screenshot({ path: args.screenshot, fullPage: true });
 
   // When the API stops answering, the page says so and keeps the last data it had.
-  await page.route('**/v1/jobs', (route) => route.abort());
+  await page.route(jobListUrl, (route) => route.abort());
   await page.waitForSelector('#error:not(.hidden)', { timeout: 15000 });
   check((await page.$eval('#error', (e) => e.textContent)).includes('API unreachable'),
         'error banner names the problem');
   check((await page.$$('#jobs tbody tr[data-job-id]')).length === rows.length,
         'queue kept while the API is down');
-  await page.unroute('**/v1/jobs');
+  await page.unroute(jobListUrl);
   await page.waitForSelector('#error.hidden', { state: 'attached', timeout: 15000 })
     .catch(() => {});
   check(await page.$eval('#error', (e) => e.classList.contains('hidden')),
         'banner cleared once the API answers again');
 
-  // A queue of 1,200 jobs: the page shows the first 1,000 (running first) and says how many more.
-  const big = { updated_at: jobs.updated_at, jobs: [] };
+  // A queue of 1,200 jobs, served 500 a page: the page follows `next` for all of them, shows the
+  // first 1,000 (running first) and says how many more; its next page shows the other 200.
+  const big = [];
   for (let i = 0; i < 1200; ++i) {
-    big.jobs.push({ id: String(5000 + i), name: '<b>bulk ' + i + '</b>', user: 'u' + (i % 7),
-                    state: i < 3 ? 'RUNNING' : 'PENDING', reason: 'Priority', gpus: 1,
-                    prediction: null, metrics: null, start_estimate: null, restarts: 0,
-                    excluded_nodes: [], start: null, exit_code: 0 });
+    big.push({ id: String(5000 + i), name: '<b>bulk ' + i + '</b>', user: 'u' + (i % 7),
+               state: i < 3 ? 'RUNNING' : 'PENDING', reason: 'Priority', gpus: 1,
+               prediction: null, metrics: null, start_estimate: null, restarts: 0,
+               excluded_nodes: [], start: null, exit_code: 0 });
   }
-  await page.route('**/v1/jobs', (route) => route.fulfill({
-    status: 200, contentType: 'application/json', body: JSON.stringify(big) }));
+  const bigPages = [];
+  await page.route(jobListUrl, (route) => {
+    const u = new URL(route.request().url());
+    const limit = Math.min(500, Number(u.searchParams.get('limit') || 200));
+    const after = u.searchParams.get('after');
+    const from = after ? big.findIndex((j) => j.id === after) + 1 : 0;
+    const slice = big.slice(from, from + limit);
+    const next = from + limit < big.length ? slice[slice.length - 1].id : null;
+    bigPages.push(after || '');
+    route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(
+      { updated_at: jobs.updated_at, jobs: slice, limit, next, total: big.length }) });
+  });
   await page.waitForFunction(() => document.querySelectorAll('#jobs tbody tr[data-job-id]').length === 1000,
                              null, { timeout: 15000 }).catch(() => {});
   check(await page.$$eval('#jobs tbody tr[data-job-id]', (x) => x.length) === 1000,
         'a 1,200-job queue shows 1,000 rows');
   check((await page.$eval('#jobs tbody tr.more', (tr) => tr.textContent).catch(() => ''))
     .includes('200 more jobs'), 'and says 200 more');
+  check(bigPages.slice(0, 3).join(',') === ',5499,5999',
+        'the page followed next through 3 pages: ' + bigPages.slice(0, 3).join(','));
   check(await page.$$eval('#jobs b', (x) => x.length) === 0, 'bulk names stay text');
-  await page.unroute('**/v1/jobs');
+  await page.click('#queue-next');
+  const second = await page.$$eval('#jobs tbody tr[data-job-id]', (x) => x.map((tr) => tr.dataset.jobId));
+  check(second.length === 200 && second[199] === '6199',
+        `the queue's next page shows the other 200 jobs (${second.length}, last ${second[199]})`);
+  check((await page.$eval('#queue-range', (e) => e.textContent)).includes('1001–1200 of 1200'),
+        'the pager names the rows shown');
+  await page.click('#queue-prev');
+  check(await page.$$eval('#jobs tbody tr[data-job-id]', (x) => x.length) === 1000,
+        'and back to the first 1,000');
+  await page.unroute(jobListUrl);
   console.log(`dashboard: ${checks - failures.length}/${checks} checks passed; screenshot ${args.screenshot}`);
   exitCode = failures.length === 0 ? 0 : 1;
 } catch (err) {

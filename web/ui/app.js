@@ -8,9 +8,12 @@
 
 (function () {
   const POLL_MS = 4000;
-  const MAX_QUEUE_ROWS = 1000;  // a huge queue stays responsive; the rest is in /v1/jobs
+  const MAX_QUEUE_ROWS = 1000;  // rows per queue page: a huge queue stays responsive
+  const JOB_PAGE = 5000;        // jobs per GET /v1/jobs request (the API's largest page)
+  const MAX_JOB_PAGES = 400;    // 2,000,000 jobs: a cursor that never ends is an error
   const SVG_NS = 'http://www.w3.org/2000/svg';
-  const state = { selected: null, lastOk: null, page: 'overview', jobPage: null, anomalies: [] };
+  const state = { selected: null, lastOk: null, page: 'overview', jobPage: null, anomalies: [],
+                  queuePage: 0 };
 
   // ---- DOM helpers (text only) ----
   function el(tag, opts, children) {
@@ -94,6 +97,25 @@
     const res = await fetch(path, { cache: 'no-store', headers: { Accept: 'application/json' } });
     if (!res.ok) throw new Error(path + ': HTTP ' + res.status);
     return res.json();
+  }
+
+  // Every live job: GET /v1/jobs page by page, following `next` (the last job id of a page).
+  // Pages are read from the view current at each request: a job is listed once, as of its
+  // page (the API's paging guarantee), and updated_at is the last page's. 'no-cache' lets the
+  // browser revalidate a page it has with its ETag (304 when the view has not changed).
+  async function getAllJobs() {
+    const jobs = [];
+    let after = '';
+    for (let i = 0; i < MAX_JOB_PAGES; ++i) {
+      const path = '/v1/jobs?limit=' + JOB_PAGE + (after ? '&after=' + encodeURIComponent(after) : '');
+      const res = await fetch(path, { cache: 'no-cache', headers: { Accept: 'application/json' } });
+      if (!res.ok) throw new Error(path + ': HTTP ' + res.status);
+      const page = await res.json();
+      for (const j of page.jobs) jobs.push(j);
+      if (page.next === null || page.next === undefined) return { updated_at: page.updated_at, jobs };
+      after = page.next;
+    }
+    throw new Error('/v1/jobs: more than ' + MAX_JOB_PAGES + ' pages');
   }
 
   // ---- rendering ----
@@ -206,7 +228,11 @@
 
   function renderJobs(jobs, now) {
     const sorted = jobs.slice().sort(jobOrder);
-    const rows = sorted.slice(0, MAX_QUEUE_ROWS).map((j) => {
+    const pages = Math.max(1, Math.ceil(sorted.length / MAX_QUEUE_ROWS));
+    state.queuePage = Math.min(Math.max(0, state.queuePage), pages - 1);
+    const first = state.queuePage * MAX_QUEUE_ROWS;
+    const shown = sorted.slice(first, first + MAX_QUEUE_ROWS);
+    const rows = shown.map((j) => {
       const running = j.state === 'RUNNING';
       const tr = el('tr', {
         cls: (running ? 'clickable' : '') + (state.selected === j.id ? ' selected' : ''),
@@ -233,13 +259,23 @@
     const r = jobs.filter((j) => j.state === 'RUNNING').length;
     const p = jobs.filter((j) => j.state === 'PENDING').length;
     setText('queue-count', r + ' running · ' + p + ' pending');
-    if (sorted.length > MAX_QUEUE_ROWS) {
-      const more = el('td', { cls: 'empty', text: (sorted.length - MAX_QUEUE_ROWS) +
-        ' more jobs not shown (the full list is at /v1/jobs)' });
+    const after = sorted.length - first - shown.length;
+    if (after > 0) {
+      const more = el('td', { cls: 'empty', text: after + ' more jobs on the next pages' });
       more.colSpan = 9;
       rows.push(el('tr', { cls: 'more' }, [more]));
     }
     replaceRows('jobs', rows, 'No jobs in the queue.', 9);
+    document.getElementById('queue-pager').classList.toggle('hidden', pages === 1);
+    setText('queue-range', shown.length ? 'jobs ' + (first + 1) + '–' + (first + shown.length) +
+            ' of ' + sorted.length + ' · page ' + (state.queuePage + 1) + ' of ' + pages : '');
+    document.getElementById('queue-prev').disabled = state.queuePage === 0;
+    document.getElementById('queue-next').disabled = state.queuePage >= pages - 1;
+  }
+
+  function turnQueuePage(delta) {
+    state.queuePage += delta;
+    renderJobs(state.jobs || [], state.now);
   }
 
   function renderFailures(failures, now) {
@@ -713,7 +749,7 @@
   async function refresh() {
     try {
       const [health, jobs, failures, actions, nodes, sched, anomalies] = await Promise.all([
-        getJson('/healthz'), getJson('/v1/jobs'), getJson('/v1/failures'),
+        getJson('/healthz'), getAllJobs(), getJson('/v1/failures'),
         getJson('/v1/actions'), getJson('/v1/nodes'), getJson('/v1/scheduling'),
         getJson('/v1/anomalies')]);
       const now = jobs.updated_at || health.updated_at;
@@ -757,6 +793,8 @@
       runWhatIf(ev.target).catch((err) => whatifStatus('failed: ' + err.message, 'bad'));
     });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
+    document.getElementById('queue-prev').addEventListener('click', () => turnQueuePage(-1));
+    document.getElementById('queue-next').addEventListener('click', () => turnQueuePage(1));
     loop();
   });
 })();
