@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "api/json_codecs.h"
 #include "core/json_dump.h"
@@ -102,16 +103,20 @@ JobListCache::Texts::Texts(std::shared_ptr<const service::ServiceView> v)
 
 std::shared_ptr<JobListCache::Texts> JobListCache::TextsFor(
     const std::shared_ptr<const service::ServiceView>& view) {
-  std::shared_ptr<Texts> old;  // released after the lock: the last holder frees its texts
-  std::lock_guard lock(mu_);
-  if (current_ && current_->view == view) return current_;
-  // A request that took its view before a newer one was published: its own texts, once.
-  if (current_ && current_->view->generation > view->generation) {
-    return std::make_shared<Texts>(view);
+  std::shared_ptr<Texts> fresh;
+  std::shared_ptr<Texts> old;
+  {
+    std::lock_guard lock(mu_);
+    if (current_ && current_->view == view) return current_;
+    // A request that took its view before a newer one was published: its own texts, once.
+    if (current_ && current_->view->generation > view->generation) {
+      return std::make_shared<Texts>(view);
+    }
+    old = std::exchange(current_, std::make_shared<Texts>(view));
+    fresh = current_;
   }
-  old = std::move(current_);
-  current_ = std::make_shared<Texts>(view);
-  return current_;
+  retirer_.Retire(std::move(old));  // its strings and, often, the last hold on its view
+  return fresh;
 }
 
 std::string JobListCache::Body(const std::shared_ptr<const service::ServiceView>& view,

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "api/retirer.h"
 #include "core/result.h"
 #include "service/companion.h"
 
@@ -68,6 +69,7 @@ JobPage SelectJobPage(const service::ServiceView& view, const JobListQuery& q);
 
 // The serialised jobs of the newest view seen, filled lazily and at most once per job.
 // Thread-safe. A request holding an older view than the newest gets its own short-lived cache.
+// Replaced texts (and the view they hold) are freed on the Retirer's thread, not the request's.
 class JobListCache {
  public:
   // The body (see the file comment) of the page `q` selects from `view`.
@@ -83,6 +85,7 @@ class JobListCache {
   std::shared_ptr<Texts> TextsFor(const std::shared_ptr<const service::ServiceView>& view);
   std::mutex mu_;
   std::shared_ptr<Texts> current_;
+  Retirer retirer_;  // last: destroyed first, releasing what it still holds
 };
 
 }  // namespace schedmate::api

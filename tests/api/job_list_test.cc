@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -236,6 +237,34 @@ TEST(JobListCache, ConcurrentRequestsAgree) {
     threads.emplace_back([&, t] { got[t] = cache.Body(v, q); });
   for (auto& t : threads) t.join();
   for (const auto& body : got) EXPECT_EQ(body, want);
+}
+
+// What the retirer is given is freed on its thread, not the caller's; the destructor frees what
+// is left.
+TEST(Retirer, FreesOnItsOwnThread) {
+  struct Probe {
+    std::thread::id* freed_on = nullptr;
+    ~Probe() {
+      if (freed_on != nullptr) *freed_on = std::this_thread::get_id();
+    }
+  };
+  std::thread::id first, second;
+  {
+    Retirer retirer;
+    auto p = std::make_shared<Probe>();
+    p->freed_on = &first;
+    retirer.Retire(std::move(p));
+    for (int i = 0; i < 5000 && retirer.released() < 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(retirer.released(), 1);
+    auto q = std::make_shared<Probe>();
+    q->freed_on = &second;
+    retirer.Retire(std::move(q));
+  }
+  EXPECT_NE(first, std::thread::id());
+  EXPECT_NE(first, std::this_thread::get_id());
+  EXPECT_NE(second, std::thread::id());
+  EXPECT_NE(second, std::this_thread::get_id());
 }
 
 }  // namespace
