@@ -36,6 +36,10 @@ print(f"  API         p50 {med('api_p50_ms'):.2f} ms, p99 {med('api_p99_ms'):.2f
 for route in rs[0]["api_routes"]:
     p99 = statistics.median(r["api_routes"][route]["p99_ms"] for r in rs)
     p50 = statistics.median(r["api_routes"][route]["p50_ms"] for r in rs)
-    print(f"    {route:15s} p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    mx = statistics.median(r["api_routes"][route].get("max_ms", 0) for r in rs)
+    n = statistics.median(r["api_routes"][route]["requests"] for r in rs)
+    print(f"    {route:20s} p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {mx:.2f} ms ({n:.0f} requests)")
+print(f"  CPU         whole process {med('process_cpu_cores'):.2f} cores while the load ran")
+print("  (/v1/jobs?limit=5000 is apart from the mix: one request per --big-page-ms, default 1 s)")
 print(f"(per-run JSON in {out})")
 PY

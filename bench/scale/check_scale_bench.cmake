@@ -3,6 +3,7 @@
 execute_process(
   COMMAND ${BENCH} --pending 300 --running 60 --passes 4 --interval-ms 250 --rate 100
           --log-rate 100000 --churn 5 --history 100 --threads 4
+          --big-page-ms 200
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 100)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "scale_bench exited with ${rc}\n${err}")
@@ -42,7 +43,7 @@ if(NOT tracked EQUAL 60 OR NOT finished EQUAL 15 OR requests LESS 100 OR written
   message(FATAL_ERROR "scale_bench: ${tracked} logs tailed (want 60), ${finished} runs ended "
                       "(want 15), ${requests} requests, ${written} log bytes\n${out}")
 endif()
-foreach(route "/v1/jobs" "/v1/jobs/{id}" "/metrics" "/healthz")
+foreach(route "/v1/jobs" "/v1/jobs/{id}" "/metrics" "/healthz" "/v1/jobs?limit=5000")
   string(JSON n ERROR_VARIABLE e GET "${out}" api_routes "${route}" requests)
   if(e OR n LESS 1)
     message(FATAL_ERROR "scale_bench report: no requests on ${route}\n${out}")

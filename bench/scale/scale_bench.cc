@@ -11,6 +11,9 @@
 //     scripted Slurm's own data, the generator and the libraries);
 //   - API latency p50/p99 overall, per route and for requests due while a pass ran. Latency
 //     counts from each request's scheduled send time (open loop: a late send is counted late).
+//   - apart from that mix, one GET /v1/jobs?limit=5000 (the API's largest page) every
+//     --big-page-ms on its own connection, reported as its own route only (not in the overall
+//     figures; 0 = none).
 // Between passes the scripted cluster advances (--churn jobs end, start and arrive per pass,
 // every tenth ending FAILED), outside the timed pass.
 //
@@ -23,6 +26,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -59,6 +63,7 @@ struct Args {
   int churn = 10;
   int history = 2000;
   int threads = 64;
+  int big_page_ms = 1000;
   uint64_t seed = 1;
   std::string template_dir = SCHEDMATE_SLURM_TEMPLATES;
 };
@@ -108,11 +113,12 @@ struct Sample {
   bool ok = false;
 };
 
-constexpr std::array<const char*, 4> kRoutes = {"/v1/jobs", "/v1/jobs/{id}", "/metrics",
-                                                "/healthz"};
+constexpr std::array<const char*, 5> kRoutes = {"/v1/jobs", "/v1/jobs/{id}", "/metrics", "/healthz",
+                                                "/v1/jobs?limit=5000"};
+constexpr int kBigPageRoute = 4;  // not in the mix: its own client (LoadGenerator::BigPages)
 
-// Request i's route, per 50 requests: 1 the full job list (10/s at 500/s: a few dashboards),
-// 5 /metrics, 9 /healthz, 35 one job.
+// Request i's route, per 50 requests: 1 the job list's first page (the default limit, 200 jobs;
+// 10/s at 500/s: a few dashboards), 5 /metrics, 9 /healthz, 35 one job.
 int RouteOf(int64_t i) {
   int r = static_cast<int>(i % 50);
   return r == 0 ? 0 : r <= 5 ? 2 : r <= 14 ? 3 : 1;
@@ -120,7 +126,8 @@ int RouteOf(int64_t i) {
 
 class LoadGenerator {
  public:
-  LoadGenerator(int port, int rate, int threads) : port_(port), rate_(rate), threads_(threads) {}
+  LoadGenerator(int port, int rate, int threads, int big_page_ms)
+      : port_(port), rate_(rate), threads_(threads), big_page_ms_(big_page_ms) {}
 
   void SetIds(std::vector<std::string> ids) {
     std::lock_guard lock(mu_);
@@ -130,6 +137,7 @@ class LoadGenerator {
   void Start() {
     t0_ = Steady::now();
     for (int w = 0; w < threads_; ++w) workers_.emplace_back([this] { Work(); });
+    if (big_page_ms_ > 0) workers_.emplace_back([this] { BigPages(); });
   }
   std::vector<Sample> Stop() {
     stop_ = true;
@@ -177,7 +185,35 @@ class LoadGenerator {
     samples_.insert(samples_.end(), local.begin(), local.end());
   }
 
-  int port_, rate_, threads_;
+  // One GET /v1/jobs?limit=5000 every big_page_ms_, timed from its scheduled time like the mix.
+  void BigPages() {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_keep_alive(true);
+    client.set_tcp_nodelay(true);
+    client.set_read_timeout(10);
+    std::vector<Sample> local;
+    for (int64_t i = 0; !stop_; ++i) {
+      auto due = t0_ + std::chrono::milliseconds(i * big_page_ms_ + big_page_ms_ / 2);
+      while (Steady::now() < due && !stop_)
+        std::this_thread::sleep_until(std::min(due, Steady::now() + std::chrono::milliseconds(50)));
+      if (stop_) break;
+      size_t bytes = 0;
+      auto res = client.Get(kRoutes[kBigPageRoute], [&bytes](const char*, size_t n) {
+        bytes += n;
+        return true;
+      });
+      Sample s;
+      s.due = due;
+      s.ms = std::chrono::duration<double, std::milli>(Steady::now() - due).count();
+      s.route = kBigPageRoute;
+      s.ok = res && res->status == 200 && bytes > 0;
+      local.push_back(s);
+    }
+    std::lock_guard lock(mu_);
+    samples_.insert(samples_.end(), local.begin(), local.end());
+  }
+
+  int port_, rate_, threads_, big_page_ms_;
   Steady::time_point t0_;
   std::atomic<int64_t> next_{0};
   std::atomic<bool> stop_{false};
@@ -244,6 +280,8 @@ Args Parse(int argc, char** argv) {
       a.history = std::stoi(val());
     else if (k == "--threads")
       a.threads = std::stoi(val());
+    else if (k == "--big-page-ms")
+      a.big_page_ms = std::stoi(val());
     else if (k == "--seed")
       a.seed = std::stoull(val());
     else if (k == "--templates")
@@ -252,7 +290,7 @@ Args Parse(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: scale_bench [--pending N] [--running N] [--passes N] [--interval-ms MS]\n"
                  "  [--rate REQ/S] [--log-rate BYTES/S] [--churn N] [--history N] [--threads N]\n"
-                 "  [--seed S] [--templates DIR]\n");
+                 "  [--big-page-ms MS] [--seed S] [--templates DIR]\n");
       std::exit(2);
     }
   }
@@ -262,6 +300,7 @@ Args Parse(int argc, char** argv) {
   a.interval_ms = std::clamp(a.interval_ms, 10, 60000);
   a.rate = std::clamp(a.rate, 1, 5000);
   a.threads = std::clamp(a.threads, 1, 256);
+  a.big_page_ms = std::clamp(a.big_page_ms, 0, 60000);
   a.log_rate = std::clamp(a.log_rate, 0.0, 1e9);
   return a;
 }
@@ -273,9 +312,10 @@ nlohmann::json LatencyReport(
   std::map<int, std::vector<double>> by_route;
   int64_t errors = 0;
   for (const auto& s : samples) {
-    all.push_back(s.ms);
     by_route[s.route].push_back(s.ms);
     errors += s.ok ? 0 : 1;
+    if (s.route == kBigPageRoute) continue;  // not part of the mix
+    all.push_back(s.ms);
     for (const auto& [b, e] : passes)
       if (s.due >= b && s.due < e) {
         during.push_back(s.ms);
@@ -284,8 +324,10 @@ nlohmann::json LatencyReport(
   }
   nlohmann::json routes = nlohmann::json::object();
   for (const auto& [r, v] : by_route)
-    routes[kRoutes[static_cast<size_t>(r)]] = {
-        {"requests", v.size()}, {"p50_ms", Pct(v, 0.5)}, {"p99_ms", Pct(v, 0.99)}};
+    routes[kRoutes[static_cast<size_t>(r)]] = {{"requests", v.size()},
+                                               {"p50_ms", Pct(v, 0.5)},
+                                               {"p99_ms", Pct(v, 0.99)},
+                                               {"max_ms", Pct(v, 1.0)}};
   return {{"api_requests", all.size()},
           {"api_errors", errors},
           {"api_p50_ms", Pct(all, 0.5)},
@@ -354,7 +396,7 @@ int main(int argc, char** argv) {
 
   api::ApiServer server(companion, {*read_st, *read_history}, "");
   if (!server.Start("127.0.0.1", 0).ok()) return fmt::print(stderr, "scale_bench: no port\n"), 1;
-  LoadGenerator load(server.port(), args.rate, args.threads);
+  LoadGenerator load(server.port(), args.rate, args.threads, args.big_page_ms);
   auto ids_of_view = [&] {
     std::vector<std::string> ids;
     for (const auto& j : companion.View()->jobs) ids.push_back(j.job.id);
