@@ -38,7 +38,9 @@ for route in rs[0]["api_routes"]:
     p50 = statistics.median(r["api_routes"][route]["p50_ms"] for r in rs)
     mx = statistics.median(r["api_routes"][route].get("max_ms", 0) for r in rs)
     n = statistics.median(r["api_routes"][route]["requests"] for r in rs)
-    print(f"    {route:20s} p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {mx:.2f} ms ({n:.0f} requests)")
+    err = sum(r["api_routes"][route].get("errors", 0) for r in rs)
+    print(f"    {route:20s} p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {mx:.2f} ms "
+          f"({n:.0f} requests, {err} errors in all runs)")
 print(f"  CPU         whole process {med('process_cpu_cores'):.2f} cores while the load ran")
 print("  (/v1/jobs?limit=5000 is apart from the mix: one request per --big-page-ms, default 1 s)")
 print(f"(per-run JSON in {out})")

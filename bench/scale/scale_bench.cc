@@ -310,10 +310,12 @@ nlohmann::json LatencyReport(
     const std::vector<std::pair<Steady::time_point, Steady::time_point>>& passes) {
   std::vector<double> all, during;
   std::map<int, std::vector<double>> by_route;
+  std::map<int, int64_t> route_errors;
   int64_t errors = 0;
   for (const auto& s : samples) {
     by_route[s.route].push_back(s.ms);
     errors += s.ok ? 0 : 1;
+    route_errors[s.route] += s.ok ? 0 : 1;
     if (s.route == kBigPageRoute) continue;  // not part of the mix
     all.push_back(s.ms);
     for (const auto& [b, e] : passes)
@@ -325,6 +327,7 @@ nlohmann::json LatencyReport(
   nlohmann::json routes = nlohmann::json::object();
   for (const auto& [r, v] : by_route)
     routes[kRoutes[static_cast<size_t>(r)]] = {{"requests", v.size()},
+                                               {"errors", route_errors[r]},
                                                {"p50_ms", Pct(v, 0.5)},
                                                {"p99_ms", Pct(v, 0.99)},
                                                {"max_ms", Pct(v, 1.0)}};
