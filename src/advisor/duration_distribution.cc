@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <cstdint>
 
 #include "core/check.h"
 
@@ -14,47 +14,136 @@ constexpr double kLogisticPerSd = 0.5513288954217921;  // sqrt(3) / pi
 
 double Log2Seconds(double s) { return std::log2(std::max(s, 1.0)); }
 
+// Bound, per sample (plus 8), on |CdfAt(x) - F(x)| in units of the weights' sum (1): each term
+// w / (1 + exp(a)) carries a few roundings of relative size 2^-53 (the argument, exp within
+// 1 ulp, the sum and the division; |a| x the logistic's slope stays below 1/2), and the sum one
+// more per sample. 16x that, for margin.
+constexpr double kCdfErrorPerSample = 16 * 4 * 1.1102230246251565e-16;
+
 }  // namespace
 
 DurationDistribution::DurationDistribution(const std::vector<std::pair<double, double>>& samples,
                                            double bandwidth)
     : scale_(std::max(bandwidth, 1e-3) * kLogisticPerSd) {
   SM_CHECK(!samples.empty()) << "a distribution needs at least one sample";
-  std::vector<size_t> order(samples.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return samples[a].first < samples[b].first; });
+  // Stable order by duration: insertion sort (a tier holds a few dozen samples), moving a sample
+  // only past strictly longer ones, so equal durations keep their input order.
+  const size_t n = samples.size();
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t k = i;
+    while (k > 0 && samples[i].first < samples[order[k - 1]].first) {
+      order[k] = order[k - 1];
+      --k;
+    }
+    order[k] = static_cast<uint32_t>(i);
+  }
   double total = 0;
   for (const auto& s : samples) total += std::max(s.second, 0.0);
-  for (size_t i : order) {
+  log2_.reserve(n);
+  weight_.reserve(n);
+  for (uint32_t i : order) {
     log2_.push_back(Log2Seconds(samples[i].first));
     weight_.push_back(total > 0 ? std::max(samples[i].second, 0.0) / total
-                                : 1.0 / static_cast<double>(samples.size()));
+                                : 1.0 / static_cast<double>(n));
   }
 }
 
-double DurationDistribution::Cdf(double seconds) const {
-  const double x = Log2Seconds(seconds);
+double DurationDistribution::CdfAt(double x) const {
   double f = 0;
   for (size_t i = 0; i < log2_.size(); ++i) {
     f += weight_[i] / (1.0 + std::exp(-(x - log2_[i]) / scale_));
   }
-  return std::clamp(f, 0.0, 1.0);
+  return f;
+}
+
+double DurationDistribution::CdfAndDensityAt(double x, double* density) const {
+  double f = 0, d = 0;
+  for (size_t i = 0; i < log2_.size(); ++i) {
+    const double e = std::exp(-(x - log2_[i]) / scale_);
+    const double term = weight_[i] / (1.0 + e);  // the same operations as CdfAt
+    f += term;
+    d += std::isfinite(e) ? term * e / (1.0 + e) : 0.0;
+  }
+  *density = d / scale_;
+  return f;
+}
+
+double DurationDistribution::Cdf(double seconds) const {
+  return std::clamp(CdfAt(Log2Seconds(seconds)), 0.0, 1.0);
+}
+
+void DurationDistribution::Learn(double x, double f, double q, double eps, Bracket* br) {
+  if (f < q - 2 * eps) br->lo = std::max(br->lo, x);
+  if (f >= q + 2 * eps) br->hi = std::min(br->hi, x);
 }
 
 double DurationDistribution::Quantile(double q) const {
   q = std::clamp(q, 1e-4, 1 - 1e-4);
-  // F is increasing; the q-quantile lies within 10 scales of the extreme samples.
-  double lo = log2_.front() - 10 * scale_, hi = log2_.back() + 10 * scale_;
+  // The answer is defined by a 32-step bisection of the computed CdfAt over
+  // [first - 10 scales, last + 10 scales] (F is increasing; the q-quantile lies in there).
+  // Evaluating CdfAt at all 32 midpoints costs 32 x n exponentials, so a Newton search first
+  // finds points lo and hi close around the root with CdfAt(lo) < q - 2 eps and
+  // CdfAt(hi) >= q + 2 eps, where eps bounds |CdfAt(x) - F(x)| for the exact F. F being
+  // increasing, every midpoint <= lo then has CdfAt < q and every midpoint >= hi has CdfAt >= q:
+  // the bisection takes the same steps as with every CdfAt evaluated, and evaluates only
+  // midpoints between the two (rarely any). The result is bit-identical to the plain bisection.
+  const double lo0 = log2_.front() - 10 * scale_, hi0 = log2_.back() + 10 * scale_;
+  const double eps = kCdfErrorPerSample * static_cast<double>(log2_.size() + 8);
+  Bracket proven;
+  NewtonBracket(q, lo0, hi0, eps, &proven);
+  double lo = lo0, hi = hi0;
   for (int it = 0; it < 32; ++it) {
     const double mid = 0.5 * (lo + hi);
-    double f = 0;
-    for (size_t i = 0; i < log2_.size(); ++i) {
-      f += weight_[i] / (1.0 + std::exp(-(mid - log2_[i]) / scale_));
+    bool below;
+    if (mid <= proven.lo) {
+      below = true;
+    } else if (mid >= proven.hi) {
+      below = false;
+    } else {
+      const double f = CdfAt(mid);
+      Learn(mid, f, q, eps, &proven);
+      below = f < q;
     }
-    (f < q ? lo : hi) = mid;
+    (below ? lo : hi) = mid;
   }
   return std::exp2(0.5 * (lo + hi));
+}
+
+void DurationDistribution::NewtonBracket(double q, double a, double b, double eps,
+                                         Bracket* proven) const {
+  // Start at the samples' weighted q-quantile; Newton steps, bisecting the bracket [a, b] when a
+  // step would leave it. Only the speed depends on this search, never the result.
+  double cum = 0, x = log2_.back();
+  for (size_t i = 0; i < log2_.size(); ++i) {
+    cum += weight_[i];
+    if (cum >= q) {
+      x = log2_[i];
+      break;
+    }
+  }
+  double density = 0;
+  for (int it = 0; it < 16 && b > a; ++it) {
+    const double f = CdfAndDensityAt(x, &density);
+    Learn(x, f, q, eps, proven);
+    if (std::abs(f - q) < 2 * eps) break;
+    (f < q ? a : b) = x;
+    double next = density > 0 ? x - (f - q) / density : 0.5 * (a + b);
+    if (!(next > a && next < b)) next = 0.5 * (a + b);
+    if (next == x) break;
+    x = next;
+  }
+  if (!(density > 0)) return;
+  // Probe both sides of the root where F has moved by a few eps, further if that was too close.
+  double delta = std::max(8 * eps / density, 1e-13 * (1 + std::abs(x)));
+  for (int tries = 0; tries < 3; ++tries, delta *= 16) {
+    double unused = 0;
+    if (proven->lo < x - delta)
+      Learn(x - delta, CdfAndDensityAt(x - delta, &unused), q, eps, proven);
+    if (proven->hi > x + delta)
+      Learn(x + delta, CdfAndDensityAt(x + delta, &unused), q, eps, proven);
+    if (proven->lo >= x - delta && proven->hi <= x + delta) break;
+  }
 }
 
 double DurationDistribution::WindowMass(double seconds) const {

@@ -48,6 +48,17 @@ class DurationDistribution {
   size_t size() const { return log2_.size(); }
 
  private:
+  // Points known to lie below (CdfAt < q) and above (CdfAt >= q) the q-quantile.
+  struct Bracket {
+    double lo = -1e308, hi = 1e308;
+  };
+  // The mixture's CDF at log2 seconds x, unclamped (the bisection's function); with its density.
+  double CdfAt(double x) const;
+  double CdfAndDensityAt(double x, double* density) const;
+  static void Learn(double x, double f, double q, double eps, Bracket* br);
+  // Narrows `proven` around the q-quantile by Newton steps from the weighted sample quantile.
+  void NewtonBracket(double q, double a, double b, double eps, Bracket* proven) const;
+
   std::vector<double> log2_;    // sorted ascending
   std::vector<double> weight_;  // normalised to sum 1, same order
   double scale_;                // logistic scale in log2 units
