@@ -180,24 +180,31 @@ void QuantileCalibrator::Record(double pit) {
   if (!(pit >= 0 && pit <= 1)) return;
   int b = std::min(kBins - 1, static_cast<int>(pit * kBins));
   ++hist_[b];
+  for (int i = b + 1; i <= kBins; i += i & -i) ++tree_[i];
   ++n_;
 }
 
 double QuantileCalibrator::Level(double q) const {
   q = std::clamp(q, 1e-4, 1 - 1e-4);
   if (n_ < min_samples_) return q;
-  // Smallest level u with ECDF(u) >= q, linear inside its bin.
+  // Smallest level u with ECDF(u) >= q, linear inside its bin: the first bin b whose cumulative
+  // count reaches the target (it is not empty, the target being > 0), found by descending the
+  // Fenwick tree to the longest prefix whose count stays below the target. Counts are integers,
+  // exact in doubles, so this is the same bin and fraction as a scan from the first bin.
   const double target = q * static_cast<double>(n_);
-  double cum = 0;
-  for (int b = 0; b < kBins; ++b) {
-    const double c = static_cast<double>(hist_[b]);
-    if (cum + c >= target && c > 0) {
-      const double frac = (target - cum) / c;
-      return std::clamp((b + frac) / kBins, 1e-4, 1 - 1e-4);
+  int pos = 0;
+  int64_t cum = 0;
+  for (int step = kTreeTop; step > 0; step >>= 1) {
+    const int next = pos + step;
+    if (next <= kBins && static_cast<double>(cum + tree_[next]) < target) {
+      pos = next;
+      cum += tree_[next];
     }
-    cum += c;
   }
-  return 1 - 1e-4;
+  if (pos >= kBins) return 1 - 1e-4;
+  const double c = static_cast<double>(hist_[pos]);
+  const double frac = (target - static_cast<double>(cum)) / c;
+  return std::clamp((pos + frac) / kBins, 1e-4, 1 - 1e-4);
 }
 
 }  // namespace schedmate::advisor

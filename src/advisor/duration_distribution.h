@@ -77,7 +77,9 @@ class QuantileCalibrator {
   static constexpr int kBins = 1000;
 
  private:
+  static constexpr int kTreeTop = 512;  // the largest power of 2 <= kBins
   std::vector<int64_t> hist_ = std::vector<int64_t>(kBins, 0);
+  std::vector<int64_t> tree_ = std::vector<int64_t>(kBins + 1, 0);  // Fenwick tree over hist_
   int64_t n_ = 0;
   int64_t min_samples_;
 };

@@ -115,6 +115,41 @@ TEST(QuantileCalibratorTest, IdentityWhenUniformAndWidensWhenOverconfident) {
   EXPECT_GT(narrow.Level(0.9), 0.9);
 }
 
+// Level's definition: the first bin, scanning from 0, whose cumulative count reaches q x n.
+double ReferenceLevel(const std::vector<int64_t>& hist, int64_t n, double q) {
+  q = std::clamp(q, 1e-4, 1 - 1e-4);
+  const double target = q * static_cast<double>(n);
+  double cum = 0;
+  const int bins = static_cast<int>(hist.size());
+  for (int b = 0; b < bins; ++b) {
+    const double c = static_cast<double>(hist[b]);
+    if (cum + c >= target && c > 0)
+      return std::clamp((b + (target - cum) / c) / bins, 1e-4, 1 - 1e-4);
+    cum += c;
+  }
+  return 1 - 1e-4;
+}
+
+TEST(QuantileCalibratorTest, LevelIsBitIdenticalToTheScanOverBins) {
+  std::mt19937_64 rng(3);
+  QuantileCalibrator cal(1);
+  std::vector<int64_t> hist(QuantileCalibrator::kBins, 0);
+  int differing = 0;
+  for (int i = 1; i <= 5000; ++i) {
+    // Clustered PITs (empty bins between busy ones), including both ends.
+    const double u =
+        i % 50 == 0 ? (i % 100 == 0 ? 1.0 : 0.0) : std::clamp(0.5 + 0.15 * Normal(rng), 0.0, 1.0);
+    cal.Record(u);
+    ++hist[std::min(QuantileCalibrator::kBins - 1,
+                    static_cast<int>(u * QuantileCalibrator::kBins))];
+    for (double q : {1e-5, 0.1, 0.5, 0.9, 0.99999, static_cast<double>(rng() % 1000) / 1000}) {
+      if (cal.Level(q) != ReferenceLevel(hist, i, q)) ++differing;
+    }
+  }
+  EXPECT_EQ(differing, 0);
+  EXPECT_EQ(cal.samples(), 5000);
+}
+
 // Jobs of one user whose run times are log-normal (log2 sd 1.5 around 1 h): after a warm-up the
 // online p10..p90 interval must hold about 80% of the actual run times, and p10 < p50 < p90.
 TEST(HistoryEstimatorDistributionTest, CoverageOnASyntheticDistribution) {
