@@ -10,8 +10,6 @@
 namespace schedmate::advisor {
 namespace {
 
-std::string GpuKey(const JobRecord& job) { return std::to_string(job.gpus.milli()); }
-
 constexpr TierSpec kExact{"exact", 0.9};
 constexpr TierSpec kResources{"resources", 0.85};
 constexpr TierSpec kWorkload{"workload", 0.8};
@@ -35,10 +33,13 @@ std::string Why(const TierSpec& tier) {
   return "recent jobs cluster-wide";
 }
 
-// The job's resource shape: everything it asked the scheduler for.
-std::string ResourceKey(const JobRecord& job) {
-  return fmt::format("{}|{}|{}|{}|{}", job.gpus.milli(), job.cpus, job.nodes,
-                     job.time_limit ? job.time_limit->seconds() : int64_t{-1}, job.vc);
+// splitmix64's finaliser: spreads the bits of a packed key.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 bool WithinFactor2(double pred, double actual) {
@@ -109,13 +110,48 @@ uint32_t HistoryEstimator::FingerprintId(const std::string& workload, bool creat
   return id;
 }
 
-void HistoryEstimator::Push(const std::string& key, uint32_t entry) {
-  Group& g = groups_[key];
-  g.push_back(entry);
-  if (g.size() > options_.recent) g.pop_front();
+size_t HistoryEstimator::GroupKeyHash::operator()(const GroupKey& k) const {
+  uint64_t h = Mix(static_cast<uint64_t>(k.kind) << 32 | k.user);
+  h = Mix(h ^ (static_cast<uint64_t>(k.fid) << 32 | k.res));
+  return static_cast<size_t>(Mix(h ^ static_cast<uint64_t>(k.gpus)));
 }
 
-const HistoryEstimator::Group* HistoryEstimator::Find(const std::string& key) const {
+size_t HistoryEstimator::ResourceShapeHash::operator()(const ResourceShape& r) const {
+  uint64_t h = Mix(static_cast<uint64_t>(r.gpus_milli));
+  h = Mix(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(r.cpus)) << 32 |
+               static_cast<uint32_t>(r.nodes)));
+  h = Mix(h ^ static_cast<uint64_t>(r.limit_s));
+  return static_cast<size_t>(Mix(h ^ r.vc));
+}
+
+void HistoryEstimator::Group::Push(uint32_t entry, size_t capacity) {
+  if (items_.size() < capacity) {
+    items_.push_back(entry);
+    return;
+  }
+  items_[head_] = entry;  // replaces the oldest
+  head_ = static_cast<uint32_t>((head_ + 1) % items_.size());
+}
+
+uint32_t HistoryEstimator::UserId(const std::string& user) {
+  auto [it, added] = user_ids_.try_emplace(user, static_cast<uint32_t>(user_names_.size()));
+  if (added) user_names_.push_back(user);
+  return it->second;
+}
+
+uint32_t HistoryEstimator::ResourceId(const JobRecord& job) {
+  auto vc = vc_ids_.try_emplace(job.vc, static_cast<uint32_t>(vc_ids_.size())).first;
+  const ResourceShape shape{job.gpus.milli(), job.cpus, job.nodes,
+                            job.time_limit ? job.time_limit->seconds() : int64_t{-1}, vc->second};
+  return resource_ids_.try_emplace(shape, static_cast<uint32_t>(resource_ids_.size()))
+      .first->second;
+}
+
+void HistoryEstimator::Push(const GroupKey& key, uint32_t entry) {
+  groups_[key].Push(entry, options_.recent);
+}
+
+const HistoryEstimator::Group* HistoryEstimator::Find(const GroupKey& key) const {
   auto it = groups_.find(key);
   return it == groups_.end() || it->second.empty() ? nullptr : &it->second;
 }
@@ -209,24 +245,25 @@ void HistoryEstimator::Observe(const JobRecord& job, SimTime finish) {
 
 void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime finish,
                                               const JobFingerprint& fp) {
-  uint32_t fid = FingerprintId(fp.workload, /*create=*/true);
-  uint32_t idx = static_cast<uint32_t>(entries_.size());
-  double d = std::max(job.duration.seconds_f(), 1.0);
+  const uint32_t fid = FingerprintId(fp.workload, /*create=*/true);
+  const uint32_t idx = static_cast<uint32_t>(entries_.size());
+  const double d = std::max(job.duration.seconds_f(), 1.0);
   const uint8_t outcome = OutcomeOf(job.state);
-  entries_.push_back({job.id, job.user, d, fp.work, finish.seconds(), fid, outcome});
-  const std::string f = std::to_string(fid);
-  const std::string g = GpuKey(job);
-  const std::string r = ResourceKey(job);
-  Push("x|" + job.user + "|" + f + "|" + r, idx);
-  Push("r|" + job.user + "|" + r, idx);
-  Push("w|" + job.user + "|" + f + "|" + g, idx);
-  Push("uf|" + job.user + "|" + f, idx);
-  Push("ug|" + job.user + "|" + g, idx);
-  Push("u|" + job.user, idx);
-  Push("pw|" + f + "|" + g, idx);
-  Push("f|" + f, idx);
-  Push("c|" + g, idx);
-  Push("g", idx);
+  const uint32_t user = UserId(job.user);
+  const uint32_t res = ResourceId(job);
+  const int64_t gpus = job.gpus.milli();
+  entries_.push_back({d, fp.work, outcome});
+  entry_info_.push_back({job.id, user, finish.seconds()});
+  Push({GroupKind::kExact, user, fid, res}, idx);
+  Push({GroupKind::kResources, user, 0, res}, idx);
+  Push({GroupKind::kWorkload, user, fid, 0, gpus}, idx);
+  Push({GroupKind::kUserWorkload, user, fid}, idx);
+  Push({GroupKind::kUserGpus, user, 0, 0, gpus}, idx);
+  Push({GroupKind::kUser, user}, idx);
+  Push({GroupKind::kPeers, 0, fid, 0, gpus}, idx);
+  Push({GroupKind::kAnyWorkload, 0, fid}, idx);
+  Push({GroupKind::kClass, 0, 0, 0, gpus}, idx);
+  Push({GroupKind::kGlobal}, idx);
   if (job.time_limit && *job.time_limit > Duration::Zero()) {
     limit_ratios_.push_back(d / std::max(job.time_limit->seconds_f(), 1.0));
     if (limit_ratios_.size() > kLimitRatios) limit_ratios_.pop_front();
@@ -236,38 +273,37 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   auto it = pending_.find(job.id);
   if (it != pending_.end()) {
     const Pending& p = it->second;
-    if (!p.samples.empty()) {
-      calibrator_.Record(DurationDistribution(p.samples, p.bandwidth).Cdf(d));
-    }
+    if (p.dist) calibrator_.Record(p.dist->Cdf(d));
     if (p.exact_point > 0 && p.resources_point > 0) {
       exact_hits_ += WithinFactor2(p.exact_point, d);
       resources_hits_ += WithinFactor2(p.resources_point, d);
     }
-    LearnOutcome(job, outcome, p.outcome_context);
+    LearnOutcome(user, outcome, p.outcome_context);
     pending_.erase(it);
   }
   if (outcome != kOutcomeUnknown) {
     // Newest by finish time: observations arrive in finish order.
-    last_outcome_[job.user + "|" + g] = {outcome, finish.seconds()};
-    last_outcome_[job.user] = {outcome, finish.seconds()};
+    last_outcome_[{GroupKind::kUserGpus, user, 0, 0, gpus}] = {outcome, finish.seconds()};
+    last_outcome_[{GroupKind::kUser, user}] = {outcome, finish.seconds()};
   }
 }
 
-void HistoryEstimator::LearnOutcome(const JobRecord& job, uint8_t outcome, int context) {
+void HistoryEstimator::LearnOutcome(uint32_t user, uint8_t outcome, int context) {
   if (context < 0 || context >= kContexts || outcome == kOutcomeUnknown) return;
   const double c = outcome == kOutcomeCompleted ? 1.0 : 0.0;
   odds_[context].completed += c;
   odds_[context].total += 1;
-  OddsCell& u = user_odds_[job.user][context];
+  OddsCell& u = user_odds_[user][context];
   u.completed += c;
   u.total += 1;
 }
 
-OutcomeOdds HistoryEstimator::PredictOutcome(const JobRecord& job) const {
+OutcomeOdds HistoryEstimator::PredictOutcome(const Query& q) const {
+  const JobRecord& job = q.job;
   OutcomeOdds odds;
-  auto it = last_outcome_.find(job.user + "|" + GpuKey(job));
+  auto it = last_outcome_.find({GroupKind::kUserGpus, q.user, 0, 0, q.gpus});
   const bool same_gpus = it != last_outcome_.end();
-  if (!same_gpus) it = last_outcome_.find(job.user);
+  if (!same_gpus) it = last_outcome_.find({GroupKind::kUser, q.user});
   if (it == last_outcome_.end()) return odds;
   const auto [prev, finish_s] = it->second;
   // A submission before the previous job ended: the submit time is unknown (e.g. `advise`).
@@ -278,7 +314,7 @@ OutcomeOdds HistoryEstimator::PredictOutcome(const JobRecord& job) const {
   const OddsCell& all = odds_[odds.context];
   const double p_all = (all.completed + 1.0) / (all.total + 2.0);
   double p = p_all, user_n = 0;
-  auto u = user_odds_.find(job.user);
+  auto u = user_odds_.find(q.user);
   if (u != user_odds_.end()) {
     const OddsCell& c = u->second[odds.context];
     const double k = options_.outcome_prior_strength;
@@ -286,6 +322,7 @@ OutcomeOdds HistoryEstimator::PredictOutcome(const JobRecord& job) const {
     user_n = c.total;
   }
   odds.p_complete = std::clamp(p, 0.02, 0.98);
+  if (!options_.explain) return odds;
   odds.text = fmt::format(
       "; P(completes) {:.2f}: the user's previous job{} {} {} before this submission (cluster: "
       "{:.2f} of {:.0f} jobs in that situation completed; the user's own: {:.0f})",
@@ -336,15 +373,14 @@ double HistoryEstimator::PointOf(const Samples& s) const {
 }
 
 const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pending* pend,
-                                                 std::string* split_note, std::string* embed_note) {
-  const JobRecord& job = q.job;
+                                                 bool* split_ignored, std::string* embed_note) {
   const bool known_fp = q.fid != UINT32_MAX;
   const TierSpec* tier = nullptr;
   auto take = [&](const Group* grp, float sim) {
     if (grp == nullptr) return;
-    for (uint32_t e : *grp) ev->emplace_back(e, sim);
+    for (size_t i = 0; i < grp->size(); ++i) ev->emplace_back((*grp)[i], sim);
   };
-  auto try_group = [&](const TierSpec& t, const std::string& key) {
+  auto try_group = [&](const TierSpec& t, const GroupKey& key) {
     if (tier != nullptr) return;
     take(Find(key), 1.0f);
     if (!ev->empty()) tier = &t;
@@ -353,7 +389,7 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   // keeping at most `recent` of them.
   Items similar;
   bool similar_done = false;
-  auto try_similar = [&](const TierSpec& t, const std::string& prefix) {
+  auto try_similar = [&](const TierSpec& t, GroupKey key) {
     if (tier != nullptr) return;
     if (!similar_done) {
       similar = SimilarFingerprints(q.fp.workload, embed_note);
@@ -361,7 +397,8 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
     }
     for (const auto& [sid, sim] : similar) {
       if (sid == q.fid) continue;  // the identical workload was an earlier tier
-      take(Find(prefix + std::to_string(sid)), sim);
+      key.fid = sid;
+      take(Find(key), sim);
       if (ev->size() >= options_.recent) break;
     }
     if (ev->size() > options_.recent) ev->resize(options_.recent);
@@ -369,40 +406,41 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   };
 
   // Tier 1 against tier 2: both points are kept to learn which one to trust.
+  const GroupKey exact_key{GroupKind::kExact, q.user, q.fid, q.res};
+  const GroupKey resources_key{GroupKind::kResources, q.user, 0, q.res};
   if (known_fp) {
-    const Group* exact = Find("x|" + job.user + "|" + q.f + "|" + q.r);
-    const Group* resources = Find("r|" + job.user + "|" + q.r);
+    const Group* exact = Find(exact_key);
+    const Group* resources = Find(resources_key);
     if (exact != nullptr && resources != nullptr) {
       Items a, b;
-      for (uint32_t e : *exact) a.emplace_back(e, 1.0f);
-      for (uint32_t e : *resources) b.emplace_back(e, 1.0f);
+      take(exact, 1.0f);
+      a.swap(*ev);
+      take(resources, 1.0f);
+      b.swap(*ev);
       pend->exact_point = PointOf(SamplesOf(q, a, {}));
       pend->resources_point = PointOf(SamplesOf(q, b, {}));
       if (exact_hits_ >= resources_hits_) {
-        take(exact, 1.0f);
+        ev->swap(a);
         tier = &kExact;
       } else {
-        *split_note = fmt::format(
-            "; workload split ignored: the user's same-resource jobs were within x2 {} times, "
-            "same-workload ones {} times",
-            resources_hits_, exact_hits_);
+        *split_ignored = true;
       }
     }
   }
-  if (known_fp && tier == nullptr && split_note->empty()) {
-    try_group(kExact, "x|" + job.user + "|" + q.f + "|" + q.r);
+  if (known_fp && tier == nullptr && !*split_ignored) try_group(kExact, exact_key);
+  try_group(kResources, resources_key);
+  if (known_fp) try_group(kWorkload, {GroupKind::kWorkload, q.user, q.fid, 0, q.gpus});
+  try_similar(kSimilar, {GroupKind::kUserWorkload, q.user});
+  try_group(kUserGpus, {GroupKind::kUserGpus, q.user, 0, 0, q.gpus});
+  try_group(kUser, {GroupKind::kUser, q.user});
+  if (known_fp && !q.fp.workload.empty()) {
+    try_group(kPeers, {GroupKind::kPeers, 0, q.fid, 0, q.gpus});
   }
-  try_group(kResources, "r|" + job.user + "|" + q.r);
-  if (known_fp) try_group(kWorkload, "w|" + job.user + "|" + q.f + "|" + q.g);
-  try_similar(kSimilar, "uf|" + job.user + "|");
-  try_group(kUserGpus, "ug|" + job.user + "|" + q.g);
-  try_group(kUser, "u|" + job.user);
-  if (known_fp && !q.fp.workload.empty()) try_group(kPeers, "pw|" + q.f + "|" + q.g);
-  try_similar(kPeers, "f|");
+  try_similar(kPeers, {GroupKind::kAnyWorkload});
   // A job's own time limit or description says more than strangers' jobs of the same size.
   if (!q.has_limit && !q.semantic) {
-    try_group(kClass, "c|" + q.g);
-    try_group(kGlobal, "g");
+    try_group(kClass, {GroupKind::kClass, 0, 0, 0, q.gpus});
+    try_group(kGlobal, {GroupKind::kGlobal});
   }
   return tier;
 }
@@ -419,16 +457,21 @@ void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandw
     }
     samples->emplace_back(s, 1.0);
     *bandwidth = DurationPriors::Builtin().bandwidth;
-    *text = fmt::format(
-        "cold start from the job's description (no finished job like it): {} = {}{}",
-        q.semantic->explanation, FormatDuration(Duration::FromSecondsF(q.semantic->seconds)), cap);
+    if (options_.explain) {
+      *text =
+          fmt::format("cold start from the job's description (no finished job like it): {} = {}{}",
+                      q.semantic->explanation,
+                      FormatDuration(Duration::FromSecondsF(q.semantic->seconds)), cap);
+    }
     return;
   }
   if (!q.has_limit) {
     samples->emplace_back(options_.cold_start.seconds_f(), 1.0);
     *bandwidth = kColdBandwidth;
-    *text = fmt::format("cold start: no finished jobs yet; default {}",
-                        FormatDuration(options_.cold_start));
+    if (options_.explain) {
+      *text = fmt::format("cold start: no finished jobs yet; default {}",
+                          FormatDuration(options_.cold_start));
+    }
     return;
   }
   // The limit times the learnt ratios actual / limit (newest weighted most), else x 0.5.
@@ -441,13 +484,16 @@ void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandw
   if (samples->empty()) {
     samples->emplace_back(limit_s * 0.5, 1.0);
     *bandwidth = kColdBandwidth;
-    *text = fmt::format(
-        "cold start: no finished job of this user; half the job's time limit {} (assumed: "
-        "jobs use about half their limit until finished jobs say otherwise)",
-        FormatDuration(*job.time_limit));
+    if (options_.explain) {
+      *text = fmt::format(
+          "cold start: no finished job of this user; half the job's time limit {} (assumed: "
+          "jobs use about half their limit until finished jobs say otherwise)",
+          FormatDuration(*job.time_limit));
+    }
     return;
   }
   *bandwidth = BandwidthFor(samples->size());
+  if (!options_.explain) return;
   std::vector<double> ratios(limit_ratios_.begin(), limit_ratios_.end());
   *text = fmt::format(
       "cold start: no finished job of this user; the job's time limit {} times the ratio "
@@ -455,25 +501,21 @@ void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandw
       FormatDuration(*job.time_limit), limit_ratios_.size(), Median(ratios));
 }
 
-void HistoryEstimator::Summarise(const TierSpec* tier, const Samples& samples, double bandwidth,
+void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistribution& dist,
+                                 size_t n_samples, double first_sample,
                                  const std::string& evidence_text, DetailedEstimate* out) const {
   DurationEstimate& est = out->estimate;
-  DurationDistribution dist(samples, bandwidth);
   const double l10 = calibrator_.Level(0.1), l50 = calibrator_.Level(0.5),
                l90 = calibrator_.Level(0.9);
   out->p10_s = dist.Quantile(l10);
   out->p50_s = std::max(out->p10_s, dist.Quantile(l50));
   out->p90_s = std::max(out->p50_s, dist.Quantile(l90));
-  if (samples.size() == 1 && calibrator_.samples() < options_.calibrate_after) {
-    out->p50_s = samples.front().first;  // one symmetric kernel: its centre, exactly
+  if (n_samples == 1 && calibrator_.samples() < options_.calibrate_after) {
+    out->p50_s = first_sample;  // one symmetric kernel: its centre, exactly
   }
   double point = out->p50_s;
-  std::string point_text = "the median";
-  if (options_.point == PointEstimate::kWindowMode && tier != nullptr) {
-    point = dist.WindowMode(options_.over_penalty);
-    point_text = fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
-                             100 * dist.WindowMass(point));
-  }
+  const bool window = options_.point == PointEstimate::kWindowMode && tier != nullptr;
+  if (window) point = dist.WindowMode(options_.over_penalty);
   est.duration = Duration::FromSecondsF(point);
   est.median = Duration::FromSecondsF(out->p50_s);
   est.low = Duration::FromSecondsF(out->p10_s);
@@ -482,9 +524,14 @@ void HistoryEstimator::Summarise(const TierSpec* tier, const Samples& samples, d
     est.confidence = 0;
   } else {
     const double spread = std::log(std::max(out->p90_s, 1.0) / std::max(out->p10_s, 1.0));
-    const double n = static_cast<double>(samples.size());
+    const double n = static_cast<double>(n_samples);
     est.confidence = tier->strength * (1.0 - std::exp(-n / 3.0)) / (1.0 + 0.5 * spread);
   }
+  if (!options_.explain) return;
+  const std::string point_text =
+      window ? fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
+                           100 * dist.WindowMass(point))
+             : std::string("the median");
   const std::string calib =
       calibrator_.samples() >= options_.calibrate_after
           ? fmt::format(
@@ -507,9 +554,9 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   DetailedEstimate out;
   Query q{job, fp};
   q.fid = FingerprintId(fp.workload, /*create=*/false);
-  if (q.fid != UINT32_MAX) q.f = std::to_string(q.fid);
-  q.g = GpuKey(job);
-  q.r = ResourceKey(job);
+  q.user = UserId(job.user);
+  q.res = ResourceId(job);
+  q.gpus = job.gpus.milli();
   q.has_limit = job.time_limit && *job.time_limit > Duration::Zero();
   if (options_.semantic_cold_start && !fp.semantics.empty()) {
     q.semantic =
@@ -518,8 +565,9 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
 
   Items ev;
   Pending pend;
-  std::string split_note, embed_note;
-  const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_note, &embed_note);
+  bool split_ignored = false;
+  std::string embed_note;
+  const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_ignored, &embed_note);
 
   Samples samples;
   double bandwidth = 0;
@@ -529,30 +577,38 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     ColdStart(q, &samples, &bandwidth, &evidence_text);
   } else {
     out.tier = tier->name;
-    const OutcomeOdds odds = PredictOutcome(job);
+    OutcomeOdds odds = PredictOutcome(q);
     pend.outcome_context = odds.context;
     samples = SamplesOf(q, ev, odds);
     bandwidth = BandwidthFor(samples.size());
-    for (size_t k = ev.size(); k-- > 0;) {
-      const Entry& en = entries_[ev[k].first];
-      out.neighbours.push_back({en.job_id, en.user, en.duration_s, samples[ev.size() - 1 - k].first,
-                                ev[k].second, en.finish_s});
+    if (options_.explain) {
+      for (size_t k = ev.size(); k-- > 0;) {
+        const Entry& en = entries_[ev[k].first];
+        const EntryInfo& info = entry_info_[ev[k].first];
+        out.neighbours.push_back({info.job_id, user_names_[info.user], en.duration_s,
+                                  samples[ev.size() - 1 - k].first, ev[k].second, info.finish_s});
+      }
+      evidence_text =
+          fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per older job){}",
+                      tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
+                      options_.recency_decay, odds.text);
     }
-    evidence_text =
-        fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per older job){}",
-                    tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
-                    options_.recency_decay, odds.text);
     out.p_complete = odds.p_complete;
   }
-  Summarise(tier, samples, bandwidth, evidence_text, &out);
+  DurationDistribution dist(samples, bandwidth);
+  Summarise(tier, dist, samples.size(), samples.front().first, evidence_text, &out);
   if (tier == nullptr && q.semantic) out.estimate.confidence = kSemanticConfidence;
-  out.estimate.explanation += split_note;
+  if (split_ignored && options_.explain) {
+    out.estimate.explanation += fmt::format(
+        "; workload split ignored: the user's same-resource jobs were within x2 {} times, "
+        "same-workload ones {} times",
+        resources_hits_, exact_hits_);
+  }
   out.estimate.explanation += embed_note;
 
   if (!job.id.empty()) {
     if (pending_.size() >= kMaxPending) pending_.clear();
-    pend.samples = std::move(samples);
-    pend.bandwidth = bandwidth;
+    pend.dist.emplace(std::move(dist));
     pending_[job.id] = std::move(pend);
   }
   return out;

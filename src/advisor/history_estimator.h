@@ -109,6 +109,9 @@ struct HistoryEstimatorOptions {
   bool semantic_cold_start = true;
   // Pseudo-counts of the cluster-wide odds in a user's own odds (shrinkage).
   double outcome_prior_strength = 4;
+  // false: no explanation text and no neighbours (the simulator reads only the numbers, which
+  // are the same either way).
+  bool explain = true;
 };
 
 // One evidence tier: its name and the confidence ceiling of its evidence.
@@ -164,21 +167,70 @@ class HistoryEstimator final : public DurationEstimator {
   int64_t calibration_samples() const { return calibrator_.samples(); }
 
  private:
+  // What every estimate reads of a past job, apart from what only explanations name.
   struct Entry {
-    std::string job_id;
-    std::string user;
     double duration_s;
     double work;
-    int64_t finish_s;
-    uint32_t fp_id;
     uint8_t outcome;  // kOutcome* in history_estimator.cc
+  };
+  struct EntryInfo {
+    std::string job_id;
+    uint32_t user;  // index into user_names_
+    int64_t finish_s;
+  };
+  // An evidence group: its kind and the parts of the job it is keyed on (the others 0). Users,
+  // VCs, resource shapes and workloads are interned once per call into dense ids.
+  enum class GroupKind : uint8_t {
+    kExact,         // user, workload, resource shape
+    kResources,     // user, resource shape
+    kWorkload,      // user, workload, GPUs
+    kUserWorkload,  // user, workload (the similar tier)
+    kUserGpus,      // user, GPUs
+    kUser,          // user
+    kPeers,         // workload, GPUs
+    kAnyWorkload,   // workload (the similar peers tier)
+    kClass,         // GPUs
+    kGlobal,
+  };
+  struct GroupKey {
+    GroupKind kind;
+    uint32_t user = 0, fid = 0, res = 0;
+    int64_t gpus = 0;
+    bool operator==(const GroupKey&) const = default;
+  };
+  struct GroupKeyHash {
+    size_t operator()(const GroupKey& k) const;
+  };
+  // A job's resource shape: everything it asked the scheduler for.
+  struct ResourceShape {
+    int64_t gpus_milli;
+    int32_t cpus, nodes;
+    int64_t limit_s;  // -1: none
+    uint32_t vc;
+    bool operator==(const ResourceShape&) const = default;
+  };
+  struct ResourceShapeHash {
+    size_t operator()(const ResourceShape& r) const;
+  };
+  // The last `recent` entry indexes of a group, oldest first (a ring once full).
+  class Group {
+   public:
+    void Push(uint32_t entry, size_t capacity);
+    size_t size() const { return items_.size(); }
+    bool empty() const { return items_.empty(); }
+    uint32_t operator[](size_t i) const { return items_[(head_ + i) % items_.size()]; }
+
+   private:
+    std::vector<uint32_t> items_;
+    uint32_t head_ = 0;  // the oldest once full
   };
   // The submit-time view of one query.
   struct Query {
     const JobRecord& job;
     const JobFingerprint& fp;
     uint32_t fid = UINT32_MAX;  // UINT32_MAX: workload never seen
-    std::string f, g, r;        // fingerprint id, GPU and resource keys
+    uint32_t user = 0, res = 0;
+    int64_t gpus = 0;  // milli-GPUs
     bool has_limit = false;
     std::optional<SemanticEstimate> semantic;  // from the job's description (cold start)
   };
@@ -186,8 +238,7 @@ class HistoryEstimator final : public DurationEstimator {
   using Samples = std::vector<std::pair<double, double>>;  // (seconds, weight)
   // What an estimate left to learn from once its job finishes (keyed by job id).
   struct Pending {
-    Samples samples;  // empty: cold start
-    double bandwidth = 0;
+    std::optional<DurationDistribution> dist;     // the predicted distribution
     double exact_point = 0, resources_point = 0;  // both > 0 when both tiers had evidence
     int outcome_context = -1;
   };
@@ -197,41 +248,49 @@ class HistoryEstimator final : public DurationEstimator {
   };
   static constexpr int kContexts = 6;
   using OddsTable = std::array<OddsCell, kContexts>;
-  using Group = std::deque<uint32_t>;  // entry indexes, oldest first, at most options_.recent
   uint32_t FingerprintId(const std::string& workload, bool create);
-  void Push(const std::string& key, uint32_t entry);
-  const Group* Find(const std::string& key) const;
+  uint32_t UserId(const std::string& user);
+  uint32_t ResourceId(const JobRecord& job);
+  void Push(const GroupKey& key, uint32_t entry);
+  const Group* Find(const GroupKey& key) const;
   // Sets *note when the external embedder failed and the hashing index was used instead.
   std::vector<std::pair<uint32_t, float>> SimilarFingerprints(const std::string& workload,
                                                               std::string* note);
   Result<std::vector<std::pair<uint32_t, float>>> ExternalSimilar(const std::string& workload);
-  // The evidence of the first tier that has any (nullptr tier: none). Fills pend's tier points
-  // and the notes.
-  const TierSpec* GatherEvidence(const Query& q, Items* ev, Pending* pend, std::string* split_note,
+  // The evidence of the first tier that has any (nullptr tier: none). Fills pend's tier points,
+  // whether the workload split was ignored, and the embedder note.
+  const TierSpec* GatherEvidence(const Query& q, Items* ev, Pending* pend, bool* split_ignored,
                                  std::string* embed_note);
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;
   double PointOf(const Samples& s) const;
   double BandwidthFor(size_t n) const;
-  OutcomeOdds PredictOutcome(const JobRecord& job) const;
-  void LearnOutcome(const JobRecord& job, uint8_t outcome, int context);
+  OutcomeOdds PredictOutcome(const Query& q) const;
+  void LearnOutcome(uint32_t user, uint8_t outcome, int context);
   // No evidence: the job's time limit, else the default. Sets samples, bandwidth and text.
   void ColdStart(const Query& q, Samples* samples, double* bandwidth, std::string* text) const;
-  // Quantiles, point, confidence and explanation from the final samples.
-  void Summarise(const TierSpec* tier, const Samples& samples, double bandwidth,
-                 const std::string& evidence_text, DetailedEstimate* out) const;
+  // Quantiles, point, confidence and explanation from the final distribution.
+  void Summarise(const TierSpec* tier, const DurationDistribution& dist, size_t n_samples,
+                 double first_sample, const std::string& evidence_text,
+                 DetailedEstimate* out) const;
 
   HistoryEstimatorOptions options_;
   std::vector<Entry> entries_;
-  std::unordered_map<std::string, Group> groups_;
+  std::vector<EntryInfo> entry_info_;  // same index as entries_
+  std::unordered_map<GroupKey, Group, GroupKeyHash> groups_;
   std::unordered_map<std::string, uint32_t> fp_ids_;
   std::vector<std::string> fp_texts_;
+  std::unordered_map<std::string, uint32_t> user_ids_;
+  std::vector<std::string> user_names_;
+  std::unordered_map<std::string, uint32_t> vc_ids_;
+  std::unordered_map<ResourceShape, uint32_t, ResourceShapeHash> resource_ids_;
   std::unordered_map<std::string, Pending> pending_;
-  // The newest finished job per "user|gpus" and per "user": (outcome, finish seconds).
-  std::unordered_map<std::string, std::pair<uint8_t, int64_t>> last_outcome_;
+  // The newest finished job per (user, GPUs) (kUserGpus) and per user (kUser): (outcome, finish
+  // seconds).
+  std::unordered_map<GroupKey, std::pair<uint8_t, int64_t>, GroupKeyHash> last_outcome_;
   OddsTable odds_{};
-  std::unordered_map<std::string, OddsTable> user_odds_;
+  std::unordered_map<uint32_t, OddsTable> user_odds_;
   QuantileCalibrator calibrator_;
   int64_t exact_hits_ = 0, resources_hits_ = 0;  // tier 1 vs tier 2, within x2
   std::deque<double> limit_ratios_;              // recent actual / time limit, at most 256
