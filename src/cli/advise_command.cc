@@ -76,6 +76,7 @@ void RunReplay(const ReplayArgs& a) {
   opts.point =
       a.point == "median" ? advisor::PointEstimate::kMedian : advisor::PointEstimate::kWindowMode;
   opts.over_penalty = a.over_penalty;
+  opts.explain = false;  // the CSV holds the numbers only
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
   advisor::HistoryEstimator estimator(opts, embedder->estimator_embedder());

@@ -481,6 +481,7 @@ void RegisterSimulateCommand(CLI::App& app) {
         "with fallbacks; learns as jobs finish)",
         []() -> Result<std::unique_ptr<DurationEstimator>> {
           advisor::HistoryEstimatorOptions o;
+          o.explain = false;  // the simulator reads the numbers only
           return std::unique_ptr<DurationEstimator>(std::make_unique<advisor::HistoryEstimator>(o));
         });
     SM_CHECK(st.ok()) << st.ToString();
