@@ -2,6 +2,7 @@
 // --benchmark_report_aggregates_only=true):
 //   BM_AdviseTypicalRepo      metadata extraction + estimate for a typical job repository
 //   BM_EstimateLargeHistory   one estimate with N finished jobs observed (p50/p99 as counters)
+//   BM_EstimateAndObserve     the simulator's estimate + update per job (N / 10 warm jobs)
 //   BM_VectorIndexSearch      HNSW k-NN over N fingerprints (p50/p99 as counters)
 //   BM_StoreBytesPerJob       SQLite history: bytes per stored job (counter)
 // N defaults to 1,000,000; SCHEDMATE_BENCH_N overrides it for quick runs.
@@ -91,6 +92,32 @@ void BM_EstimateLargeHistory(benchmark::State& state) {
   SetPercentiles(state, us);
 }
 BENCHMARK(BM_EstimateLargeHistory)->Unit(benchmark::kMicrosecond)->Iterations(20000);
+
+// The simulator's path (`simulate --estimator advisor`): each job is estimated at submission
+// (Estimate, no explanation) and learnt from when it finishes (Observe), with 256 jobs in
+// flight, after a warm history of N / 10 jobs. Time per job = one estimate + one update.
+void BM_EstimateAndObserve(benchmark::State& state) {
+  const size_t warm = std::max<size_t>(BenchN() / 10, 1000);
+  constexpr size_t kInFlight = 256;
+  std::mt19937_64 rng(11);
+  advisor::HistoryEstimatorOptions opts;
+  opts.explain = false;
+  advisor::HistoryEstimator est(opts);
+  for (size_t i = 0; i < warm; ++i) {
+    JobRecord j = SyntheticJob(rng, i);
+    est.Observe(j, j.submit + j.duration);
+  }
+  std::vector<JobRecord> ring(kInFlight);
+  size_t i = warm;
+  for (auto _ : state) {
+    JobRecord& slot = ring[i % kInFlight];
+    if (!slot.id.empty()) est.Observe(slot, slot.submit + slot.duration);
+    slot = SyntheticJob(rng, i++);
+    benchmark::DoNotOptimize(est.Estimate(slot, slot.submit));
+  }
+  state.counters["history_jobs"] = static_cast<double>(est.observed());
+}
+BENCHMARK(BM_EstimateAndObserve)->Unit(benchmark::kMicrosecond)->Iterations(200000);
 
 void BM_VectorIndexSearch(benchmark::State& state) {
   const size_t n = BenchN();
