@@ -147,13 +147,44 @@ uint32_t HistoryEstimator::ResourceId(const JobRecord& job) {
       .first->second;
 }
 
+size_t HistoryEstimator::GroupTable::SlotOf(const GroupKey& key) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = GroupKeyHash()(key) & mask;; i = (i + 1) & mask) {
+    if (!slots_[i].used || slots_[i].key == key) return i;
+  }
+}
+
+const HistoryEstimator::Group* HistoryEstimator::GroupTable::Find(const GroupKey& key) const {
+  if (slots_.empty()) return nullptr;
+  const Slot& s = slots_[SlotOf(key)];
+  return s.used && !s.group.empty() ? &s.group : nullptr;
+}
+
+HistoryEstimator::Group& HistoryEstimator::GroupTable::FindOrAdd(const GroupKey& key) {
+  if (2 * (used_ + 1) > slots_.size()) Grow();
+  Slot& s = slots_[SlotOf(key)];
+  if (!s.used) {
+    s.used = true;
+    s.key = key;
+    ++used_;
+  }
+  return s.group;
+}
+
+void HistoryEstimator::GroupTable::Grow() {
+  std::vector<Slot> old(std::max<size_t>(1024, 2 * slots_.size()));
+  old.swap(slots_);
+  for (Slot& s : old) {
+    if (s.used) slots_[SlotOf(s.key)] = std::move(s);
+  }
+}
+
 void HistoryEstimator::Push(const GroupKey& key, uint32_t entry) {
-  groups_[key].Push(entry, options_.recent);
+  groups_.FindOrAdd(key).Push(entry, options_.recent);
 }
 
 const HistoryEstimator::Group* HistoryEstimator::Find(const GroupKey& key) const {
-  auto it = groups_.find(key);
-  return it == groups_.end() || it->second.empty() ? nullptr : &it->second;
+  return groups_.Find(key);
 }
 
 Result<std::vector<std::pair<uint32_t, float>>> HistoryEstimator::ExternalSimilar(

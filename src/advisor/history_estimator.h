@@ -224,6 +224,24 @@ class HistoryEstimator final : public DurationEstimator {
     std::vector<uint32_t> items_;
     uint32_t head_ = 0;  // the oldest once full
   };
+  // Groups by key: open addressing with linear probing (power-of-two slots, at most half
+  // full), the group held in its slot, so a lookup touches one cache line before the items.
+  class GroupTable {
+   public:
+    const Group* Find(const GroupKey& key) const;
+    Group& FindOrAdd(const GroupKey& key);
+
+   private:
+    struct Slot {
+      GroupKey key{GroupKind::kGlobal};
+      bool used = false;
+      Group group;
+    };
+    size_t SlotOf(const GroupKey& key) const;  // its slot, or the empty one it would take
+    void Grow();
+    std::vector<Slot> slots_;
+    size_t used_ = 0;
+  };
   // The submit-time view of one query.
   struct Query {
     const JobRecord& job;
@@ -278,7 +296,7 @@ class HistoryEstimator final : public DurationEstimator {
   HistoryEstimatorOptions options_;
   std::vector<Entry> entries_;
   std::vector<EntryInfo> entry_info_;  // same index as entries_
-  std::unordered_map<GroupKey, Group, GroupKeyHash> groups_;
+  GroupTable groups_;
   std::unordered_map<std::string, uint32_t> fp_ids_;
   std::vector<std::string> fp_texts_;
   std::unordered_map<std::string, uint32_t> user_ids_;
