@@ -122,7 +122,7 @@ void DurationDistribution::NewtonBracket(double q, double a, double b, double ep
       break;
     }
   }
-  double density = 0;
+  double density = 0, miss = 0;  // miss: how far x may still be from the root (log2 s)
   for (int it = 0; it < 16 && b > a; ++it) {
     const double f = CdfAndDensityAt(x, &density);
     Learn(x, f, q, eps, proven);
@@ -131,17 +131,21 @@ void DurationDistribution::NewtonBracket(double q, double a, double b, double ep
     double next = density > 0 ? x - (f - q) / density : 0.5 * (a + b);
     if (!(next > a && next < b)) next = 0.5 * (a + b);
     if (next == x) break;
+    if (std::abs(f - q) < 1e-7 && density > 0 && next != 0.5 * (a + b)) {
+      // Close enough: take the last Newton step unevaluated; its error is second order.
+      const double step = (f - q) / density;
+      miss = step * step / scale_;
+      x = next;
+      break;
+    }
     x = next;
   }
   if (!(density > 0)) return;
   // Probe both sides of the root where F has moved by a few eps, further if that was too close.
-  double delta = std::max(8 * eps / density, 1e-13 * (1 + std::abs(x)));
+  double delta = std::max(8 * eps / density + 4 * miss, 1e-13 * (1 + std::abs(x)));
   for (int tries = 0; tries < 3; ++tries, delta *= 16) {
-    double unused = 0;
-    if (proven->lo < x - delta)
-      Learn(x - delta, CdfAndDensityAt(x - delta, &unused), q, eps, proven);
-    if (proven->hi > x + delta)
-      Learn(x + delta, CdfAndDensityAt(x + delta, &unused), q, eps, proven);
+    if (proven->lo < x - delta) Learn(x - delta, CdfAt(x - delta), q, eps, proven);
+    if (proven->hi > x + delta) Learn(x + delta, CdfAt(x + delta), q, eps, proven);
     if (proven->lo >= x - delta && proven->hi <= x + delta) break;
   }
 }
