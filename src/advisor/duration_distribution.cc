@@ -79,6 +79,11 @@ void DurationDistribution::Learn(double x, double f, double q, double eps, Brack
 }
 
 double DurationDistribution::Quantile(double q) const {
+  double start = std::nan("");
+  return Quantile(q, &start);
+}
+
+double DurationDistribution::Quantile(double q, double* root_log2) const {
   q = std::clamp(q, 1e-4, 1 - 1e-4);
   // The answer is defined by a 32-step bisection of the computed CdfAt over
   // [first - 10 scales, last + 10 scales] (F is increasing; the q-quantile lies in there).
@@ -91,7 +96,7 @@ double DurationDistribution::Quantile(double q) const {
   const double lo0 = log2_.front() - 10 * scale_, hi0 = log2_.back() + 10 * scale_;
   const double eps = kCdfErrorPerSample * static_cast<double>(log2_.size() + 8);
   Bracket proven;
-  NewtonBracket(q, lo0, hi0, eps, &proven);
+  NewtonBracket(q, lo0, hi0, eps, &proven, root_log2);
   double lo = lo0, hi = hi0;
   for (int it = 0; it < 32; ++it) {
     const double mid = 0.5 * (lo + hi);
@@ -110,18 +115,29 @@ double DurationDistribution::Quantile(double q) const {
   return std::exp2(0.5 * (lo + hi));
 }
 
-void DurationDistribution::NewtonBracket(double q, double a, double b, double eps,
-                                         Bracket* proven) const {
-  // Start at the samples' weighted q-quantile; Newton steps, bisecting the bracket [a, b] when a
-  // step would leave it. Only the speed depends on this search, never the result.
-  double cum = 0, x = log2_.back();
-  for (size_t i = 0; i < log2_.size(); ++i) {
-    cum += weight_[i];
-    if (cum >= q) {
-      x = log2_[i];
-      break;
+void DurationDistribution::NewtonBracket(double q, double a, double b, double eps, Bracket* proven,
+                                         double* start) const {
+  // Start at the hint or the samples' weighted q-quantile; Newton steps, bisecting the bracket
+  // [a, b] when a step would leave it. Only the speed depends on this search, never the result.
+  double x = *start;
+  if (!(x > a && x < b)) {
+    double cum = 0;
+    x = log2_.back();
+    for (size_t i = 0; i < log2_.size(); ++i) {
+      cum += weight_[i];
+      if (cum >= q) {
+        x = log2_[i];
+        break;
+      }
     }
   }
+  RefineBracket(q, a, b, eps, proven, &x);
+  *start = x;
+}
+
+void DurationDistribution::RefineBracket(double q, double a, double b, double eps, Bracket* proven,
+                                         double* root) const {
+  double& x = *root;
   double density = 0, miss = 0;  // miss: how far x may still be from the root (log2 s)
   for (int it = 0; it < 16 && b > a; ++it) {
     const double f = CdfAndDensityAt(x, &density);

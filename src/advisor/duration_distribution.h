@@ -40,6 +40,10 @@ class DurationDistribution {
   double Cdf(double seconds) const;
   // The q-quantile in seconds, q in (0, 1) (clamped to [1e-4, 1 - 1e-4]).
   double Quantile(double q) const;
+  // The same, with *root_log2 as where the search starts (NaN: the samples' weighted quantile)
+  // and, on return, where the root was found: a caller asking for nearby levels of the same
+  // distribution again saves work. The result never depends on the hint.
+  double Quantile(double q, double* root_log2) const;
   // The sample value c maximising mass(|log2 v - log2 c| <= 1) - over_penalty * mass(v < c/2)
   // over the samples (ties: the smaller c). Mass here is the samples' weights, without kernel.
   double WindowMode(double over_penalty) const;
@@ -57,7 +61,10 @@ class DurationDistribution {
   double CdfAndDensityAt(double x, double* density) const;
   static void Learn(double x, double f, double q, double eps, Bracket* br);
   // Narrows `proven` around the q-quantile by Newton steps from the weighted sample quantile.
-  void NewtonBracket(double q, double a, double b, double eps, Bracket* proven) const;
+  // *x: the start (NaN: none) and, on return, the root found.
+  void NewtonBracket(double q, double a, double b, double eps, Bracket* proven, double* x) const;
+  // Newton steps from *root, then probes on both sides of it.
+  void RefineBracket(double q, double a, double b, double eps, Bracket* proven, double* root) const;
 
   std::vector<double> log2_;    // sorted ascending
   std::vector<double> weight_;  // normalised to sum 1, same order

@@ -403,8 +403,27 @@ double HistoryEstimator::PointOf(const Samples& s) const {
                                                       : dist.Quantile(calibrator_.Level(0.5));
 }
 
+HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const Query& q, const GroupKey& key,
+                                                             const Items& items) {
+  if (dist_cache_.empty()) dist_cache_.resize(kDistCacheSize);
+  CachedDist& c = dist_cache_[GroupKeyHash()(key) % kDistCacheSize];
+  const uint32_t newest = items.back().first;
+  if (c.newest == newest && c.key == key) return c;
+  const Samples s = SamplesOf(q, items, {});
+  c.key = key;
+  c.newest = newest;
+  c.dist = std::make_shared<const DurationDistribution>(s, BandwidthFor(s.size()));
+  c.n = s.size();
+  c.first = s.front().first;
+  c.point =
+      options_.point == PointEstimate::kWindowMode ? c.dist->WindowMode(options_.over_penalty) : 0;
+  std::fill(std::begin(c.roots), std::end(c.roots), std::nan(""));
+  return c;
+}
+
 const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pending* pend,
-                                                 bool* split_ignored, std::string* embed_note) {
+                                                 bool* split_ignored, std::string* embed_note,
+                                                 std::optional<GroupKey>* chosen) {
   const bool known_fp = q.fid != UINT32_MAX;
   const TierSpec* tier = nullptr;
   auto take = [&](const Group* grp, float sim) {
@@ -414,7 +433,10 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   auto try_group = [&](const TierSpec& t, const GroupKey& key) {
     if (tier != nullptr) return;
     take(Find(key), 1.0f);
-    if (!ev->empty()) tier = &t;
+    if (!ev->empty()) {
+      tier = &t;
+      *chosen = key;
+    }
   };
   // The similar tiers pool the most similar workloads' recent jobs, nearest workload first,
   // keeping at most `recent` of them.
@@ -448,11 +470,15 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
       a.swap(*ev);
       take(resources, 1.0f);
       b.swap(*ev);
-      pend->exact_point = PointOf(SamplesOf(q, a, {}));
-      pend->resources_point = PointOf(SamplesOf(q, b, {}));
+      const bool window = options_.point == PointEstimate::kWindowMode;
+      pend->exact_point = q.cacheable && window ? CachedDistOf(q, exact_key, a).point
+                                                : PointOf(SamplesOf(q, a, {}));
+      pend->resources_point = q.cacheable && window ? CachedDistOf(q, resources_key, b).point
+                                                    : PointOf(SamplesOf(q, b, {}));
       if (exact_hits_ >= resources_hits_) {
         ev->swap(a);
         tier = &kExact;
+        *chosen = exact_key;
       } else {
         *split_ignored = true;
       }
@@ -533,20 +559,22 @@ void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandw
 }
 
 void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistribution& dist,
-                                 size_t n_samples, double first_sample,
+                                 size_t n_samples, double first_sample, CachedDist* cached,
                                  const std::string& evidence_text, DetailedEstimate* out) const {
   DurationEstimate& est = out->estimate;
   const double l10 = calibrator_.Level(0.1), l50 = calibrator_.Level(0.5),
                l90 = calibrator_.Level(0.9);
-  out->p10_s = dist.Quantile(l10);
-  out->p50_s = std::max(out->p10_s, dist.Quantile(l50));
-  out->p90_s = std::max(out->p50_s, dist.Quantile(l90));
+  double fresh[3] = {std::nan(""), std::nan(""), std::nan("")};
+  double* roots = cached != nullptr ? cached->roots : fresh;
+  out->p10_s = dist.Quantile(l10, &roots[0]);
+  out->p50_s = std::max(out->p10_s, dist.Quantile(l50, &roots[1]));
+  out->p90_s = std::max(out->p50_s, dist.Quantile(l90, &roots[2]));
   if (n_samples == 1 && calibrator_.samples() < options_.calibrate_after) {
     out->p50_s = first_sample;  // one symmetric kernel: its centre, exactly
   }
   double point = out->p50_s;
   const bool window = options_.point == PointEstimate::kWindowMode && tier != nullptr;
-  if (window) point = dist.WindowMode(options_.over_penalty);
+  if (window) point = cached != nullptr ? cached->point : dist.WindowMode(options_.over_penalty);
   est.duration = Duration::FromSecondsF(point);
   est.median = Duration::FromSecondsF(out->p50_s);
   est.low = Duration::FromSecondsF(out->p10_s);
@@ -589,6 +617,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   q.res = ResourceId(job);
   q.gpus = job.gpus.milli();
   q.has_limit = job.time_limit && *job.time_limit > Duration::Zero();
+  q.cacheable = !options_.explain && !options_.outcome_mixture && !(fp.work > 0);
   if (options_.semantic_cold_start && !fp.semantics.empty()) {
     q.semantic =
         EstimateFromSemantics(DurationPriors::Builtin(), fp.semantics, job.gpus.as_double());
@@ -598,7 +627,9 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   Pending pend;
   bool split_ignored = false;
   std::string embed_note;
-  const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_ignored, &embed_note);
+  std::optional<GroupKey> chosen;
+  const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_ignored, &embed_note, &chosen);
+  CachedDist* cached = nullptr;
 
   Samples samples;
   double bandwidth = 0;
@@ -610,8 +641,12 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     out.tier = tier->name;
     OutcomeOdds odds = PredictOutcome(q);
     pend.outcome_context = odds.context;
-    samples = SamplesOf(q, ev, odds);
-    bandwidth = BandwidthFor(samples.size());
+    if (q.cacheable && chosen) {
+      cached = &CachedDistOf(q, *chosen, ev);  // the same samples as SamplesOf(q, ev, odds)
+    } else {
+      samples = SamplesOf(q, ev, odds);
+      bandwidth = BandwidthFor(samples.size());
+    }
     if (options_.explain) {
       for (size_t k = ev.size(); k-- > 0;) {
         const Entry& en = entries_[ev[k].first];
@@ -626,8 +661,11 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     }
     out.p_complete = odds.p_complete;
   }
-  DurationDistribution dist(samples, bandwidth);
-  Summarise(tier, dist, samples.size(), samples.front().first, evidence_text, &out);
+  std::shared_ptr<const DurationDistribution> dist =
+      cached != nullptr ? cached->dist
+                        : std::make_shared<const DurationDistribution>(samples, bandwidth);
+  Summarise(tier, *dist, cached != nullptr ? cached->n : samples.size(),
+            cached != nullptr ? cached->first : samples.front().first, cached, evidence_text, &out);
   if (tier == nullptr && q.semantic) out.estimate.confidence = kSemanticConfidence;
   if (split_ignored && options_.explain) {
     out.estimate.explanation += fmt::format(
@@ -639,7 +677,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
 
   if (!job.id.empty()) {
     if (pending_.size() >= kMaxPending) pending_.clear();
-    pend.dist.emplace(std::move(dist));
+    pend.dist = std::move(dist);
     pending_[job.id] = std::move(pend);
   }
   return out;

@@ -250,14 +250,29 @@ class HistoryEstimator final : public DurationEstimator {
     uint32_t user = 0, res = 0;
     int64_t gpus = 0;  // milli-GPUs
     bool has_limit = false;
+    // The samples of a one-group tier depend on the group alone (no work scaling, no outcome
+    // mixture) and no explanation is wanted: distributions may come from dist_cache_.
+    bool cacheable = false;
     std::optional<SemanticEstimate> semantic;  // from the job's description (cold start)
   };
+  // A one-group tier's distribution by (group key, the group's newest entry, which fixes its
+  // content), with its window-mode point and where its quantiles were last found.
+  struct CachedDist {
+    GroupKey key{GroupKind::kGlobal};
+    uint32_t newest = UINT32_MAX;
+    std::shared_ptr<const DurationDistribution> dist;
+    size_t n = 0;          // samples
+    double first = 0;      // the first sample (seconds)
+    double point = 0;      // WindowMode(over_penalty)
+    double roots[3] = {};  // log2 s of p10/p50/p90 last time (NaN: none)
+  };
+  static constexpr size_t kDistCacheSize = 4096;           // direct-mapped by key hash
   using Items = std::vector<std::pair<uint32_t, float>>;   // (entry, similarity)
   using Samples = std::vector<std::pair<double, double>>;  // (seconds, weight)
   // What an estimate left to learn from once its job finishes (keyed by job id).
   struct Pending {
-    std::optional<DurationDistribution> dist;     // the predicted distribution
-    double exact_point = 0, resources_point = 0;  // both > 0 when both tiers had evidence
+    std::shared_ptr<const DurationDistribution> dist;  // the predicted distribution
+    double exact_point = 0, resources_point = 0;       // both > 0 when both tiers had evidence
     int outcome_context = -1;
   };
   // Per (previous outcome, gap since it ended) context: completed and total counts.
@@ -277,8 +292,11 @@ class HistoryEstimator final : public DurationEstimator {
   Result<std::vector<std::pair<uint32_t, float>>> ExternalSimilar(const std::string& workload);
   // The evidence of the first tier that has any (nullptr tier: none). Fills pend's tier points,
   // whether the workload split was ignored, and the embedder note.
+  // *chosen: the group of a one-group tier (unchanged when the evidence is pooled or none).
   const TierSpec* GatherEvidence(const Query& q, Items* ev, Pending* pend, bool* split_ignored,
-                                 std::string* embed_note);
+                                 std::string* embed_note, std::optional<GroupKey>* chosen);
+  // The cached distribution of a group's evidence `items` (q.cacheable), made on a miss.
+  CachedDist& CachedDistOf(const Query& q, const GroupKey& key, const Items& items);
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;
@@ -289,8 +307,9 @@ class HistoryEstimator final : public DurationEstimator {
   // No evidence: the job's time limit, else the default. Sets samples, bandwidth and text.
   void ColdStart(const Query& q, Samples* samples, double* bandwidth, std::string* text) const;
   // Quantiles, point, confidence and explanation from the final distribution.
+  // `cached` (may be null): the window point and quantile start points of a cached dist.
   void Summarise(const TierSpec* tier, const DurationDistribution& dist, size_t n_samples,
-                 double first_sample, const std::string& evidence_text,
+                 double first_sample, CachedDist* cached, const std::string& evidence_text,
                  DetailedEstimate* out) const;
 
   HistoryEstimatorOptions options_;
@@ -304,6 +323,7 @@ class HistoryEstimator final : public DurationEstimator {
   std::unordered_map<std::string, uint32_t> vc_ids_;
   std::unordered_map<ResourceShape, uint32_t, ResourceShapeHash> resource_ids_;
   std::unordered_map<std::string, Pending> pending_;
+  std::vector<CachedDist> dist_cache_;  // kDistCacheSize slots once used
   // The newest finished job per (user, GPUs) (kUserGpus) and per user (kUser): (outcome, finish
   // seconds).
   std::unordered_map<GroupKey, std::pair<uint8_t, int64_t>, GroupKeyHash> last_outcome_;

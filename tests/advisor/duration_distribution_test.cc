@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "advisor/history_estimator.h"
@@ -182,6 +183,43 @@ TEST(HistoryEstimatorDistributionTest, CoverageOnASyntheticDistribution) {
   EXPECT_GT(share, 0.75);
   EXPECT_LT(share, 0.85);
   EXPECT_GT(e.calibration_samples(), 3000);
+}
+
+// Without explanations the estimator reuses a group's distribution while the group is unchanged
+// (and starts its quantile searches where they ended last time): the numbers must be exactly
+// those of the explaining estimator, in every tier, including work-scaled evidence.
+TEST(HistoryEstimatorDistributionTest, ExplainOffGivesTheSameNumbers) {
+  std::mt19937_64 rng(5);
+  JobTable t;
+  static const char* kModels[] = {"resnet", "bert", "gpt"};
+  for (int i = 0; i < 3000; ++i) {
+    testing::JobBuilder b;
+    b.Id(std::to_string(i))
+        .User("u" + std::to_string(rng() % 6))
+        .Gpus(static_cast<int>(1 << (rng() % 3)))
+        .SubmitAt(i * 60)
+        .Runtime(static_cast<int64_t>(10 + rng() % 20000));
+    JobRecord j = b.Build();
+    j.model = kModels[rng() % 3];
+    if (rng() % 4 == 0) j.iterations = static_cast<int64_t>(100 + rng() % 1000);  // work scaling
+    if (rng() % 3 == 0) j.batch_size = 32;
+    t.jobs.push_back(j);
+  }
+  HistoryEstimator explaining;
+  HistoryEstimator quiet({.explain = false});
+  auto pa = ReplayTrace(t, explaining);
+  auto pb = ReplayTrace(t, quiet);
+  ASSERT_EQ(pa.size(), pb.size());
+  std::map<std::string, int> tiers;
+  int differing = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    ++tiers[pa[i].tier];
+    differing += pa[i].predicted_s != pb[i].predicted_s || pa[i].p10_s != pb[i].p10_s ||
+                 pa[i].p50_s != pb[i].p50_s || pa[i].p90_s != pb[i].p90_s ||
+                 pa[i].confidence != pb[i].confidence || pa[i].tier != pb[i].tier;
+  }
+  EXPECT_EQ(differing, 0);
+  EXPECT_GE(tiers.size(), 3u);  // several tiers exercised
 }
 
 TEST(HistoryEstimatorDistributionTest, DeterministicReplay) {
