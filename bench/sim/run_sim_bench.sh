@@ -20,7 +20,8 @@ done
 # The schedmate policy on 1,000,000 jobs sampled from Venus (`trace generate`, 10,000 GPUs, load
 # 0.9), end to end through the CLI: once with its default estimator (the advisor, online) and once
 # with --estimator oracle, which isolates the simulator and policy from the estimator's cost.
-# REPS runs each (default 3), median user CPU; wall and peak RSS of that run; the load average.
+# REPS runs each (default 3), median CPU (user + sys); wall and peak RSS of that run; the load
+# average. The simulate outputs (without wall_s) of every run are compared: they must be equal.
 VENUS=${SHARED:-../shared}/traces/venus_sept2020_lucid/venus_sept2020_jobs.csv
 CLI="$BUILD/src/cli/schedmate"
 if [ -f "$VENUS" ] && [ -x "$CLI" ]; then
@@ -31,12 +32,17 @@ if [ -f "$VENUS" ] && [ -x "$CLI" ]; then
     echo "== 1,000,000 generated jobs, 10,000 GPUs, schedmate, estimator $est (median of ${REPS:-3})"
     i=0
     while [ "$i" -lt "${REPS:-3}" ]; do
-      /usr/bin/time -f "%U %e %M" -o "$big/t" "$CLI" simulate --trace "$big/big.csv" --gpus 10000 \
-        --policy schedmate --estimator "$est" --json >/dev/null 2>&1
+      /usr/bin/time -f "%U %S %e %M" -o "$big/t" "$CLI" simulate --trace "$big/big.csv" \
+        --gpus 10000 --policy schedmate --estimator "$est" --json 2>/dev/null |
+        grep -v wall_s >"$big/out.$i.json"
+      cmp -s "$big/out.$i.json" "$big/out.0.json" || echo "outputs differ between runs" >&2
       echo "$(cat "$big/t") $(cut -d' ' -f1 /proc/loadavg)"
       i=$((i + 1))
-    done | sort -g | awk -v n="${REPS:-3}" 'NR == int((n + 1) / 2) {
-      printf "user_cpu_s=%s wall_s=%s peak_rss_mib=%.0f load=%s\n", $1, $2, $3 / 1024, $4 }'
+    done | awk '{ print $1 + $2, $1, $3, $4, $5 }' | sort -g | awk -v n="${REPS:-3}" '
+      NR == int((n + 1) / 2) { printf "cpu_s=%s user_s=%s wall_s=%s peak_rss_mib=%.0f load=%s\n",
+                                      $1, $2, $3, $4 / 1024, $5 }'
+    # To compare builds: the summary without the (temporary) trace path.
+    echo "summary md5: $(grep -v '"trace"' "$big/out.0.json" | md5sum | cut -c1-32)"
   done
   rm -rf "$big"
 fi
