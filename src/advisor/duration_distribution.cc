@@ -57,15 +57,20 @@ double DurationDistribution::CdfAt(double x) const {
   return f;
 }
 
-double DurationDistribution::CdfAndDensityAt(double x, double* density) const {
-  double f = 0, d = 0;
+double DurationDistribution::CdfAndDensityAt(double x, double* density, double* slope) const {
+  double f = 0, d = 0, d2 = 0;
   for (size_t i = 0; i < log2_.size(); ++i) {
     const double e = std::exp(-(x - log2_[i]) / scale_);
     const double term = weight_[i] / (1.0 + e);  // the same operations as CdfAt
     f += term;
-    d += std::isfinite(e) ? term * e / (1.0 + e) : 0.0;
+    if (std::isfinite(e)) {
+      const double k = term * e / (1.0 + e);  // w s(1 - s) for the logistic s
+      d += k;
+      d2 += k * (e - 1.0) / (e + 1.0);  // w s(1 - s)(1 - 2s)
+    }
   }
   *density = d / scale_;
+  *slope = d2 / (scale_ * scale_);
   return f;
 }
 
@@ -140,11 +145,16 @@ void DurationDistribution::RefineBracket(double q, double a, double b, double ep
   double& x = *root;
   double density = 0, miss = 0;  // miss: how far x may still be from the root (log2 s)
   for (int it = 0; it < 16 && b > a; ++it) {
-    const double f = CdfAndDensityAt(x, &density);
+    double slope = 0;
+    const double f = CdfAndDensityAt(x, &density, &slope);
     Learn(x, f, q, eps, proven);
     if (std::abs(f - q) < 2 * eps) break;
     (f < q ? a : b) = x;
-    double next = density > 0 ? x - (f - q) / density : 0.5 * (a + b);
+    // Halley's step (Newton's when the curvature term would flip it).
+    const double r = f - q, halley = 2 * density * density - r * slope;
+    double next = density > 0
+                      ? x - (halley > density * density ? 2 * r * density / halley : r / density)
+                      : 0.5 * (a + b);
     if (!(next > a && next < b)) next = 0.5 * (a + b);
     if (next == x) break;
     if (std::abs(f - q) < 1e-7 && density > 0 && next != 0.5 * (a + b)) {

@@ -58,7 +58,8 @@ class DurationDistribution {
   };
   // The mixture's CDF at log2 seconds x, unclamped (the bisection's function); with its density.
   double CdfAt(double x) const;
-  double CdfAndDensityAt(double x, double* density) const;
+  // With the density and its slope.
+  double CdfAndDensityAt(double x, double* density, double* slope) const;
   static void Learn(double x, double f, double q, double eps, Bracket* br);
   // Narrows `proven` around the q-quantile by Newton steps from the weighted sample quantile.
   // *x: the start (NaN: none) and, on return, the root found.
