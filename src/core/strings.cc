@@ -59,23 +59,24 @@ bool IContains(std::string_view h, std::string_view n) {
   return it != h.end();
 }
 
-std::optional<int64_t> ParseInt(std::string_view s) {
+namespace {
+
+// The whole of `s` (blanks around it and one leading '+' allowed) as a T, by std::from_chars.
+template <typename T>
+std::optional<T> ParseWhole(std::string_view s) {
   s = Trim(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  int64_t v = 0;
+  T v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
 }
 
-std::optional<double> ParseDouble(std::string_view s) {
-  s = Trim(s);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
+}  // namespace
+
+std::optional<int64_t> ParseInt(std::string_view s) { return ParseWhole<int64_t>(s); }
+
+std::optional<double> ParseDouble(std::string_view s) { return ParseWhole<double>(s); }
 
 std::string XmlEscape(std::string_view s) {
   std::string out;
