@@ -58,18 +58,6 @@ bool AllNumeric(const std::vector<std::string_view>& fields) {
   return true;
 }
 
-std::vector<std::string_view> SplitWhitespace(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t b = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string DescribeTraceFormats() {
