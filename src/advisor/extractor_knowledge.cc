@@ -117,6 +117,68 @@ class KnowledgeParser : public internal::YamlFields {
   }
 };
 
+// The sections of one plain shape each, by the member they fill.
+using K = ExtractorKnowledge;
+using Votes = std::map<std::string, std::pair<std::string, int>>;
+using TextPairs = std::vector<std::pair<std::string, std::string>>;
+template <typename Member>
+using SectionTable = std::initializer_list<std::pair<std::string_view, Member K::*>>;
+// name -> (framework, votes).
+const SectionTable<Votes> kVoteSections = {{"keys", &K::keys},
+                                           {"import_votes", &K::import_votes},
+                                           {"argument_votes", &K::argument_votes},
+                                           {"config_key_votes", &K::config_key_votes}};
+// Lists of names, in file order.
+const SectionTable<std::vector<std::string>> kNameLists = {
+    {"world_size_names", &K::world_size_names},
+    {"device_per_node_calls", &K::device_per_node_calls},
+    {"hf_example_programs", &K::hf_example_programs},
+    {"frameworks", &K::frameworks},
+    {"option_calls", &K::option_calls},
+    {"entry_function_calls", &K::entry_function_calls},
+    {"command_decorators", &K::command_decorators}};
+// Sets of names.
+const SectionTable<std::set<std::string>> kNameSets = {
+    {"config_options", &K::config_options},
+    {"train_calls", &K::train_calls},
+    {"hf_trainer_calls", &K::hf_trainer_calls},
+    {"argument_objects", &K::argument_objects},
+    {"generic_dataset_classes", &K::generic_dataset_classes}};
+// Ordered [pattern, value] pairs.
+const SectionTable<TextPairs> kPatternLists = {{"family_patterns", &K::family_patterns},
+                                               {"known_params", &K::known_params},
+                                               {"layer_families", &K::layer_families}};
+
+// The member `table` gives section `name`, or null.
+template <typename Member>
+Member K::*Find(const SectionTable<Member>& table, std::string_view name) {
+  for (const auto& [section, member] : table) {
+    if (section == name) return member;
+  }
+  return nullptr;
+}
+
+// Fills `k` from a section of one of the plain shapes above; false for any other section.
+bool ReadPlainSection(const KnowledgeParser& p, const std::string& name, const YAML::Node& n,
+                      ExtractorKnowledge& k) {
+  if (auto votes = Find(kVoteSections, name)) {
+    k.*votes = p.NamedPairs(n, name);
+  } else if (auto list = Find(kNameLists, name)) {
+    k.*list = p.Names(n, name);
+  } else if (auto set = Find(kNameSets, name)) {
+    std::vector<std::string> names = p.Names(n, name);
+    (k.*set).insert(names.begin(), names.end());
+  } else if (auto pairs = Find(kPatternLists, name)) {
+    for (const YAML::Node& e : p.Sequence(n, name)) {
+      auto [a, b] = p.Pair(e, name);
+      (k.*pairs).emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
@@ -156,50 +218,19 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
         yaml, kSections, [&](const std::string& name, const YAML::Node& key, const YAML::Node& n) {
           if (std::find(std::begin(kSections), std::end(kSections), name) == std::end(kSections))
             p.Fail(key, fmt::format("unknown section '{}'", name));
+          if (ReadPlainSection(p, name, n, k)) return;
           if (name == "version") {
             if (p.Int(n, "version") != 1) p.Fail(n, "unsupported version (expected 1)");
-          } else if (name == "keys") {
-            k.keys = p.NamedPairs(n, name);
-          } else if (name == "import_votes") {
-            k.import_votes = p.NamedPairs(n, name);
-          } else if (name == "argument_votes") {
-            k.argument_votes = p.NamedPairs(n, name);
-          } else if (name == "config_key_votes") {
-            k.config_key_votes = p.NamedPairs(n, name);
           } else if (name == "framework_keys") {
             if (!n.IsMap()) p.Fail(n, "'framework_keys' must be a map of frameworks");
             for (const auto& fw : n)
               k.framework_keys[p.Text(fw.first, "a framework")] = p.NamedPairs(fw.second, name);
           } else if (name == "rl_policies") {
             for (const YAML::Node& e : p.Sequence(n, name)) k.rl_policies.push_back(p.Policy(e));
-          } else if (name == "world_size_names") {
-            k.world_size_names = p.Names(n, name);
-          } else if (name == "device_per_node_calls") {
-            k.device_per_node_calls = p.Names(n, name);
           } else if (name == "image_size_multiples") {
             if (!n.IsMap()) p.Fail(n, "'image_size_multiples' must be a map");
             for (const auto& e : n)
               k.image_size_multiples[p.Text(e.first, "a framework")] = p.Int(e.second, "a stride");
-          } else if (name == "config_options" || name == "train_calls" ||
-                     name == "hf_trainer_calls" || name == "argument_objects" ||
-                     name == "generic_dataset_classes") {
-            std::vector<std::string> names = p.Names(n, name);
-            std::set<std::string>& to = name == "config_options"     ? k.config_options
-                                        : name == "train_calls"      ? k.train_calls
-                                        : name == "hf_trainer_calls" ? k.hf_trainer_calls
-                                        : name == "argument_objects" ? k.argument_objects
-                                                                     : k.generic_dataset_classes;
-            to.insert(names.begin(), names.end());
-          } else if (name == "hf_example_programs") {
-            k.hf_example_programs = p.Names(n, name);
-          } else if (name == "frameworks") {
-            k.frameworks = p.Names(n, name);
-          } else if (name == "option_calls") {
-            k.option_calls = p.Names(n, name);
-          } else if (name == "entry_function_calls") {
-            k.entry_function_calls = p.Names(n, name);
-          } else if (name == "command_decorators") {
-            k.command_decorators = p.Names(n, name);
           } else if (name == "dataset_abbreviations") {
             if (!n.IsMap()) p.Fail(n, "'dataset_abbreviations' must be a map");
             for (const auto& e : n)
@@ -219,14 +250,6 @@ Result<ExtractorKnowledge> ExtractorKnowledge::Parse(std::string_view yaml,
             for (const YAML::Node& e : p.Sequence(n, name)) {
               auto [a, b] = p.Pair(e, name);
               k.dataset_image_sizes.emplace_back(p.Text(a, "a dataset"), p.Int(b, "a size"));
-            }
-          } else {  // family_patterns, known_params, layer_families
-            auto& list = name == "family_patterns" ? k.family_patterns
-                         : name == "known_params"  ? k.known_params
-                                                   : k.layer_families;
-            for (const YAML::Node& e : p.Sequence(n, name)) {
-              auto [a, b] = p.Pair(e, name);
-              list.emplace_back(p.Text(a, "a pattern"), p.Text(b, "a value"));
             }
           }
         });

@@ -1,6 +1,8 @@
 #include "advisor/python_scanner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 #include "advisor/python_lexer.h"
@@ -14,6 +16,27 @@ using nlohmann::json;
 using Tk = PyTokenKind;
 using Token = PyToken;
 using LogicalLine = PyLogicalLine;
+
+// From token `i`, the first token at the starting bracket depth that is one of `stops`, or the
+// bracket that closes the one `i` is inside (brackets opened on the way are skipped whole);
+// t.size() when there is none.
+size_t SkipBalanced(const std::vector<Token>& t, size_t i,
+                    std::initializer_list<std::string_view> stops) {
+  int depth = 0;
+  for (; i < t.size(); ++i) {
+    const Token& k = t[i];
+    if (k.kind != Tk::kOp) continue;
+    if (k.text == "(" || k.text == "[" || k.text == "{") {
+      ++depth;
+    } else if (k.text == ")" || k.text == "]" || k.text == "}") {
+      if (depth == 0) return i;
+      --depth;
+    } else if (depth == 0 && std::find(stops.begin(), stops.end(), k.text) != stops.end()) {
+      return i;
+    }
+  }
+  return i;
+}
 
 // Recursive-descent expression parser over one logical line.
 class Parser {
@@ -37,17 +60,7 @@ class Parser {
   }
   // Advances to the bracket that closes the one we are inside (not past it), skipping nested
   // brackets: the rest of a comprehension, a generator argument or a subscript.
-  void SkipToClosingBracket() {
-    int depth = 0;
-    while (Peek().kind != Tk::kEnd) {
-      if (IsOp("(") || IsOp("[") || IsOp("{")) ++depth;
-      if (IsOp(")") || IsOp("]") || IsOp("}")) {
-        if (depth == 0) return;
-        --depth;
-      }
-      ++pos;
-    }
-  }
+  void SkipToClosingBracket() { pos = SkipBalanced(t_, pos, {}); }
   std::string TextFrom(size_t start_tok) const {
     if (start_tok >= t_.size()) return {};
     size_t b = t_[start_tok].begin;
@@ -510,17 +523,7 @@ void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
       ++i;
     }
     // Skip an annotation up to '=' or ',' at this depth.
-    int depth = 0;
-    while (i < t.size()) {
-      const Token& k = t[i];
-      if (k.kind == Tk::kOp && (k.text == "(" || k.text == "[" || k.text == "{")) ++depth;
-      if (k.kind == Tk::kOp && (k.text == ")" || k.text == "]" || k.text == "}")) {
-        if (depth == 0) break;
-        --depth;
-      }
-      if (depth == 0 && k.kind == Tk::kOp && (k.text == "=" || k.text == ",")) break;
-      ++i;
-    }
+    i = SkipBalanced(t, i, {"=", ","});
     if (i < t.size() && t[i].kind == Tk::kOp && t[i].text == "=") {
       Parser p(t, source, facts, seen_calls, nullptr);
       p.pos = i + 1;
@@ -544,21 +547,9 @@ void ReadFunction(const std::vector<Token>& t, size_t at, const LogicalLine& ll,
     }
     if (!prm.name.empty() && !star && prm.name != "self" && prm.name != "cls")
       fn.params.push_back(std::move(prm));
-    // To the next ',' at depth 0 (or the closing parenthesis).
-    depth = 0;
-    while (i < t.size()) {
-      const Token& k = t[i];
-      if (k.kind == Tk::kOp && (k.text == "(" || k.text == "[" || k.text == "{")) ++depth;
-      if (k.kind == Tk::kOp && (k.text == ")" || k.text == "]" || k.text == "}")) {
-        if (depth == 0) break;
-        --depth;
-      }
-      if (depth == 0 && k.kind == Tk::kOp && k.text == ",") {
-        ++i;
-        break;
-      }
-      ++i;
-    }
+    // Past the next ',' at depth 0 (or to the closing parenthesis).
+    i = SkipBalanced(t, i, {","});
+    if (i < t.size() && t[i].kind == Tk::kOp && t[i].text == ",") ++i;
   }
   facts.functions.push_back(std::move(fn));
 }

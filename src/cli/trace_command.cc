@@ -128,12 +128,7 @@ void RunStats(const StatsFlags& f) {
 
 struct GenerateFlags {
   ReadFlags read;
-  int64_t jobs = 0;
-  uint64_t seed = 1;
-  std::optional<double> load_factor;
-  std::optional<double> span_days;
-  std::optional<int64_t> cluster_gpus;
-  double target_load = 0.9;
+  trace::GenerateOptions gen;  // the flags bind its fields directly
   int32_t gpus_per_node = 8;
   std::string vc;
   std::string vc_config_out;
@@ -142,13 +137,7 @@ struct GenerateFlags {
 
 void RunGenerate(const GenerateFlags& f) {
   const JobTable source = ReadOrFail(f.read);
-  trace::GenerateOptions o;
-  o.jobs = f.jobs;
-  o.seed = f.seed;
-  o.load_factor = f.load_factor;
-  o.span_days = f.span_days;
-  o.cluster_gpus = f.cluster_gpus;
-  o.target_load = f.target_load;
+  trace::GenerateOptions o = f.gen;
   if (!f.vc.empty()) o.single_vc = f.vc;
   auto gen = trace::GenerateTrace(source, o);
   if (!gen.ok()) Fail(gen.status());
@@ -158,16 +147,16 @@ void RunGenerate(const GenerateFlags& f) {
     if (Status s = trace::WriteLucidCsv(gen->table, f.out); !s.ok()) Fail(s);
   }
   if (!f.vc_config_out.empty()) {
-    auto cfg = trace::FormatVcConfigFor(gen->table, *f.cluster_gpus, f.gpus_per_node);
+    auto cfg = trace::FormatVcConfigFor(gen->table, *o.cluster_gpus, f.gpus_per_node);
     if (!cfg.ok()) Fail(cfg.status());
     if (Status s = trace::WriteOutputFile(f.vc_config_out, *cfg); !s.ok()) Fail(s);
   }
   std::cerr << fmt::format(
       "schedmate: generated {} jobs (seed {}) from {} jobs of {}; load factor {:.4g}: offered "
       "load {:.1f} busy GPUs (source {:.1f}){}\n",
-      Thousands(f.jobs), f.seed, Thousands(static_cast<int64_t>(source.jobs.size())), source.source,
+      Thousands(o.jobs), o.seed, Thousands(static_cast<int64_t>(source.jobs.size())), source.source,
       gen->load_factor, gen->offered_gpus, gen->source_offered_gpus,
-      f.cluster_gpus ? fmt::format(" on {} GPUs", *f.cluster_gpus) : std::string());
+      o.cluster_gpus ? fmt::format(" on {} GPUs", *o.cluster_gpus) : std::string());
 }
 
 // ---- convert --------------------------------------------------------------------------------
@@ -228,27 +217,27 @@ void RegisterTraceCommands(CLI::App& app) {
       "--vc-config-out cluster.csv");
   gen->add_option("--from", gf->read.trace.path, "Real trace to sample from")->required();
   AddReadFlags(gen, gf->read);
-  gen->add_option("--jobs", gf->jobs,
+  gen->add_option("--jobs", gf->gen.jobs,
                   fmt::format("Number of jobs to generate (at most {})", kMaxGenerateJobs))
       ->required()
       ->check(CLI::Range(int64_t{0}, kMaxGenerateJobs));
-  gen->add_option("--seed", gf->seed, "Random seed (same seed, same bytes)")
+  gen->add_option("--seed", gf->gen.seed, "Random seed (same seed, same bytes)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  auto* lf = gen->add_option("--load-factor", gf->load_factor,
+  auto* lf = gen->add_option("--load-factor", gf->gen.load_factor,
                              "Arrival-rate multiplier L: gaps are the real ones divided by L "
                              "(2 = twice as many arrivals per hour)")
                  ->check(FiniteRange(kMinLoadFactor, kMaxLoadFactor));
-  auto* sd = gen->add_option("--span-days", gf->span_days,
+  auto* sd = gen->add_option("--span-days", gf->gen.span_days,
                              "Choose L so the generated trace spans about this many days")
                  ->check(PositiveFinite(trace::kMaxTraceSeconds / 86400));
-  auto* cg = gen->add_option("--cluster-gpus", gf->cluster_gpus,
+  auto* cg = gen->add_option("--cluster-gpus", gf->gen.cluster_gpus,
                              "Choose L so the expected offered load is --target-load x this many "
                              "GPUs (needed by --vc-config-out)")
                  ->check(CLI::Range(int64_t{1}, sim::kMaxClusterGpus));
   lf->excludes(sd)->excludes(cg);
   sd->excludes(cg);
-  gen->add_option("--target-load", gf->target_load,
+  gen->add_option("--target-load", gf->gen.target_load,
                   "Busy fraction of --cluster-gpus to aim for (offered load, not utilisation; "
                   "above 1 overloads)")
       ->capture_default_str()

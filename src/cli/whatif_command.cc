@@ -43,14 +43,8 @@ struct WhatIfArgs {
   std::string slurm_conf;
   int64_t gpus_per_node = 8;
   int64_t nodes = 0;
-  std::string baseline_policy = "slurm";
-  std::string policy;  // scenario; "" = the baseline's
-  std::vector<std::string> add_nodes;
-  std::vector<std::string> remove_nodes;
-  double load = 1.0;
-  std::vector<std::string> sets;
-  int64_t seeds = 3;
-  uint64_t seed = 1;
+  sim::WhatIfScenario scenario;   // the flags bind its fields directly, but for its sets
+  std::vector<std::string> sets;  // KEY=VALUE
   bool json = false;
   std::string plot;
 };
@@ -145,18 +139,11 @@ std::string FlagName(std::string field) {
 }
 
 void RunWhatIf(const WhatIfArgs& a) {
-  sim::WhatIfScenario scenario;
-  scenario.baseline_policy = a.baseline_policy;
-  scenario.policy = a.policy;
-  scenario.add_nodes = a.add_nodes;
-  scenario.remove_nodes = a.remove_nodes;
-  scenario.load = a.load;
+  sim::WhatIfScenario scenario = a.scenario;
   for (const auto& s : a.sets) {
     const size_t eq = s.find('=');  // checked by KeyValueValidator
     scenario.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
-  scenario.seeds = a.seeds;
-  scenario.seed = a.seed;
   const Site site = LoadSite(a);
   std::string field;
   auto setup = sim::SetUpWhatIf(site, scenario, {}, &field);
@@ -173,7 +160,7 @@ void RunWhatIf(const WhatIfArgs& a) {
         "Queue wait CDF", "queue wait (s)", "fraction of jobs", /*log_x=*/true, false, {}};
     cdf.series.push_back(plot::CdfSeries("baseline", report.baseline.queue_s));
     cdf.series.push_back(plot::CdfSeries(
-        a.load != 1.0 ? fmt::format("scenario (seed {})", report.seeds[0]) : "scenario",
+        scenario.load != 1.0 ? fmt::format("scenario (seed {})", report.seeds[0]) : "scenario",
         report.first_queue_s));
     fig.charts.push_back(std::move(cdf));
     if (Status st = plot::WriteFigure(fig, a.plot); !st.ok()) Fail(st);
@@ -458,15 +445,17 @@ void RegisterWhatIfCommand(CLI::App& app) {
       "replay the site's history (sacct export or trace) on its own Slurm configuration and on a "
       "changed scenario: nodes, load, policy, priority weights, backfill settings");
   AddSiteOptions(cmd, args.get());
-  cmd->add_option("--baseline-policy", args->baseline_policy, "the site's policy")
+  cmd->add_option("--baseline-policy", args->scenario.baseline_policy, "the site's policy")
       ->capture_default_str();
-  cmd->add_option("--policy", args->policy,
+  cmd->add_option("--policy", args->scenario.policy,
                   "scenario: run this policy instead (default: the site's)");
-  cmd->add_option("--add-nodes", args->add_nodes, "scenario: add NODESxGPUS[:PARTITION], e.g. 4x8")
+  cmd->add_option("--add-nodes", args->scenario.add_nodes,
+                  "scenario: add NODESxGPUS[:PARTITION], e.g. 4x8")
       ->check(NodeSpecValidator(/*with_size=*/true));
-  cmd->add_option("--remove-nodes", args->remove_nodes, "scenario: remove NODES[:PARTITION]")
+  cmd->add_option("--remove-nodes", args->scenario.remove_nodes,
+                  "scenario: remove NODES[:PARTITION]")
       ->check(NodeSpecValidator(/*with_size=*/false));
-  cmd->add_option("--load", args->load,
+  cmd->add_option("--load", args->scenario.load,
                   "scenario: offered load factor (arrivals resampled from the history, seeded)")
       ->capture_default_str()
       ->check(FiniteRange(0.01, 100));
@@ -474,10 +463,11 @@ void RegisterWhatIfCommand(CLI::App& app) {
                   "scenario: a slurm.conf setting, e.g. PriorityWeightAge=1000, bf_window=2880, "
                   "SchedulerType=sched/builtin, qos.high=100")
       ->check(KeyValueValidator());
-  cmd->add_option("--seeds", args->seeds, "runs per randomised scenario (spread over seeds)")
+  cmd->add_option("--seeds", args->scenario.seeds,
+                  "runs per randomised scenario (spread over seeds)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{100}));
-  cmd->add_option("--seed", args->seed, "first seed")->capture_default_str();
+  cmd->add_option("--seed", args->scenario.seed, "first seed")->capture_default_str();
   AddJsonFlag(cmd, args->json, "print one JSON object");
   AddPlotFlag(cmd, args->plot, "the queue-wait CDFs");
   cmd->callback([args]() { RunWhatIf(*args); });

@@ -1,18 +1,10 @@
 #include "core/job.h"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 
+#include "core/strings.h"
+
 namespace schedmate {
-namespace {
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-}  // namespace
 
 std::string_view JobStateName(JobState s) {
   switch (s) {
@@ -37,7 +29,7 @@ std::string_view JobStateName(JobState s) {
 }
 
 JobState ParseJobState(std::string_view text) {
-  std::string t = Lower(text);
+  std::string t = ToLower(text);
   if (t == "completed" || t == "pass" || t == "passed" || t == "succeeded" || t == "success")
     return JobState::kCompleted;
   if (t == "failed" || t == "fail" || t == "error") return JobState::kFailed;
@@ -78,7 +70,7 @@ std::optional<TraceFormat> ParseTraceFormat(std::string_view name) {
   for (auto f : {TraceFormat::kAuto, TraceFormat::kLucid, TraceFormat::kGpw, TraceFormat::kChronus,
                  TraceFormat::kGavel, TraceFormat::kPollux, TraceFormat::kOpenb, TraceFormat::kSwf,
                  TraceFormat::kSacct}) {
-    if (Lower(name) == TraceFormatName(f)) return f;
+    if (ToLower(name) == TraceFormatName(f)) return f;
   }
   return std::nullopt;
 }

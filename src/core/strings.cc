@@ -38,6 +38,23 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   }
 }
 
+void SplitWhitespace(std::string_view s, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    const size_t b = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+}
+
+std::vector<std::string_view> SplitWhitespace(std::string_view s) {
+  std::vector<std::string_view> out;
+  SplitWhitespace(s, out);
+  return out;
+}
+
 std::string ToLower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -59,23 +76,24 @@ bool IContains(std::string_view h, std::string_view n) {
   return it != h.end();
 }
 
-std::optional<int64_t> ParseInt(std::string_view s) {
+namespace {
+
+// The whole of `s` (blanks around it and one leading '+' allowed) as a T, by std::from_chars.
+template <typename T>
+std::optional<T> ParseWhole(std::string_view s) {
   s = Trim(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  int64_t v = 0;
+  T v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
 }
 
-std::optional<double> ParseDouble(std::string_view s) {
-  s = Trim(s);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
+}  // namespace
+
+std::optional<int64_t> ParseInt(std::string_view s) { return ParseWhole<int64_t>(s); }
+
+std::optional<double> ParseDouble(std::string_view s) { return ParseWhole<double>(s); }
 
 std::string XmlEscape(std::string_view s) {
   std::string out;

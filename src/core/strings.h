@@ -12,6 +12,10 @@ namespace schedmate {
 
 std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
+// The words of `s` separated by runs of blanks (spaces and tabs), into `out` (cleared first, so a
+// caller reading many lines reuses its storage).
+void SplitWhitespace(std::string_view s, std::vector<std::string_view>& out);
+std::vector<std::string_view> SplitWhitespace(std::string_view s);
 std::string ToLower(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);

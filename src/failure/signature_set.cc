@@ -120,6 +120,120 @@ Result<FailureLabel> GetLabel(const YAML::Node& map, const Where& where) {
   return *label;
 }
 
+// Calls `visit(entry, where)` for each entry of the list `root[section]` (none when absent);
+// kInvalidArgument naming file:line when it is not a list or an entry is not a mapping, or the
+// first error `visit` returns.
+template <typename Visit>
+Status ForEachMapping(const YAML::Node& root, const char* section, const Where& top,
+                      std::string_view source, Visit&& visit) {
+  const YAML::Node list = root[section];
+  if (!list) return Status::Ok();
+  if (!list.IsSequence()) {
+    return Status::InvalidArgument(top.At(list) + ": '" + section + "' must be a list");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node e = list[i];
+    Where w{source, std::string(section) + "[" + std::to_string(i) + "]"};
+    if (!e.IsMap()) return Status::InvalidArgument(w.At(e) + ": must be a mapping");
+    SM_RETURN_IF_ERROR(visit(e, w));
+  }
+  return Status::Ok();
+}
+
+// One entry of `signatures:` (a mapping); `seen` holds the ids read so far from this file.
+Result<Signature> ParseSignature(const YAML::Node& e, Where w, std::set<std::string>& seen) {
+  SM_ASSIGN_OR_RETURN(std::string id, GetString(e, "id", w, /*required=*/true));
+  w.what += " (id '" + id + "')";
+  if (!ValidId(id)) {
+    return Status::InvalidArgument(w.At(e["id"]) + ": id must be letters, digits, '_', '-', '.'");
+  }
+  if (!seen.insert(id).second) {
+    return Status::InvalidArgument(w.At(e["id"]) + ": duplicate id in this file");
+  }
+  SM_RETURN_IF_ERROR(CheckKeys(
+      e, {"id", "role", "priority", "label", "category", "weight", "symptom", "patterns"}, w));
+  Signature sig;
+  sig.id = id;
+  sig.origin = w.At(e);
+  SM_ASSIGN_OR_RETURN(std::string role, GetString(e, "role", w, /*required=*/false));
+  if (!role.empty()) {
+    auto r = ParseRole(role);
+    if (!r) {
+      return Status::InvalidArgument(w.At(e["role"]) + ": unknown role '" + role +
+                                     "' (want origin, weak, wrapper, trace or benign)");
+    }
+    sig.role = *r;
+  }
+  sig.priority = DefaultPriority(sig.role);
+  if (YAML::Node p = e["priority"]) {
+    int v = 0;
+    if (!p.IsScalar() || !YAML::convert<int>::decode(p, v) || v < 0 || v > 1000) {
+      return Status::InvalidArgument(w.At(p) + ": priority must be an integer in [0, 1000]");
+    }
+    sig.priority = v;
+  }
+  SM_ASSIGN_OR_RETURN(sig.label, GetLabel(e, w));
+  SM_ASSIGN_OR_RETURN(sig.category, GetString(e, "category", w, /*required=*/false));
+  if (sig.label != FailureLabel::kUnknown && sig.category.empty()) {
+    return Status::InvalidArgument(w.At(e) + ": a labelled signature needs a 'category'");
+  }
+  if (sig.role == LineRole::kBenign && sig.label != FailureLabel::kUnknown) {
+    return Status::InvalidArgument(w.At(e) + ": a benign signature cannot carry a label");
+  }
+  if (YAML::Node wt = e["weight"]) {
+    double v = -1;
+    if (!wt.IsScalar() || !YAML::convert<double>::decode(wt, v) || !(v >= 0.0 && v <= 1.0)) {
+      return Status::InvalidArgument(w.At(wt) + ": weight must be a number in [0, 1]");
+    }
+    sig.weight = v;
+  }
+  SM_ASSIGN_OR_RETURN(sig.symptom, GetBool(e, "symptom", w));
+  if (sig.symptom && sig.label == FailureLabel::kUnknown) {
+    return Status::InvalidArgument(w.At(e) + ": a symptom signature needs a 'label'");
+  }
+  YAML::Node pats = e["patterns"];
+  if (!pats) return Status::InvalidArgument(w.At(e) + ": missing key 'patterns'");
+  if (pats.IsScalar()) {
+    sig.patterns.push_back(pats.as<std::string>());
+  } else if (pats.IsSequence()) {
+    for (size_t j = 0; j < pats.size(); ++j) {
+      if (!pats[j].IsScalar()) {
+        return Status::InvalidArgument(w.At(pats[j]) + ": patterns[" + std::to_string(j) +
+                                       "] must be a string");
+      }
+      sig.patterns.push_back(pats[j].as<std::string>());
+    }
+  } else {
+    return Status::InvalidArgument(w.At(pats) + ": 'patterns' must be a list of strings");
+  }
+  if (sig.patterns.empty()) return Status::InvalidArgument(w.At(pats) + ": no patterns");
+  for (size_t j = 0; j < sig.patterns.size(); ++j) {
+    if (sig.patterns[j].empty()) {
+      return Status::InvalidArgument(w.At(pats) + ": patterns[" + std::to_string(j) + "] is empty");
+    }
+    RE2 probe(sig.patterns[j], RE2::Quiet);
+    if (!probe.ok()) {
+      return Status::InvalidArgument(w.At(pats) + ": patterns[" + std::to_string(j) +
+                                     "]: invalid regular expression: " + probe.error());
+    }
+  }
+  return sig;
+}
+
+// One entry of `categories:` (a mapping).
+Result<CategoryInfo> ParseCategory(const YAML::Node& e, const Where& w) {
+  SM_RETURN_IF_ERROR(
+      CheckKeys(e, {"name", "label", "drain", "transient", "explanation", "hint"}, w));
+  CategoryInfo c;
+  SM_ASSIGN_OR_RETURN(c.name, GetString(e, "name", w, /*required=*/true));
+  SM_ASSIGN_OR_RETURN(c.label, GetLabel(e, w));
+  SM_ASSIGN_OR_RETURN(c.drain, GetBool(e, "drain", w));
+  SM_ASSIGN_OR_RETURN(c.transient, GetBool(e, "transient", w));
+  SM_ASSIGN_OR_RETURN(c.explanation, GetString(e, "explanation", w, false));
+  SM_ASSIGN_OR_RETURN(c.hint, GetString(e, "hint", w, false));
+  return c;
+}
+
 }  // namespace
 
 SignatureSet::SignatureSet() = default;
@@ -157,115 +271,18 @@ Status SignatureSet::AddYaml(std::string_view yaml, std::string_view source) {
       }
     }
     std::set<std::string> seen;
-    if (YAML::Node sigs = root["signatures"]) {
-      if (!sigs.IsSequence()) {
-        return Status::InvalidArgument(top.At(sigs) + ": 'signatures' must be a list");
-      }
-      for (size_t i = 0; i < sigs.size(); ++i) {
-        const YAML::Node& e = sigs[i];
-        Where w{source, "signatures[" + std::to_string(i) + "]"};
-        if (!e.IsMap()) return Status::InvalidArgument(w.At(e) + ": must be a mapping");
-        SM_ASSIGN_OR_RETURN(std::string id, GetString(e, "id", w, /*required=*/true));
-        w.what += " (id '" + id + "')";
-        if (!ValidId(id)) {
-          return Status::InvalidArgument(w.At(e["id"]) +
-                                         ": id must be letters, digits, '_', '-', '.'");
-        }
-        if (!seen.insert(id).second) {
-          return Status::InvalidArgument(w.At(e["id"]) + ": duplicate id in this file");
-        }
-        SM_RETURN_IF_ERROR(CheckKeys(
-            e, {"id", "role", "priority", "label", "category", "weight", "symptom", "patterns"},
-            w));
-        Signature sig;
-        sig.id = id;
-        sig.origin = w.At(e);
-        SM_ASSIGN_OR_RETURN(std::string role, GetString(e, "role", w, /*required=*/false));
-        if (!role.empty()) {
-          auto r = ParseRole(role);
-          if (!r) {
-            return Status::InvalidArgument(w.At(e["role"]) + ": unknown role '" + role +
-                                           "' (want origin, weak, wrapper, trace or benign)");
-          }
-          sig.role = *r;
-        }
-        sig.priority = DefaultPriority(sig.role);
-        if (YAML::Node p = e["priority"]) {
-          int v = 0;
-          if (!p.IsScalar() || !YAML::convert<int>::decode(p, v) || v < 0 || v > 1000) {
-            return Status::InvalidArgument(w.At(p) + ": priority must be an integer in [0, 1000]");
-          }
-          sig.priority = v;
-        }
-        SM_ASSIGN_OR_RETURN(sig.label, GetLabel(e, w));
-        SM_ASSIGN_OR_RETURN(sig.category, GetString(e, "category", w, /*required=*/false));
-        if (sig.label != FailureLabel::kUnknown && sig.category.empty()) {
-          return Status::InvalidArgument(w.At(e) + ": a labelled signature needs a 'category'");
-        }
-        if (sig.role == LineRole::kBenign && sig.label != FailureLabel::kUnknown) {
-          return Status::InvalidArgument(w.At(e) + ": a benign signature cannot carry a label");
-        }
-        if (YAML::Node wt = e["weight"]) {
-          double v = -1;
-          if (!wt.IsScalar() || !YAML::convert<double>::decode(wt, v) || !(v >= 0.0 && v <= 1.0)) {
-            return Status::InvalidArgument(w.At(wt) + ": weight must be a number in [0, 1]");
-          }
-          sig.weight = v;
-        }
-        SM_ASSIGN_OR_RETURN(sig.symptom, GetBool(e, "symptom", w));
-        if (sig.symptom && sig.label == FailureLabel::kUnknown) {
-          return Status::InvalidArgument(w.At(e) + ": a symptom signature needs a 'label'");
-        }
-        YAML::Node pats = e["patterns"];
-        if (!pats) return Status::InvalidArgument(w.At(e) + ": missing key 'patterns'");
-        if (pats.IsScalar()) {
-          sig.patterns.push_back(pats.as<std::string>());
-        } else if (pats.IsSequence()) {
-          for (size_t j = 0; j < pats.size(); ++j) {
-            if (!pats[j].IsScalar()) {
-              return Status::InvalidArgument(w.At(pats[j]) + ": patterns[" + std::to_string(j) +
-                                             "] must be a string");
-            }
-            sig.patterns.push_back(pats[j].as<std::string>());
-          }
-        } else {
-          return Status::InvalidArgument(w.At(pats) + ": 'patterns' must be a list of strings");
-        }
-        if (sig.patterns.empty()) return Status::InvalidArgument(w.At(pats) + ": no patterns");
-        for (size_t j = 0; j < sig.patterns.size(); ++j) {
-          if (sig.patterns[j].empty()) {
-            return Status::InvalidArgument(w.At(pats) + ": patterns[" + std::to_string(j) +
-                                           "] is empty");
-          }
-          RE2 probe(sig.patterns[j], RE2::Quiet);
-          if (!probe.ok()) {
-            return Status::InvalidArgument(w.At(pats) + ": patterns[" + std::to_string(j) +
-                                           "]: invalid regular expression: " + probe.error());
-          }
-        }
-        added.push_back(std::move(sig));
-      }
-    }
-    if (YAML::Node cats = root["categories"]) {
-      if (!cats.IsSequence()) {
-        return Status::InvalidArgument(top.At(cats) + ": 'categories' must be a list");
-      }
-      for (size_t i = 0; i < cats.size(); ++i) {
-        const YAML::Node& e = cats[i];
-        Where w{source, "categories[" + std::to_string(i) + "]"};
-        if (!e.IsMap()) return Status::InvalidArgument(w.At(e) + ": must be a mapping");
-        SM_RETURN_IF_ERROR(
-            CheckKeys(e, {"name", "label", "drain", "transient", "explanation", "hint"}, w));
-        CategoryInfo c;
-        SM_ASSIGN_OR_RETURN(c.name, GetString(e, "name", w, /*required=*/true));
-        SM_ASSIGN_OR_RETURN(c.label, GetLabel(e, w));
-        SM_ASSIGN_OR_RETURN(c.drain, GetBool(e, "drain", w));
-        SM_ASSIGN_OR_RETURN(c.transient, GetBool(e, "transient", w));
-        SM_ASSIGN_OR_RETURN(c.explanation, GetString(e, "explanation", w, false));
-        SM_ASSIGN_OR_RETURN(c.hint, GetString(e, "hint", w, false));
-        added_categories.push_back(std::move(c));
-      }
-    }
+    SM_RETURN_IF_ERROR(
+        ForEachMapping(root, "signatures", top, source, [&](const YAML::Node& e, const Where& w) {
+          SM_ASSIGN_OR_RETURN(Signature sig, ParseSignature(e, w, seen));
+          added.push_back(std::move(sig));
+          return Status::Ok();
+        }));
+    SM_RETURN_IF_ERROR(
+        ForEachMapping(root, "categories", top, source, [&](const YAML::Node& e, const Where& w) {
+          SM_ASSIGN_OR_RETURN(CategoryInfo c, ParseCategory(e, w));
+          added_categories.push_back(std::move(c));
+          return Status::Ok();
+        }));
   } catch (const YAML::Exception& e) {
     int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
     return Status::InvalidArgument(std::string(source) + ":" + std::to_string(line) +

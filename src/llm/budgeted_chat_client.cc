@@ -5,7 +5,7 @@
 namespace schedmate::llm {
 
 BudgetedChatClient::BudgetedChatClient(ChatClient& target, int64_t budget_tokens)
-    : target_(target), budget_(budget_tokens) {}
+    : ChatClientWrapper(target), budget_(budget_tokens) {}
 
 Status BudgetedChatClient::CheckBudget() const {
   const int64_t used = used_.load();
@@ -27,17 +27,10 @@ void BudgetedChatClient::Charge(const ChatRequest& request, const ChatResponse& 
   used_ += tokens;
 }
 
-Result<ChatResponse> BudgetedChatClient::Complete(const ChatRequest& request) {
+Result<ChatResponse> BudgetedChatClient::Call(const ChatRequest& request,
+                                              const StreamCallback* on_delta) {
   SM_RETURN_IF_ERROR(CheckBudget());
-  Result<ChatResponse> r = target_.Complete(request);
-  if (r.ok()) Charge(request, *r);
-  return r;
-}
-
-Result<ChatResponse> BudgetedChatClient::CompleteStream(const ChatRequest& request,
-                                                        const StreamCallback& on_delta) {
-  SM_RETURN_IF_ERROR(CheckBudget());
-  Result<ChatResponse> r = target_.CompleteStream(request, on_delta);
+  Result<ChatResponse> r = Forward(request, on_delta);
   if (r.ok()) Charge(request, *r);
   return r;
 }

@@ -11,24 +11,21 @@
 #include <atomic>
 #include <cstdint>
 
-#include "llm/chat_client.h"
+#include "llm/client_wrappers.h"
 
 namespace schedmate::llm {
 
-class BudgetedChatClient final : public ChatClient {
+class BudgetedChatClient final : public ChatClientWrapper {
  public:
   // `target` must outlive this wrapper. Thread-safe.
   BudgetedChatClient(ChatClient& target, int64_t budget_tokens);
-  Result<ChatResponse> Complete(const ChatRequest& request) override;
-  Result<ChatResponse> CompleteStream(const ChatRequest& request,
-                                      const StreamCallback& on_delta) override;
   int64_t used_tokens() const { return used_.load(); }
   int64_t budget_tokens() const { return budget_; }
 
  private:
+  Result<ChatResponse> Call(const ChatRequest& request, const StreamCallback* on_delta) override;
   Status CheckBudget() const;
   void Charge(const ChatRequest& request, const ChatResponse& response);
-  ChatClient& target_;
   const int64_t budget_;
   std::atomic<int64_t> used_{0};
 };

@@ -58,7 +58,7 @@ std::string Fnv1a64Hex(std::string_view data) {
 }
 
 CachingChatClient::CachingChatClient(ChatClient& target, std::string dir, std::string key_namespace)
-    : target_(target), dir_(std::move(dir)), key_namespace_(std::move(key_namespace)) {}
+    : ChatClientWrapper(target), dir_(std::move(dir)), key_namespace_(std::move(key_namespace)) {}
 
 std::string CachingChatClient::Canonical(const ChatRequest& request) const {
   return DumpJson(ChatRequestToJson(request, /*default_model=*/"", /*stream=*/false));
@@ -92,32 +92,20 @@ void CachingChatClient::Store(const std::string& path, const std::string& canoni
   if (ec || !WriteStringToFile(path, DumpJson(entry, 1) + "\n").ok()) ++write_failures_;
 }
 
-Result<ChatResponse> CachingChatClient::Complete(const ChatRequest& request) {
+Result<ChatResponse> CachingChatClient::Call(const ChatRequest& request,
+                                             const StreamCallback* on_delta) {
   const std::string canonical = Canonical(request);
   const std::string path = EntryPath(request);
   if (auto hit = Lookup(path, canonical)) {
     ++hits_;
-    return *hit;
-  }
-  ++misses_;
-  Result<ChatResponse> r = target_.Complete(request);
-  if (r.ok()) Store(path, canonical, *r);
-  return r;
-}
-
-Result<ChatResponse> CachingChatClient::CompleteStream(const ChatRequest& request,
-                                                       const StreamCallback& on_delta) {
-  const std::string canonical = Canonical(request);
-  const std::string path = EntryPath(request);
-  if (auto hit = Lookup(path, canonical)) {
-    ++hits_;
-    if (on_delta && !hit->message.content.empty() && !on_delta(StreamDelta{hit->message.content})) {
+    if (on_delta != nullptr && *on_delta && !hit->message.content.empty() &&
+        !(*on_delta)(StreamDelta{hit->message.content})) {
       return Status::Cancelled("stream stopped by caller; cached answer");
     }
     return *hit;
   }
   ++misses_;
-  Result<ChatResponse> r = target_.CompleteStream(request, on_delta);
+  Result<ChatResponse> r = Forward(request, on_delta);
   if (r.ok()) Store(path, canonical, *r);
   return r;
 }

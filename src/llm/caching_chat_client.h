@@ -13,18 +13,15 @@
 #include <optional>
 #include <string>
 
-#include "llm/chat_client.h"
+#include "llm/client_wrappers.h"
 
 namespace schedmate::llm {
 
-class CachingChatClient final : public ChatClient {
+class CachingChatClient final : public ChatClientWrapper {
  public:
   // `target` must outlive this wrapper. `dir` is created on first write. Thread-safe (entries are
   // written atomically; two racing misses both call the target).
   CachingChatClient(ChatClient& target, std::string dir, std::string key_namespace);
-  Result<ChatResponse> Complete(const ChatRequest& request) override;
-  Result<ChatResponse> CompleteStream(const ChatRequest& request,
-                                      const StreamCallback& on_delta) override;
 
   int64_t hits() const { return hits_.load(); }
   int64_t misses() const { return misses_.load(); }
@@ -34,11 +31,11 @@ class CachingChatClient final : public ChatClient {
   std::string EntryPath(const ChatRequest& request) const;
 
  private:
+  Result<ChatResponse> Call(const ChatRequest& request, const StreamCallback* on_delta) override;
   std::optional<ChatResponse> Lookup(const std::string& path, const std::string& canonical);
   void Store(const std::string& path, const std::string& canonical, const ChatResponse& r);
   std::string Canonical(const ChatRequest& request) const;
 
-  ChatClient& target_;
   std::string dir_;
   std::string key_namespace_;
   std::atomic<int64_t> hits_{0}, misses_{0}, write_failures_{0};

@@ -5,7 +5,7 @@
 namespace schedmate::llm {
 
 CachingEmbedder::CachingEmbedder(Embedder& target, size_t max_entries)
-    : target_(target), max_entries_(max_entries) {}
+    : EmbedderWrapper(target), max_entries_(max_entries) {}
 
 Result<std::vector<Embedding>> CachingEmbedder::Embed(std::span<const std::string> texts) {
   std::vector<Embedding> out(texts.size());
@@ -31,7 +31,7 @@ Result<std::vector<Embedding>> CachingEmbedder::Embed(std::span<const std::strin
     }
   }
   if (missing.empty()) return out;
-  SM_ASSIGN_OR_RETURN(std::vector<Embedding> fresh, target_.Embed(missing));
+  SM_ASSIGN_OR_RETURN(std::vector<Embedding> fresh, target().Embed(missing));
   if (fresh.size() != missing.size()) {
     return Status::DataLoss(
         fmt::format("embedder returned {} vectors for {} texts", fresh.size(), missing.size()));

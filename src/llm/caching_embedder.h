@@ -9,21 +9,19 @@
 #include <string>
 #include <unordered_map>
 
-#include "llm/embedder.h"
+#include "llm/client_wrappers.h"
 
 namespace schedmate::llm {
 
-class CachingEmbedder final : public Embedder {
+class CachingEmbedder final : public EmbedderWrapper {
  public:
   // `target` must outlive this wrapper. Thread-safe if the target is.
   CachingEmbedder(Embedder& target, size_t max_entries = 100'000);
   Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) override;
-  size_t Dimension() const override { return target_.Dimension(); }
   int64_t hits() const { return hits_.load(); }
   int64_t misses() const { return misses_.load(); }
 
  private:
-  Embedder& target_;
   const size_t max_entries_;
   std::mutex mu_;
   std::unordered_map<std::string, Embedding> cache_;  // guarded by mu_; lookups only

@@ -37,26 +37,21 @@ void CallSlots::Release() {
 }
 
 ConcurrencyLimitedChatClient::ConcurrencyLimitedChatClient(ChatClient& target, int max_in_flight)
-    : target_(target), slots_(max_in_flight) {}
+    : ChatClientWrapper(target), slots_(max_in_flight) {}
 
-Result<ChatResponse> ConcurrencyLimitedChatClient::Complete(const ChatRequest& request) {
+Result<ChatResponse> ConcurrencyLimitedChatClient::Call(const ChatRequest& request,
+                                                        const StreamCallback* on_delta) {
   SlotGuard guard(slots_);
-  return target_.Complete(request);
-}
-
-Result<ChatResponse> ConcurrencyLimitedChatClient::CompleteStream(const ChatRequest& request,
-                                                                  const StreamCallback& on_delta) {
-  SlotGuard guard(slots_);
-  return target_.CompleteStream(request, on_delta);
+  return Forward(request, on_delta);
 }
 
 ConcurrencyLimitedEmbedder::ConcurrencyLimitedEmbedder(Embedder& target, int max_in_flight)
-    : target_(target), slots_(max_in_flight) {}
+    : EmbedderWrapper(target), slots_(max_in_flight) {}
 
 Result<std::vector<Embedding>> ConcurrencyLimitedEmbedder::Embed(
     std::span<const std::string> texts) {
   SlotGuard guard(slots_);
-  return target_.Embed(texts);
+  return target().Embed(texts);
 }
 
 }  // namespace schedmate::llm

@@ -8,8 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "llm/chat_client.h"
-#include "llm/embedder.h"
+#include "llm/client_wrappers.h"
 
 namespace schedmate::llm {
 
@@ -29,27 +28,22 @@ class CallSlots {
   int in_flight_ = 0;  // guarded by mu_
 };
 
-class ConcurrencyLimitedChatClient final : public ChatClient {
+class ConcurrencyLimitedChatClient final : public ChatClientWrapper {
  public:
   // `target` must outlive this wrapper. Thread-safe.
   ConcurrencyLimitedChatClient(ChatClient& target, int max_in_flight);
-  Result<ChatResponse> Complete(const ChatRequest& request) override;
-  Result<ChatResponse> CompleteStream(const ChatRequest& request,
-                                      const StreamCallback& on_delta) override;
 
  private:
-  ChatClient& target_;
+  Result<ChatResponse> Call(const ChatRequest& request, const StreamCallback* on_delta) override;
   CallSlots slots_;
 };
 
-class ConcurrencyLimitedEmbedder final : public Embedder {
+class ConcurrencyLimitedEmbedder final : public EmbedderWrapper {
  public:
   ConcurrencyLimitedEmbedder(Embedder& target, int max_in_flight);
   Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) override;
-  size_t Dimension() const override { return target_.Dimension(); }
 
  private:
-  Embedder& target_;
   CallSlots slots_;
 };
 

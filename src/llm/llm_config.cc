@@ -213,50 +213,38 @@ Status ApplyEnvAndValidate(LlmConfig& c, const FileSet& set, const EnvLookup& en
     if (t.empty()) return std::nullopt;
     return t;
   };
+  // A field the file left unset takes the variable's value, when there is one.
   bool used_env = false;
-  if (!set.chat_url) {
-    if (auto v = get("SCHEDMATE_LLM_BASE_URL")) {
-      c.chat.base_url = *v;
+  auto fill = [&](bool set_in_file, const char* name, std::string& field) {
+    if (set_in_file) return;
+    if (auto v = get(name)) {
+      field = *v;
       used_env = true;
     }
-  }
-  if (!set.chat_model) {
-    if (auto v = get("SCHEDMATE_LLM_MODEL")) {
-      c.chat.model = *v;
-      used_env = true;
-    }
-  }
-  if (!set.chat_key) {
-    if (auto v = get("SCHEDMATE_LLM_API_KEY")) {
-      c.chat.api_key = *v;
-      c.chat.api_key_source = "env SCHEDMATE_LLM_API_KEY";
-    } else if (auto f = get("SCHEDMATE_LLM_API_KEY_FILE")) {
+  };
+  // A key the file left unset: from the variable `var`, else (with `key_file`) from the file
+  // `var`_FILE names. A key does not count as configuration from the environment.
+  auto fill_key = [&](bool set_in_file, const std::string& var, bool key_file,
+                      EndpointConfig& to) -> Status {
+    if (set_in_file) return Status::Ok();
+    if (auto v = get(var.c_str())) {
+      to.api_key = *v;
+      to.api_key_source = "env " + var;
+    } else if (auto f = key_file ? get((var + "_FILE").c_str()) : std::nullopt) {
       Result<std::string> key = ReadKeyFile(ExpandHome(*f, env));
-      if (!key.ok()) {
-        return Status::InvalidArgument("SCHEDMATE_LLM_API_KEY_FILE: " + key.status().message());
-      }
-      c.chat.api_key = *key;
-      c.chat.api_key_source = "file " + *f;
+      if (!key.ok()) return Status::InvalidArgument(var + "_FILE: " + key.status().message());
+      to.api_key = *key;
+      to.api_key_source = "file " + *f;
     }
-  }
-  if (!set.embed_url) {
-    if (auto v = get("SCHEDMATE_EMBED_BASE_URL")) {
-      c.embeddings.base_url = *v;
-      used_env = true;
-    }
-  }
-  if (!set.embed_model) {
-    if (auto v = get("SCHEDMATE_EMBED_MODEL")) {
-      c.embeddings.model = *v;
-      used_env = true;
-    }
-  }
-  if (!set.embed_key) {
-    if (auto v = get("SCHEDMATE_EMBED_API_KEY")) {
-      c.embeddings.api_key = *v;
-      c.embeddings.api_key_source = "env SCHEDMATE_EMBED_API_KEY";
-    }
-  }
+    return Status::Ok();
+  };
+  fill(set.chat_url, "SCHEDMATE_LLM_BASE_URL", c.chat.base_url);
+  fill(set.chat_model, "SCHEDMATE_LLM_MODEL", c.chat.model);
+  SM_RETURN_IF_ERROR(fill_key(set.chat_key, "SCHEDMATE_LLM_API_KEY", /*key_file=*/true, c.chat));
+  fill(set.embed_url, "SCHEDMATE_EMBED_BASE_URL", c.embeddings.base_url);
+  fill(set.embed_model, "SCHEDMATE_EMBED_MODEL", c.embeddings.model);
+  SM_RETURN_IF_ERROR(
+      fill_key(set.embed_key, "SCHEDMATE_EMBED_API_KEY", /*key_file=*/false, c.embeddings));
   // One server often serves both: an embedding model without its own URL uses the chat server
   // (and its key).
   if (c.embeddings.base_url.empty() && !c.embeddings.model.empty()) {

@@ -6,25 +6,15 @@ namespace schedmate::llm {
 
 LoggingChatClient::LoggingChatClient(ChatClient& target, CallLog& log, const Clock& clock,
                                      std::string model)
-    : target_(target), log_(log), clock_(clock), model_(std::move(model)) {}
+    : ChatClientWrapper(target), log_(log), clock_(clock), model_(std::move(model)) {}
 
-Result<ChatResponse> LoggingChatClient::Complete(const ChatRequest& request) {
-  return Logged("chat", request, nullptr);
-}
-
-Result<ChatResponse> LoggingChatClient::CompleteStream(const ChatRequest& request,
-                                                       const StreamCallback& on_delta) {
-  return Logged("chat_stream", request, &on_delta);
-}
-
-Result<ChatResponse> LoggingChatClient::Logged(const char* kind, const ChatRequest& request,
-                                               const StreamCallback* on_delta) {
+Result<ChatResponse> LoggingChatClient::Call(const ChatRequest& request,
+                                             const StreamCallback* on_delta) {
   CallRecord rec;
-  rec.kind = kind;
+  rec.kind = on_delta != nullptr ? "chat_stream" : "chat";
   rec.model = request.model.empty() ? model_ : request.model;
   rec.start = clock_.Now();
-  Result<ChatResponse> r =
-      on_delta ? target_.CompleteStream(request, *on_delta) : target_.Complete(request);
+  Result<ChatResponse> r = Forward(request, on_delta);
   rec.latency = clock_.Now() - rec.start;
   rec.outcome = std::string(StatusCodeName(r.status().code()));
   if (r.ok()) {
@@ -41,7 +31,7 @@ Result<ChatResponse> LoggingChatClient::Logged(const char* kind, const ChatReque
 
 LoggingEmbedder::LoggingEmbedder(Embedder& target, CallLog& log, const Clock& clock,
                                  std::string model)
-    : target_(target), log_(log), clock_(clock), model_(std::move(model)) {}
+    : EmbedderWrapper(target), log_(log), clock_(clock), model_(std::move(model)) {}
 
 Result<std::vector<Embedding>> LoggingEmbedder::Embed(std::span<const std::string> texts) {
   CallRecord rec;
@@ -49,7 +39,7 @@ Result<std::vector<Embedding>> LoggingEmbedder::Embed(std::span<const std::strin
   rec.model = model_;
   rec.items = static_cast<int64_t>(texts.size());
   rec.start = clock_.Now();
-  Result<std::vector<Embedding>> r = target_.Embed(texts);
+  Result<std::vector<Embedding>> r = target().Embed(texts);
   rec.latency = clock_.Now() - rec.start;
   rec.outcome = std::string(StatusCodeName(r.status().code()));
   if (!r.ok()) rec.error = ShortCause(r.status());

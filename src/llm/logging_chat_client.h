@@ -6,36 +6,28 @@
 
 #include "core/clock.h"
 #include "llm/call_log.h"
-#include "llm/chat_client.h"
-#include "llm/embedder.h"
+#include "llm/client_wrappers.h"
 
 namespace schedmate::llm {
 
-class LoggingChatClient final : public ChatClient {
+class LoggingChatClient final : public ChatClientWrapper {
  public:
   // `target`, `log` and `clock` must outlive this wrapper. Thread-safe if they are.
   LoggingChatClient(ChatClient& target, CallLog& log, const Clock& clock, std::string model);
-  Result<ChatResponse> Complete(const ChatRequest& request) override;
-  Result<ChatResponse> CompleteStream(const ChatRequest& request,
-                                      const StreamCallback& on_delta) override;
 
  private:
-  Result<ChatResponse> Logged(const char* kind, const ChatRequest& request,
-                              const StreamCallback* on_delta);
-  ChatClient& target_;
+  Result<ChatResponse> Call(const ChatRequest& request, const StreamCallback* on_delta) override;
   CallLog& log_;
   const Clock& clock_;
   std::string model_;
 };
 
-class LoggingEmbedder final : public Embedder {
+class LoggingEmbedder final : public EmbedderWrapper {
  public:
   LoggingEmbedder(Embedder& target, CallLog& log, const Clock& clock, std::string model);
   Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) override;
-  size_t Dimension() const override { return target_.Dimension(); }
 
  private:
-  Embedder& target_;
   CallLog& log_;
   const Clock& clock_;
   std::string model_;

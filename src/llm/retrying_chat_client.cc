@@ -28,21 +28,23 @@ Status Retrier::Exhausted(const Status& s, int attempts) {
 
 RetryingChatClient::RetryingChatClient(ChatClient& target, RetryPolicy policy, Sleeper& sleeper,
                                        uint64_t seed)
-    : target_(target), retrier_(policy, sleeper, seed) {}
+    : ChatClientWrapper(target), retrier_(policy, sleeper, seed) {}
 
-Result<ChatResponse> RetryingChatClient::Complete(const ChatRequest& request) {
-  return retrier_.Run<ChatResponse>([&] { return target_.Complete(request); });
+Result<ChatResponse> RetryingChatClient::Call(const ChatRequest& request,
+                                              const StreamCallback* on_delta) {
+  if (on_delta != nullptr) return CallStream(request, *on_delta);
+  return retrier_.Run<ChatResponse>([&] { return Forward(request, nullptr); });
 }
 
-Result<ChatResponse> RetryingChatClient::CompleteStream(const ChatRequest& request,
-                                                        const StreamCallback& on_delta) {
+Result<ChatResponse> RetryingChatClient::CallStream(const ChatRequest& request,
+                                                    const StreamCallback& on_delta) {
   bool delivered = false;
   StreamCallback tracking = [&](const StreamDelta& d) {
     delivered = true;
     return on_delta ? on_delta(d) : true;
   };
   return retrier_.Run<ChatResponse>([&]() -> Result<ChatResponse> {
-    Result<ChatResponse> r = target_.CompleteStream(request, tracking);
+    Result<ChatResponse> r = Forward(request, &tracking);
     if (!r.ok() && delivered && Retrier::ShouldRetry(r.status())) {
       // The caller already saw part of an answer; a second answer would be spliced onto it.
       return Status(StatusCode::kDataLoss,
@@ -54,10 +56,10 @@ Result<ChatResponse> RetryingChatClient::CompleteStream(const ChatRequest& reque
 
 RetryingEmbedder::RetryingEmbedder(Embedder& target, RetryPolicy policy, Sleeper& sleeper,
                                    uint64_t seed)
-    : target_(target), retrier_(policy, sleeper, seed) {}
+    : EmbedderWrapper(target), retrier_(policy, sleeper, seed) {}
 
 Result<std::vector<Embedding>> RetryingEmbedder::Embed(std::span<const std::string> texts) {
-  return retrier_.Run<std::vector<Embedding>>([&] { return target_.Embed(texts); });
+  return retrier_.Run<std::vector<Embedding>>([&] { return target().Embed(texts); });
 }
 
 }  // namespace schedmate::llm

@@ -13,8 +13,7 @@
 
 #include "core/rng.h"
 #include "core/sim_time.h"
-#include "llm/chat_client.h"
-#include "llm/embedder.h"
+#include "llm/client_wrappers.h"
 #include "llm/sleeper.h"
 
 namespace schedmate::llm {
@@ -53,27 +52,23 @@ class Retrier {
   Rng rng_;  // guarded by mu_
 };
 
-class RetryingChatClient final : public ChatClient {
+class RetryingChatClient final : public ChatClientWrapper {
  public:
   // `target` and `sleeper` must outlive this wrapper. Thread-safe if the target is.
   RetryingChatClient(ChatClient& target, RetryPolicy policy, Sleeper& sleeper, uint64_t seed = 1);
-  Result<ChatResponse> Complete(const ChatRequest& request) override;
-  Result<ChatResponse> CompleteStream(const ChatRequest& request,
-                                      const StreamCallback& on_delta) override;
 
  private:
-  ChatClient& target_;
+  Result<ChatResponse> Call(const ChatRequest& request, const StreamCallback* on_delta) override;
+  Result<ChatResponse> CallStream(const ChatRequest& request, const StreamCallback& on_delta);
   Retrier retrier_;
 };
 
-class RetryingEmbedder final : public Embedder {
+class RetryingEmbedder final : public EmbedderWrapper {
  public:
   RetryingEmbedder(Embedder& target, RetryPolicy policy, Sleeper& sleeper, uint64_t seed = 1);
   Result<std::vector<Embedding>> Embed(std::span<const std::string> texts) override;
-  size_t Dimension() const override { return target_.Dimension(); }
 
  private:
-  Embedder& target_;
   Retrier retrier_;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 
 #include "core/file_util.h"
 #include "core/strings.h"
@@ -19,6 +20,19 @@ struct Table {
     for (size_t i = 0; i < header.size(); ++i)
       if (header[i] == name) return static_cast<int>(i);
     return -1;
+  }
+  // The indexes of `names`, in order; kInvalidArgument "path:1: missing column X" for the first
+  // one the header lacks.
+  Result<std::vector<int>> Columns(std::span<const char* const> names,
+                                   const std::string& path) const {
+    std::vector<int> cols;
+    for (const char* name : names) {
+      cols.push_back(Col(name));
+      if (cols.back() < 0) {
+        return Status::InvalidArgument(fmt::format("{}:1: missing column {}", path, name));
+      }
+    }
+    return cols;
   }
 };
 
@@ -66,14 +80,7 @@ Result<ColocationModel> ColocationModel::Load(const std::string& colocate_info_c
     SM_ASSIGN_OR_RETURN(Table t, ReadTable(colocate_info_csv));
     const char* names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1",
                            "model2", "dataset2", "batchsize2", "amp2", "speed2"};
-    int c[10];
-    for (int i = 0; i < 10; ++i) {
-      c[i] = t.Col(names[i]);
-      if (c[i] < 0) {
-        return Status::InvalidArgument(
-            fmt::format("{}:1: missing column {}", colocate_info_csv, names[i]));
-      }
-    }
+    SM_ASSIGN_OR_RETURN(const std::vector<int> c, t.Columns(names, colocate_info_csv));
     for (const auto& [line, f] : t.rows) {
       // numeric columns: batchsize1, amp1, speed1, batchsize2, amp2, speed2
       const int numeric[] = {2, 3, 4, 7, 8, 9};
@@ -93,14 +100,7 @@ Result<ColocationModel> ColocationModel::Load(const std::string& colocate_info_c
   {
     SM_ASSIGN_OR_RETURN(Table t, ReadTable(single_data_csv));
     const char* names[] = {"model", "dataset", "batchsize", "amp", "label"};
-    int c[5];
-    for (int i = 0; i < 5; ++i) {
-      c[i] = t.Col(names[i]);
-      if (c[i] < 0) {
-        return Status::InvalidArgument(
-            fmt::format("{}:1: missing column {}", single_data_csv, names[i]));
-      }
-    }
+    SM_ASSIGN_OR_RETURN(const std::vector<int> c, t.Columns(names, single_data_csv));
     for (const auto& [line, f] : t.rows) {
       SM_ASSIGN_OR_RETURN(double bs, Num(single_data_csv, line, f[c[2]], "batchsize"));
       SM_ASSIGN_OR_RETURN(double amp, Num(single_data_csv, line, f[c[3]], "amp"));

@@ -90,26 +90,10 @@ EstimatorFactory Make() {
 
 }  // namespace
 
-Status EstimatorRegistry::Register(std::string name, std::string description,
-                                   EstimatorFactory factory) {
-  if (name.empty() || !factory)
-    return Status::InvalidArgument("estimator needs a name and factory");
-  if (entries_.count(name)) {
-    return Status::AlreadyExists(fmt::format("estimator '{}' is already registered", name));
-  }
-  order_.push_back(name);
-  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
-  return Status::Ok();
-}
-
 Result<std::unique_ptr<DurationEstimator>> EstimatorRegistry::Create(
     const std::string& name) const {
-  auto it = entries_.find(name);
-  if (it == entries_.end()) {
-    return Status::NotFound(
-        fmt::format("unknown estimator '{}' (known: {})", name, fmt::join(order_, ", ")));
-  }
-  return it->second.factory();
+  SM_ASSIGN_OR_RETURN(const EstimatorFactory* factory, Find(name));
+  return (*factory)();
 }
 
 Status RegisterBuiltinEstimators(EstimatorRegistry& r) {

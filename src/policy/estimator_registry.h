@@ -11,7 +11,6 @@
 //              else of the user's finished jobs, else of all finished jobs, else 1 h.
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,26 +18,17 @@
 #include "core/duration_estimator.h"
 #include "core/result.h"
 #include "core/status.h"
+#include "policy/named_registry.h"
 
 namespace schedmate::policy {
 
 using EstimatorFactory = std::function<Result<std::unique_ptr<DurationEstimator>>()>;
 
-class EstimatorRegistry {
+class EstimatorRegistry : public NamedRegistry<EstimatorFactory> {
  public:
-  Status Register(std::string name, std::string description, EstimatorFactory factory);
+  EstimatorRegistry() : NamedRegistry("estimator") {}
   // kNotFound listing the known names.
   Result<std::unique_ptr<DurationEstimator>> Create(const std::string& name) const;
-  bool Contains(const std::string& name) const { return entries_.count(name) > 0; }
-  const std::vector<std::string>& Names() const { return order_; }
-
- private:
-  struct Entry {
-    std::string description;
-    EstimatorFactory factory;
-  };
-  std::map<std::string, Entry> entries_;
-  std::vector<std::string> order_;
 };
 
 Status RegisterBuiltinEstimators(EstimatorRegistry& registry);

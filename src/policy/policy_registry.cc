@@ -14,29 +14,10 @@
 
 namespace schedmate::policy {
 
-Status PolicyRegistry::Register(std::string name, std::string description, PolicyFactory factory) {
-  if (name.empty() || !factory) return Status::InvalidArgument("policy needs a name and factory");
-  if (entries_.count(name)) {
-    return Status::AlreadyExists(fmt::format("policy '{}' is already registered", name));
-  }
-  order_.push_back(name);
-  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
-  return Status::Ok();
-}
-
 Result<std::unique_ptr<SchedulingPolicy>> PolicyRegistry::Create(const std::string& name,
                                                                  const PolicyConfig& config) const {
-  auto it = entries_.find(name);
-  if (it == entries_.end()) {
-    return Status::NotFound(
-        fmt::format("unknown policy '{}' (known: {})", name, fmt::join(order_, ", ")));
-  }
-  return it->second.factory(config);
-}
-
-std::string PolicyRegistry::Description(const std::string& name) const {
-  auto it = entries_.find(name);
-  return it == entries_.end() ? std::string() : it->second.description;
+  SM_ASSIGN_OR_RETURN(const PolicyFactory* factory, Find(name));
+  return (*factory)(config);
 }
 
 Status RegisterBuiltinPolicies(PolicyRegistry& r) {

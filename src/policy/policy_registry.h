@@ -6,7 +6,6 @@
 // twice fails with kAlreadyExists. Not thread-safe for registration; Create() is const.
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "core/result.h"
 #include "core/status.h"
 #include "policy/colocation_model.h"
+#include "policy/named_registry.h"
 #include "policy/placer.h"
 #include "policy/scheduling_policy.h"
 
@@ -46,25 +46,12 @@ struct PolicyConfig {
 
 using PolicyFactory = std::function<std::unique_ptr<SchedulingPolicy>(const PolicyConfig&)>;
 
-class PolicyRegistry {
+class PolicyRegistry : public NamedRegistry<PolicyFactory> {
  public:
-  // kAlreadyExists when `name` is taken; kInvalidArgument for an empty name or null factory.
-  Status Register(std::string name, std::string description, PolicyFactory factory);
+  PolicyRegistry() : NamedRegistry("policy") {}
   // kNotFound listing the known names.
   Result<std::unique_ptr<SchedulingPolicy>> Create(const std::string& name,
                                                    const PolicyConfig& config) const;
-  bool Contains(const std::string& name) const { return entries_.count(name) > 0; }
-  // Names in registration order.
-  const std::vector<std::string>& Names() const { return order_; }
-  std::string Description(const std::string& name) const;
-
- private:
-  struct Entry {
-    std::string description;
-    PolicyFactory factory;
-  };
-  std::map<std::string, Entry> entries_;
-  std::vector<std::string> order_;
 };
 
 // fifo, sjf, srtf, qssf, tiresias, lucid, schedmate, and the engine-test policies reject-all,

@@ -98,17 +98,34 @@ std::string ApplyKey(SlurmConfig& c, std::string_view key_in, std::string_view v
     out = *v;
     return "";
   };
-  if (key == "prioritytype") {
+  // A setting that is one of two plugins: `on` sets `out`, `off` clears it.
+  auto either = [&](std::string_view name, std::string_view on, std::string_view off,
+                    bool& out) -> std::string {
     const std::string v = Lower(Trim(value));
-    if (v == "priority/multifactor") {
-      c.multifactor = true;
-    } else if (v == "priority/basic") {
-      c.multifactor = false;
-    } else {
-      return fmt::format(
-          "PriorityType: '{}' is not modelled (priority/multifactor, priority/basic)", value);
+    if (v != on && v != off) {
+      return fmt::format("{}: '{}' is not modelled ({}, {})", name, value, on, off);
     }
+    out = v == on;
     return "";
+  };
+  // YES or NO; `empty_means` for a value-less flag, when given.
+  auto yes_no = [&](std::string_view name, bool& out,
+                    std::optional<bool> empty_means = std::nullopt) -> std::string {
+    auto v = value.empty() && empty_means ? empty_means : ParseYesNo(value);
+    if (!v) return fmt::format("{}: '{}' is not YES or NO", name, value);
+    out = *v;
+    return "";
+  };
+  // A count in 1..hi; `unit` ("minutes ", "seconds " or "") is named in the message.
+  auto positive = [&](std::string_view name, int64_t hi, std::string_view unit,
+                      int64_t& out) -> std::string {
+    auto v = ParseCount(value, hi);
+    if (!v || *v == 0) return fmt::format("{}: '{}' is not {}in 1..{}", name, value, unit, hi);
+    out = *v;
+    return "";
+  };
+  if (key == "prioritytype") {
+    return either("PriorityType", "priority/multifactor", "priority/basic", c.multifactor);
   }
   if (key == "priorityweightage") return weight(c.weight_age);
   if (key == "priorityweightfairshare") return weight(c.weight_fairshare);
@@ -118,49 +135,25 @@ std::string ApplyKey(SlurmConfig& c, std::string_view key_in, std::string_view v
   if (key == "prioritymaxage") return time(c.max_age, /*allow_zero=*/false);
   if (key == "prioritydecayhalflife") return time(c.decay_half_life, /*allow_zero=*/true);
   if (key == "prioritycalcperiod") return time(c.calc_period, /*allow_zero=*/false);
-  if (key == "priorityfavorsmall") {
-    auto v = ParseYesNo(value);
-    if (!v) return fmt::format("PriorityFavorSmall: '{}' is not YES or NO", value);
-    c.favor_small = *v;
-    return "";
-  }
+  if (key == "priorityfavorsmall") return yes_no("PriorityFavorSmall", c.favor_small);
   if (key == "schedulertype") {
-    const std::string v = Lower(Trim(value));
-    if (v == "sched/backfill") {
-      c.backfill = true;
-    } else if (v == "sched/builtin") {
-      c.backfill = false;
-    } else {
-      return fmt::format("SchedulerType: '{}' is not modelled (sched/backfill, sched/builtin)",
-                         value);
-    }
-    return "";
+    return either("SchedulerType", "sched/backfill", "sched/builtin", c.backfill);
   }
   if (key == "bf_window") {
-    auto v = ParseCount(value, 43200);
-    if (!v || *v == 0) return fmt::format("bf_window: '{}' is not minutes in 1..43200", value);
-    c.bf_window = Duration::Minutes(*v);
-    return "";
-  }
-  if (key == "bf_max_job_test") {
-    auto v = ParseCount(value, 1'000'000);
-    if (!v || *v == 0) return fmt::format("bf_max_job_test: '{}' is not in 1..1000000", value);
-    c.bf_max_job_test = *v;
-    return "";
+    int64_t minutes = 0;
+    std::string why = positive(key, 43200, "minutes ", minutes);
+    if (why.empty()) c.bf_window = Duration::Minutes(minutes);
+    return why;
   }
   if (key == "bf_interval") {
-    auto v = ParseCount(value, 10800);
-    if (!v || *v == 0) return fmt::format("bf_interval: '{}' is not seconds in 1..10800", value);
-    c.bf_interval = Duration::Seconds(*v);
-    return "";
+    int64_t seconds = 0;
+    std::string why = positive(key, 10800, "seconds ", seconds);
+    if (why.empty()) c.bf_interval = Duration::Seconds(seconds);
+    return why;
   }
-  if (key == "bf_continue") {
-    // A flag in slurm.conf; `--set bf_continue=yes|no` from the command line.
-    auto v = value.empty() ? std::optional<bool>(true) : ParseYesNo(value);
-    if (!v) return fmt::format("bf_continue: '{}' is not YES or NO", value);
-    c.bf_continue = *v;
-    return "";
-  }
+  if (key == "bf_max_job_test") return positive(key, 1'000'000, "", c.bf_max_job_test);
+  // A flag in slurm.conf; `--set bf_continue=yes|no` from the command line.
+  if (key == "bf_continue") return yes_no(key, c.bf_continue, /*empty_means=*/true);
   if (StartsWith(key, "qos.") || StartsWith(key, "partition.")) {
     auto v = ParseCount(value, kMaxWeight);
     if (!v) return fmt::format("{}: '{}' is not a priority in 0..{}", key_in, value, kMaxWeight);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <type_traits>
@@ -112,6 +113,24 @@ class Reader {
 
 using Setter =
     std::function<Status(Reader&, const YAML::Node&, const std::string&, ServiceConfig&)>;
+
+// An enum setting given by the name of one of `values` (case-insensitive); anything else is an
+// error: "<expected>; got '<value>'".
+template <typename E, size_t N, typename NameOf>
+Setter NamedValue(E ServiceConfig::*field, std::array<E, N> values, NameOf name_of,
+                  std::string expected) {
+  return [=](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) -> Status {
+    std::string v;
+    SM_RETURN_IF_ERROR(r.String(n, k, v));
+    for (E e : values) {
+      if (ToLower(v) == name_of(e)) {
+        c.*field = e;
+        return Status::Ok();
+      }
+    }
+    return r.Error(n, k, fmt::format("{}; got '{}'", expected, v));
+  };
+}
 
 using SchemaMap = std::map<std::string, std::map<std::string, Setter>>;
 
@@ -260,31 +279,13 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["api"]["threads"] = int32(&ServiceConfig::threads, 1, 256);
   s["api"]["max_connections"] = int32(&ServiceConfig::max_connections, 1, 16384);
   s["api"]["allow_remote"] = boolean(&ServiceConfig::allow_remote);
-  s["api"]["serve_logs"] = [](Reader& r, const YAML::Node& n, const std::string& k,
-                              ServiceConfig& c) -> Status {
-    std::string v;
-    SM_RETURN_IF_ERROR(r.String(n, k, v));
-    for (auto a : {LogAccess::kToken, LogAccess::kAll, LogAccess::kOff}) {
-      if (ToLower(v) == LogAccessName(a)) {
-        c.serve_logs = a;
-        return Status::Ok();
-      }
-    }
-    return r.Error(n, k, fmt::format("expected one of token, all, off; got '{}'", v));
-  };
-  s["submit"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
-                             ServiceConfig& c) -> Status {
-    std::string v;
-    SM_RETURN_IF_ERROR(r.String(n, k, v));
-    for (auto p :
-         {SubmitPolicy::kOff, SubmitPolicy::kNote, SubmitPolicy::kSet, SubmitPolicy::kCap}) {
-      if (ToLower(v) == SubmitPolicyName(p)) {
-        c.submit_policy = p;
-        return Status::Ok();
-      }
-    }
-    return r.Error(n, k, fmt::format("expected one of off, note, set, cap; got '{}'", v));
-  };
+  s["api"]["serve_logs"] = NamedValue(
+      &ServiceConfig::serve_logs, std::array{LogAccess::kToken, LogAccess::kAll, LogAccess::kOff},
+      LogAccessName, "expected one of token, all, off");
+  s["submit"]["policy"] = NamedValue(
+      &ServiceConfig::submit_policy,
+      std::array{SubmitPolicy::kOff, SubmitPolicy::kNote, SubmitPolicy::kSet, SubmitPolicy::kCap},
+      SubmitPolicyName, "expected one of off, note, set, cap");
   s["submit"]["limit_margin"] = real(&ServiceConfig::limit_margin, 1.0, 100.0);
   s["submit"]["min_limit_min"] = int64(&ServiceConfig::min_limit_min, 1, 525600);
   s["submit"]["max_limit_min"] = int64(&ServiceConfig::max_limit_min, 1, 525600);
@@ -299,18 +300,9 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["actions"]["hold_after_budget"] = boolean(&ServiceConfig::hold_after_budget);
   s["actions"]["hold_unknown"] = boolean(&ServiceConfig::hold_unknown);
   s["actions"]["annotate_comment"] = boolean(&ServiceConfig::annotate_comment);
-  s["scheduling"]["mode"] = [](Reader& r, const YAML::Node& n, const std::string& k,
-                               ServiceConfig& c) -> Status {
-    std::string v;
-    SM_RETURN_IF_ERROR(r.String(n, k, v));
-    for (auto m : {SchedulingMode::kAdvise, SchedulingMode::kOrder}) {
-      if (ToLower(v) == SchedulingModeName(m)) {
-        c.scheduling_mode = m;
-        return Status::Ok();
-      }
-    }
-    return r.Error(n, k, fmt::format("expected advise or order; got '{}'", v));
-  };
+  s["scheduling"]["mode"] = NamedValue(&ServiceConfig::scheduling_mode,
+                                       std::array{SchedulingMode::kAdvise, SchedulingMode::kOrder},
+                                       SchedulingModeName, "expected advise or order");
   s["scheduling"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
                                  ServiceConfig& c) -> Status {
     SM_RETURN_IF_ERROR(r.String(n, k, c.order_policy));

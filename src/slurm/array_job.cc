@@ -60,6 +60,21 @@ std::optional<int32_t> TaskIndex(std::string_view id, const std::string& job_id)
   return static_cast<int32_t>(*v);
 }
 
+// Applies one `JobID|State[|...]` row of squeue or sacct (its fields in `f`) to the task it is
+// about and returns that task; nullptr, changing nothing, for a short row, another job's row, an
+// index beyond `tasks` or a task that has already ended (a terminal state is final).
+ArrayTaskState* ApplyTaskRow(const std::vector<std::string_view>& f, const std::string& job_id,
+                             std::vector<ArrayTaskState>& tasks) {
+  if (f.size() < 2) return nullptr;
+  auto index = TaskIndex(f[0], job_id);
+  if (!index || *index >= static_cast<int32_t>(tasks.size())) return nullptr;
+  ArrayTaskState& t = tasks[static_cast<size_t>(*index)];
+  if (t.ended) return nullptr;
+  t.state = BaseState(f[1]);
+  t.ended = IsTerminalJobState(t.state);
+  return &t;
+}
+
 ArrayProgress Count(const std::vector<ArrayTaskState>& tasks) {
   ArrayProgress p;
   p.tasks = static_cast<int32_t>(tasks.size());
@@ -179,17 +194,12 @@ Result<bool> ArrayJobRunner::PollSqueue(const std::string& job_id,
   }
   bool active_listed = false;  // some task that had not ended is still in squeue
   for (auto line : Split(r->out, '\n')) {
-    auto f = Split(line, '|');
-    if (f.size() < 2) continue;
-    auto index = TaskIndex(f[0], job_id);
-    if (!index || *index >= static_cast<int32_t>(tasks.size())) continue;
-    ArrayTaskState& t = tasks[static_cast<size_t>(*index)];
-    if (t.ended) continue;  // a terminal state is final
+    const auto f = Split(line, '|');
+    ArrayTaskState* t = ApplyTaskRow(f, job_id, tasks);
+    if (t == nullptr) continue;
     active_listed = true;
-    t.state = BaseState(f[1]);
-    t.reason = f.size() > 2 ? std::string(Trim(f[2])) : "";
-    if (t.reason == "None") t.reason.clear();
-    t.ended = IsTerminalJobState(t.state);
+    t->reason = f.size() > 2 ? std::string(Trim(f[2])) : "";
+    if (t->reason == "None") t->reason.clear();
   }
   // Every task still open is missing: slurmctld purged them (MinJobAge) before we saw them end.
   return active_listed || AllEnded(tasks);
@@ -200,16 +210,7 @@ void ArrayJobRunner::ResolveForgotten(const std::string& job_id, std::vector<Arr
   auto r =
       runner_.Run({"sacct", "-n", "-X", "-P", "-j", job_id, "-o", "JobID,State"}, command_timeout);
   if (r.ok() && r->exit_code == 0) {
-    for (auto line : Split(r->out, '\n')) {
-      auto f = Split(line, '|');
-      if (f.size() < 2) continue;
-      auto index = TaskIndex(f[0], job_id);
-      if (!index || *index >= static_cast<int32_t>(tasks.size())) continue;
-      ArrayTaskState& t = tasks[static_cast<size_t>(*index)];
-      if (t.ended) continue;
-      t.state = BaseState(f[1]);
-      t.ended = IsTerminalJobState(t.state);
-    }
+    for (auto line : Split(r->out, '\n')) ApplyTaskRow(Split(line, '|'), job_id, tasks);
   }
   for (auto& t : tasks) {
     if (t.ended) continue;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/strings.h"
+#include "slurm/sacctmgr_table.h"
 
 namespace schedmate::slurm {
 namespace {
@@ -21,46 +22,27 @@ const AssocLimits* AccountRow(const std::vector<AssocLimits>& all, std::string_v
 }  // namespace
 
 Result<std::vector<AssocLimits>> ParseSacctmgrAssoc(std::string_view text) {
-  std::vector<std::string> header;
-  std::map<std::string, size_t> column;
+  static const std::initializer_list<std::string_view> kKeyColumns = {"Cluster", "Account", "User",
+                                                                      "Partition", "ParentName"};
+  SM_ASSIGN_OR_RETURN(const SacctmgrTable t,
+                      ParseSacctmgrTable(text, [](const SacctmgrTable& table) -> std::string {
+                        for (std::string_view need : kKeyColumns) {
+                          if (table.Column(need) < 0) {
+                            return fmt::format("the header has no {} column", need);
+                          }
+                        }
+                        return "";
+                      }));
   std::vector<AssocLimits> out;
-  int line_no = 0;
-  for (std::string_view line : Split(text, '\n')) {
-    ++line_no;
-    if (Trim(line).empty()) continue;
-    std::vector<std::string_view> f = Split(line, '|');
-    if (header.empty()) {
-      for (size_t i = 0; i < f.size(); ++i) {
-        header.emplace_back(Trim(f[i]));
-        column[header.back()] = i;
-      }
-      for (const char* need : {"Cluster", "Account", "User", "Partition", "ParentName"}) {
-        if (!column.count(need)) {
-          return Status::InvalidArgument(
-              fmt::format("sacctmgr:{}: the header has no {} column", line_no, need));
-        }
-      }
-      continue;
-    }
-    if (f.size() != header.size()) {
-      return Status::InvalidArgument(fmt::format("sacctmgr:{}: {} fields, the header has {}",
-                                                 line_no, f.size(), header.size()));
-    }
+  for (const auto& row : t.rows) {
     AssocLimits a;
-    auto field = [&](const char* name) { return std::string(Trim(f[column.at(name)])); };
+    auto field = [&](std::string_view name) { return std::string(Trim(row[t.Column(name)])); };
     a.cluster = field("Cluster");
     a.account = field("Account");
     a.user = field("User");
     a.partition = field("Partition");
     a.parent = field("ParentName");
-    for (size_t i = 0; i < f.size(); ++i) {
-      const std::string& name = header[i];
-      if (name == "Cluster" || name == "Account" || name == "User" || name == "Partition" ||
-          name == "ParentName" || Trim(f[i]).empty()) {
-        continue;
-      }
-      a.limits[name] = std::string(Trim(f[i]));
-    }
+    a.limits = t.Values(row, kKeyColumns);
     out.push_back(std::move(a));
   }
   std::sort(out.begin(), out.end(), [](const AssocLimits& a, const AssocLimits& b) {

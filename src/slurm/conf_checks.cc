@@ -20,19 +20,6 @@ struct ConfLine {
   std::string first_value;
 };
 
-std::vector<std::string_view> Tokens(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
 std::vector<ConfLine> ReadLines(std::string_view text) {
   std::vector<ConfLine> out;
   int no = 0;
@@ -44,7 +31,7 @@ std::vector<ConfLine> ReadLines(std::string_view text) {
     if (s.empty()) continue;
     ConfLine l;
     l.line = no;
-    for (std::string_view tok : Tokens(s)) {
+    for (std::string_view tok : SplitWhitespace(s)) {
       auto eq = tok.find('=');
       if (eq == std::string_view::npos) continue;
       std::string key = ToLower(tok.substr(0, eq));

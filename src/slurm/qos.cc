@@ -5,34 +5,21 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "slurm/sacctmgr_table.h"
 
 namespace schedmate::slurm {
 
 Result<std::vector<QosLimits>> ParseSacctmgrQos(std::string_view text) {
-  std::vector<std::string_view> header;
+  SM_ASSIGN_OR_RETURN(const SacctmgrTable t,
+                      ParseSacctmgrTable(text, [](const SacctmgrTable& table) -> std::string {
+                        return table.header[0] == "Name" ? ""
+                                                         : "expected a header starting with Name";
+                      }));
   std::vector<QosLimits> out;
-  int line_no = 0;
-  for (std::string_view line : Split(text, '\n')) {
-    ++line_no;
-    if (Trim(line).empty()) continue;
-    std::vector<std::string_view> f = Split(line, '|');
-    if (header.empty()) {
-      header = f;
-      if (Trim(header[0]) != "Name") {
-        return Status::InvalidArgument(
-            fmt::format("sacctmgr:{}: expected a header starting with Name", line_no));
-      }
-      continue;
-    }
-    if (f.size() != header.size()) {
-      return Status::InvalidArgument(fmt::format("sacctmgr:{}: {} fields, the header has {}",
-                                                 line_no, f.size(), header.size()));
-    }
+  for (const auto& row : t.rows) {
     QosLimits q;
-    q.name = std::string(Trim(f[0]));
-    for (size_t i = 1; i < f.size(); ++i) {
-      if (!Trim(f[i]).empty()) q.limits[std::string(Trim(header[i]))] = std::string(Trim(f[i]));
-    }
+    q.name = std::string(Trim(row[0]));
+    q.limits = t.Values(row, {"Name"});
     out.push_back(std::move(q));
   }
   std::sort(out.begin(), out.end(),

@@ -145,6 +145,12 @@ class Transaction {
   bool done_ = false;
 };
 
+// The table Migrate records versions in, in the SQL both dialects run; each backend creates it when
+// it opens a database.
+inline constexpr std::string_view kCreateSchemaVersions =
+    "CREATE TABLE IF NOT EXISTS schema_versions ("
+    " module TEXT PRIMARY KEY, version INTEGER NOT NULL, applied_at TEXT NOT NULL)";
+
 // "INSERT INTO table(c1, ..., cn) VALUES(?1, ..., ?n) ON CONFLICT(keys) DO UPDATE SET c =
 // excluded.c
 // ..." for every column not in `keys` (both comma-separated lists): SQLite's INSERT OR REPLACE in

@@ -86,6 +86,24 @@ Status InsertVector(Statement& st, const EmbedderIdentity& identity, const Store
   return st.Run();
 }
 
+// The row count of `table`.
+Result<int64_t> CountRows(Db& db, std::string_view table) {
+  SM_ASSIGN_OR_RETURN(Statement st, db.Prepare(fmt::format("SELECT COUNT(*) FROM {}", table)));
+  SM_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt(0) : int64_t{0};
+}
+
+// Records which embedder the stored vectors come from (the one row of history_embedder).
+Status InsertEmbedderIdentity(Db& db, const EmbedderIdentity& identity) {
+  SM_ASSIGN_OR_RETURN(Statement st, db.Prepare("INSERT INTO history_embedder(id, name, dimension) "
+                                               "VALUES (1, ?1, ?2)"));
+  st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
+  return st.Run();
+}
+
+constexpr std::string_view kDeleteEmbeddings =
+    "DELETE FROM history_embeddings; DELETE FROM history_embedder;";
+
 constexpr const char* kJobColumns =
     "job_id, \"user\", vc, name, gpus_milli, cpus, nodes, submit_us, finish_us, duration_us,"
     " time_limit_us, state, model, dataset, batch_size, amp, iterations, fingerprint,"
@@ -269,11 +287,7 @@ Result<std::vector<StoredPrediction>> SqlHistoryStore::ListPredictions(const std
   return out;
 }
 
-Result<int64_t> SqlHistoryStore::CountJobs() {
-  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_jobs"));
-  SM_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row ? st.ColumnInt(0) : int64_t{0};
-}
+Result<int64_t> SqlHistoryStore::CountJobs() { return CountRows(*db_, "history_jobs"); }
 
 std::string DefaultHistoryPath() {
   if (const char* h = std::getenv("SCHEDMATE_HOME"); h != nullptr && *h != '\0') {
@@ -302,12 +316,8 @@ Status SqlHistoryStore::ReplaceEmbeddings(const EmbedderIdentity& identity,
   if (identity.dimension == 0) return Status::InvalidArgument("embeddings: embedder dimension 0");
   for (const StoredEmbedding& e : embeddings) SM_RETURN_IF_ERROR(CheckLength(identity, e));
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
-  SM_RETURN_IF_ERROR(db_->Exec("DELETE FROM history_embeddings; DELETE FROM history_embedder;"));
-  SM_ASSIGN_OR_RETURN(Statement id_st,
-                      db_->Prepare("INSERT INTO history_embedder(id, name, dimension) "
-                                   "VALUES (1, ?1, ?2)"));
-  id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
-  SM_RETURN_IF_ERROR(id_st.Run());
+  SM_RETURN_IF_ERROR(db_->Exec(kDeleteEmbeddings));
+  SM_RETURN_IF_ERROR(InsertEmbedderIdentity(*db_, identity));
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(kInsertVector));
   for (const StoredEmbedding& e : embeddings) SM_RETURN_IF_ERROR(InsertVector(st, identity, e));
   return tx->Commit();
@@ -319,13 +329,7 @@ Status SqlHistoryStore::PutEmbedding(const EmbedderIdentity& identity,
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
   SM_ASSIGN_OR_RETURN(std::optional<EmbedderIdentity> have, StoredEmbedder());
   if (have && !(*have == identity)) return MismatchError(identity, *have);
-  if (!have) {
-    SM_ASSIGN_OR_RETURN(Statement id_st,
-                        db_->Prepare("INSERT INTO history_embedder(id, name, dimension) "
-                                     "VALUES (1, ?1, ?2)"));
-    id_st.BindText(1, identity.name).BindInt(2, static_cast<int64_t>(identity.dimension));
-    SM_RETURN_IF_ERROR(id_st.Run());
-  }
+  if (!have) SM_RETURN_IF_ERROR(InsertEmbedderIdentity(*db_, identity));
   SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare(kInsertVector));
   SM_RETURN_IF_ERROR(InsertVector(st, identity, embedding));
   return tx->Commit();
@@ -363,15 +367,11 @@ Result<std::vector<StoredEmbedding>> SqlHistoryStore::ListEmbeddings(
   return out;
 }
 
-Result<int64_t> SqlHistoryStore::CountEmbeddings() {
-  SM_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT COUNT(*) FROM history_embeddings"));
-  SM_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row ? st.ColumnInt(0) : int64_t{0};
-}
+Result<int64_t> SqlHistoryStore::CountEmbeddings() { return CountRows(*db_, "history_embeddings"); }
 
 Status SqlHistoryStore::ClearEmbeddings() {
   SM_ASSIGN_OR_RETURN(auto tx, Transaction::Start(*db_));
-  SM_RETURN_IF_ERROR(db_->Exec("DELETE FROM history_embeddings; DELETE FROM history_embedder;"));
+  SM_RETURN_IF_ERROR(db_->Exec(kDeleteEmbeddings));
   return tx->Commit();
 }
 

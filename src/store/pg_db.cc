@@ -176,10 +176,8 @@ Result<std::unique_ptr<PgDb>> PgDb::Open(const std::string& url, bool auto_recon
   db->auto_reconnect_ = auto_reconnect;
   // Two processes creating the table at once would collide in the catalog: serialise.
   Status s = db->Exec(
-      "SELECT pg_advisory_lock(7362818); "
-      "CREATE TABLE IF NOT EXISTS schema_versions ("
-      " module TEXT PRIMARY KEY, version INTEGER NOT NULL, applied_at TEXT NOT NULL); "
-      "SELECT pg_advisory_unlock(7362818);");
+      fmt::format("SELECT pg_advisory_lock(7362818); {}; SELECT pg_advisory_unlock(7362818);",
+                  kCreateSchemaVersions));
   if (!s.ok()) return s.WithContext("opening " + redacted);
   return db;
 }

@@ -122,9 +122,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
     return s.WithContext("opening " + path);
   }
   if (!options.read_only) {
-    s = db->Exec(
-        "CREATE TABLE IF NOT EXISTS schema_versions ("
-        " module TEXT PRIMARY KEY, version INTEGER NOT NULL, applied_at TEXT NOT NULL)");
+    s = db->Exec(kCreateSchemaVersions);
     if (!s.ok()) return s.WithContext("opening " + path);
   }
   return db;

@@ -50,4 +50,31 @@ class CsvCursor {
   size_t scratch_used_ = 0;
 };
 
+// LineCursor: the lines of a text buffer for the line-oriented formats (Gavel, SWF, sacct -P):
+// a leading UTF-8 byte-order mark skipped, a trailing '\r' dropped, numbered from 1. Lines are
+// views into the buffer, which must outlive the cursor.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view data)
+      : data_(data), pos_(data.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0) {}
+  // The next line into `line`; false at the end of the buffer.
+  bool Next(std::string_view& line) {
+    if (pos_ >= data_.size()) return false;
+    ++line_no_;
+    size_t e = data_.find('\n', pos_);
+    if (e == std::string_view::npos) e = data_.size();
+    line = data_.substr(pos_, e - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = e + 1;
+    return true;
+  }
+  // 1-based number of the last line returned by Next().
+  int64_t line() const { return line_no_; }
+
+ private:
+  std::string_view data_;
+  size_t pos_;
+  int64_t line_no_ = 0;
+};
+
 }  // namespace schedmate::trace

@@ -14,6 +14,25 @@
 
 namespace schedmate::trace {
 
+namespace {
+
+// Reads the next non-blank data row into `f`: false at the end of the file; kInvalidArgument
+// "source:line: expected N fields, got M" for a row that is not as wide as the header.
+Result<bool> NextRow(CsvCursor& cursor, const internal::HeaderMap& h, std::string_view source,
+                     std::vector<std::string_view>& f) {
+  while (cursor.Next(f)) {
+    if (CsvCursor::IsBlank(f)) continue;
+    if (f.size() != h.size()) {
+      return Status::InvalidArgument(fmt::format("{}:{}: expected {} fields, got {}", source,
+                                                 cursor.line(), h.size(), f.size()));
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view source) {
   CsvCursor cursor(contents, ',');
   std::vector<std::string_view> f;
@@ -27,13 +46,10 @@ Result<EstimateMap> ParseEstimates(std::string_view contents, std::string_view s
         fmt::format("{}:{}: header must have job_id and priority columns", source, cursor.line()));
   }
   EstimateMap map;
-  while (cursor.Next(f)) {
-    if (CsvCursor::IsBlank(f)) continue;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool more, NextRow(cursor, h, source, f));
+    if (!more) break;
     const int64_t line = cursor.line();
-    if (f.size() != h.size()) {
-      return Status::InvalidArgument(
-          fmt::format("{}:{}: expected {} fields, got {}", source, line, h.size(), f.size()));
-    }
     std::string_view id = Trim(f[static_cast<size_t>(id_col)]);
     std::string_view text = f[static_cast<size_t>(val_col)];
     double v = 0;
@@ -63,13 +79,10 @@ Result<QuantileMap> ParseEstimateQuantiles(std::string_view contents, std::strin
   const int id_col = h.Find({"job_id"});
   const int cols[3] = {h.Find({"p10_s"}), h.Find({"p50_s"}), h.Find({"p90_s"})};
   if (id_col < 0 || cols[0] < 0 || cols[1] < 0 || cols[2] < 0) return map;
-  while (cursor.Next(f)) {
-    if (CsvCursor::IsBlank(f)) continue;
+  while (true) {
+    SM_ASSIGN_OR_RETURN(bool more, NextRow(cursor, h, source, f));
+    if (!more) break;
     const int64_t line = cursor.line();
-    if (f.size() != h.size()) {
-      return Status::InvalidArgument(
-          fmt::format("{}:{}: expected {} fields, got {}", source, line, h.size(), f.size()));
-    }
     double q[3] = {0, 0, 0};
     for (int i = 0; i < 3; ++i) {
       std::string_view text = f[static_cast<size_t>(cols[i])];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "trace/csv.h"
 #include "trace/reader_internal.h"
 
 namespace schedmate::trace::internal {
@@ -217,31 +218,6 @@ struct SacctColumns {
       nnodes, state;
 };
 
-// The lines of a text file: a UTF-8 byte order mark skipped, a trailing '\r' dropped, counted
-// from 1.
-class LineCursor {
- public:
-  explicit LineCursor(std::string_view contents)
-      : contents_(contents), pos_(contents.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0) {}
-
-  bool Next(std::string_view& line) {
-    if (pos_ >= contents_.size()) return false;
-    ++line_no_;
-    size_t e = contents_.find('\n', pos_);
-    if (e == std::string_view::npos) e = contents_.size();
-    line = contents_.substr(pos_, e - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = e + 1;
-    return true;
-  }
-  int64_t line_no() const { return line_no_; }
-
- private:
-  std::string_view contents_;
-  size_t pos_;
-  int64_t line_no_ = 0;
-};
-
 // Reads the fields of one sacct -P row; the first problem is kept in `why` and every later read
 // is skipped once `why` is set.
 class SacctRowFields {
@@ -420,14 +396,14 @@ Status ReadSacctPipe(std::string_view contents, ReadContext& ctx) {
   const HeaderMap h(Split(line, '|'));
   const SacctColumns columns(h);
   if (std::vector<std::string> missing = columns.Missing(); !missing.empty()) {
-    return ctx.FileError(lines.line_no(),
+    return ctx.FileError(lines.line(),
                          fmt::format("sacct -P header lacks {} (export with sacct -P -o "
                                      "JobID,User,Account,Partition,QOS,Submit,Eligible,"
                                      "Start,End,Elapsed,Timelimit,AllocTRES,ReqTRES,"
                                      "NNodes,State)",
                                      fmt::join(missing, ", ")));
   }
-  const int64_t header_line = lines.line_no();
+  const int64_t header_line = lines.line();
   std::vector<RawJob> raw;
   raw.reserve(std::min<size_t>(contents.size() / 64 + 1, 1'000'000));
   const int64_t max_jobs = ctx.options().max_jobs > 0 ? ctx.options().max_jobs : INT64_MAX;
@@ -437,9 +413,9 @@ Status ReadSacctPipe(std::string_view contents, ReadContext& ctx) {
     if (row.kind == SacctRow::Kind::kStep) continue;
     ++table.rows_read;
     if (row.kind == SacctRow::Kind::kMalformed) {
-      SM_RETURN_IF_ERROR(ctx.Malformed(lines.line_no(), row.reason));
+      SM_RETURN_IF_ERROR(ctx.Malformed(lines.line(), row.reason));
     } else if (row.kind == SacctRow::Kind::kUnusable) {
-      ctx.Unusable(lines.line_no(), row.reason);
+      ctx.Unusable(lines.line(), row.reason);
     } else {
       raw.push_back(std::move(row.job));
     }

@@ -6,34 +6,11 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "trace/csv.h"
 #include "trace/reader_internal.h"
 
 namespace schedmate::trace::internal {
 namespace {
-
-// Iterates lines (LF or CRLF), 1-based line numbers.
-class LineCursor {
- public:
-  explicit LineCursor(std::string_view data) : data_(data) {
-    if (data_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
-  }
-  bool Next(std::string_view& line) {
-    if (pos_ >= data_.size()) return false;
-    ++line_no_;
-    size_t e = data_.find('\n', pos_);
-    if (e == std::string_view::npos) e = data_.size();
-    line = data_.substr(pos_, e - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = e + 1;
-    return true;
-  }
-  int64_t line() const { return line_no_; }
-
- private:
-  std::string_view data_;
-  size_t pos_ = 0;
-  int64_t line_no_ = 0;
-};
 
 bool IsBlankLine(std::string_view s) { return Trim(s).empty(); }
 
@@ -128,14 +105,7 @@ Status ReadSwf(std::string_view contents, ReadContext& ctx) {
     std::string_view t = Trim(line);
     if (t.empty() || t.front() == ';') continue;
     ++table.rows_read;
-    f.clear();
-    size_t i = 0;
-    while (i < t.size()) {
-      while (i < t.size() && (t[i] == ' ' || t[i] == '\t')) ++i;
-      size_t b = i;
-      while (i < t.size() && t[i] != ' ' && t[i] != '\t') ++i;
-      if (i > b) f.push_back(t.substr(b, i - b));
-    }
+    SplitWhitespace(t, f);
     if (f.size() != 18) {
       SM_RETURN_IF_ERROR(
           ctx.Malformed(cursor.line(), fmt::format("expected 18 SWF fields, got {}", f.size())));

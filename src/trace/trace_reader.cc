@@ -13,29 +13,31 @@
 namespace schedmate::trace {
 namespace {
 
+// Every format: its reader and its description (help text order).
 struct FormatInfo {
   TraceFormat format;
+  Status (*read)(std::string_view contents, internal::ReadContext& ctx);
   const char* description;
 };
 constexpr FormatInfo kFormats[] = {
-    {TraceFormat::kLucid,
+    {TraceFormat::kLucid, internal::ReadLucidCsv,
      "Lucid/Helios CSV: job_id,user,vc,gpu_num,...,submit_s|submit_time,duration_s|duration"},
-    {TraceFormat::kGpw,
+    {TraceFormat::kGpw, internal::ReadGpwCsv,
      "DIR-LAB GPW CSV: u_id,user,gpu_num,cpu_num,node_num,interval,run_time,wall_time,"
      "new_status (or SDSC95 Job_Number,Interval,Run_Time,Number_of_Allocated_Processors)"},
-    {TraceFormat::kChronus,
+    {TraceFormat::kChronus, internal::ReadChronusCsv,
      "Chronus/Tiresias CSV: job_id,[user,]num_gpu,submit_time,[iterations,model_name,]duration"},
-    {TraceFormat::kGavel,
+    {TraceFormat::kGavel, internal::ReadGavelTrace,
      "Gavel .trace: 7 tab-separated fields, no header (durations only with Gavel throughputs)"},
-    {TraceFormat::kPollux,
+    {TraceFormat::kPollux, internal::ReadPolluxCsv,
      "Pollux/Sia CSV: name,time,application,num_replicas,batch_size (no durations)"},
-    {TraceFormat::kOpenb,
+    {TraceFormat::kOpenb, internal::ReadOpenbCsv,
      "Alibaba openb pod list CSV: name,...,num_gpu,gpu_milli,...,creation_time,deletion_time,"
      "scheduled_time"},
-    {TraceFormat::kSwf,
+    {TraceFormat::kSwf, internal::ReadSwf,
      "Standard Workload Format (.swf): 18 whitespace-separated fields, ';' "
      "comments"},
-    {TraceFormat::kSacct,
+    {TraceFormat::kSacct, internal::ReadSacct,
      "Slurm accounting: sacct -P -o JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,"
      "Elapsed,Timelimit,AllocTRES,ReqTRES,NNodes,State (or sacct --json)"},
 };
@@ -54,18 +56,6 @@ bool AllNumeric(const std::vector<std::string_view>& fields) {
     if (!internal::ParseRealField(f, v)) return false;
   }
   return true;
-}
-
-std::vector<std::string_view> SplitWhitespace(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t b = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
 }
 
 }  // namespace
@@ -155,35 +145,9 @@ Result<JobTable> ParseTrace(std::string_view contents, std::string_view source,
   table.source = std::string(source);
   table.format = format;
   internal::ReadContext ctx(source, options, table);
-  Status s;
-  switch (format) {
-    case TraceFormat::kLucid:
-      s = internal::ReadLucidCsv(contents, ctx);
-      break;
-    case TraceFormat::kGpw:
-      s = internal::ReadGpwCsv(contents, ctx);
-      break;
-    case TraceFormat::kChronus:
-      s = internal::ReadChronusCsv(contents, ctx);
-      break;
-    case TraceFormat::kGavel:
-      s = internal::ReadGavelTrace(contents, ctx);
-      break;
-    case TraceFormat::kPollux:
-      s = internal::ReadPolluxCsv(contents, ctx);
-      break;
-    case TraceFormat::kOpenb:
-      s = internal::ReadOpenbCsv(contents, ctx);
-      break;
-    case TraceFormat::kSwf:
-      s = internal::ReadSwf(contents, ctx);
-      break;
-    case TraceFormat::kSacct:
-      s = internal::ReadSacct(contents, ctx);
-      break;
-    case TraceFormat::kAuto:
-      s = Status::Internal("unresolved trace format");
-      break;
+  Status s = Status::Internal("unresolved trace format");
+  for (const FormatInfo& f : kFormats) {
+    if (f.format == format) s = f.read(contents, ctx);
   }
   if (!s.ok()) return s;
   return table;

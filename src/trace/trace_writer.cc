@@ -58,6 +58,42 @@ void AppendFixed(Buffer& out, int64_t value, int64_t scale, int digits) {
 
 void AppendReal(Buffer& out, double v) { fmt::format_to(std::back_inserter(out), "{}", v); }
 
+// The fields of one CSV row in order, a comma before each but the first.
+class RowWriter {
+ public:
+  explicit RowWriter(Buffer& out) : out_(out) {}
+  RowWriter& Text(std::string_view s) {
+    Separate();
+    AppendText(out_, s);
+    return *this;
+  }
+  RowWriter& Fixed(int64_t value, int64_t scale, int digits) {
+    Separate();
+    AppendFixed(out_, value, scale, digits);
+    return *this;
+  }
+  RowWriter& Real(double v) {
+    Separate();
+    AppendReal(out_, v);
+    return *this;
+  }
+  // An integer, or an empty field when `present` is false.
+  RowWriter& Int(int64_t v, bool present = true) {
+    Separate();
+    if (present) fmt::format_to(std::back_inserter(out_), "{}", v);
+    return *this;
+  }
+  void End() { out_.push_back('\n'); }
+
+ private:
+  void Separate() {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+  }
+  Buffer& out_;
+  bool first_ = true;
+};
+
 }  // namespace
 
 std::string FormatLucidCsv(const JobTable& table) {
@@ -67,32 +103,24 @@ std::string FormatLucidCsv(const JobTable& table) {
       "speed,gpu_util,gmem_util,gmem\n";
   out.append(kHeader.data(), kHeader.data() + kHeader.size());
   for (const JobRecord& j : table.jobs) {
-    AppendText(out, j.id);
-    out.push_back(',');
-    AppendText(out, j.user);
-    out.push_back(',');
-    AppendText(out, j.vc);
-    out.push_back(',');
-    AppendFixed(out, j.gpus.milli(), GpuAmount::kUnit, 3);
-    fmt::format_to(std::back_inserter(out), ",{},{},", j.cpus, JobStateName(j.state));
-    AppendFixed(out, j.submit.micros(), 1'000'000, 6);
-    out.push_back(',');
-    AppendFixed(out, j.duration.micros(), 1'000'000, 6);
-    out.push_back(',');
-    AppendText(out, j.dataset);
-    out.push_back(',');
-    AppendText(out, j.model);
-    fmt::format_to(std::back_inserter(out), ",{},", j.batch_size);
-    if (j.amp >= 0) fmt::format_to(std::back_inserter(out), "{}", static_cast<int>(j.amp));
-    out.push_back(',');
-    AppendReal(out, j.speed);
-    out.push_back(',');
-    AppendReal(out, j.gpu_util);
-    out.push_back(',');
-    AppendReal(out, j.gmem_util);
-    out.push_back(',');
-    AppendReal(out, j.gmem_mib);
-    out.push_back('\n');
+    RowWriter(out)
+        .Text(j.id)
+        .Text(j.user)
+        .Text(j.vc)
+        .Fixed(j.gpus.milli(), GpuAmount::kUnit, 3)
+        .Int(j.cpus)
+        .Text(JobStateName(j.state))
+        .Fixed(j.submit.micros(), 1'000'000, 6)
+        .Fixed(j.duration.micros(), 1'000'000, 6)
+        .Text(j.dataset)
+        .Text(j.model)
+        .Int(j.batch_size)
+        .Int(j.amp, /*present=*/j.amp >= 0)
+        .Real(j.speed)
+        .Real(j.gpu_util)
+        .Real(j.gmem_util)
+        .Real(j.gmem_mib)
+        .End();
   }
   return fmt::to_string(out);
 }
