@@ -27,15 +27,18 @@ constexpr const char* kNowUs = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 100
 }  // namespace
 
 Result<std::unique_ptr<PgLeaderElection>> PgLeaderElection::Open(const std::string& url,
-                                                                 std::string id,
-                                                                 Duration lease_ttl) {
+                                                                 std::string id, Duration lease_ttl,
+                                                                 std::string cluster) {
+  if (!ValidClusterName(cluster)) {
+    return Status::InvalidArgument("not a cluster name: '" + cluster + "'");
+  }
   if (lease_ttl <= Duration::Zero()) return Status::InvalidArgument("lease ttl must be positive");
   // The lock lives on this session: never reopened silently (Renew() sees the loss).
   SM_ASSIGN_OR_RETURN(std::unique_ptr<store::PgDb> db,
                       store::PgDb::Open(url, /*auto_reconnect=*/false));
   if (id.empty()) id = DefaultInstanceId();
   return std::unique_ptr<PgLeaderElection>(
-      new PgLeaderElection(std::move(db), std::move(id), lease_ttl));
+      new PgLeaderElection(std::move(db), std::move(id), lease_ttl, std::move(cluster)));
 }
 
 LeaderStatus PgLeaderElection::Current() const {
@@ -53,7 +56,8 @@ void PgLeaderElection::StepDown(LeaderStatus& s, const std::string& why) {
 Status PgLeaderElection::ReadLease(LeaderStatus& s, bool& stale, int& holder_pid) {
   SM_ASSIGN_OR_RETURN(auto st, db_->Prepare(std::string("SELECT holder, epoch, expires_us, "
                                                         "backend_pid, ") +
-                                            kNowUs + " FROM service_leader WHERE id = 1"));
+                                            kNowUs + " FROM service_leader WHERE cluster = " +
+                                            ClusterLiteral(cluster_)));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   stale = false;
   holder_pid = 0;
@@ -67,9 +71,13 @@ Status PgLeaderElection::ReadLease(LeaderStatus& s, bool& stale, int& holder_pid
 }
 
 Status PgLeaderElection::TryTakeOver(LeaderStatus& s) {
-  SM_ASSIGN_OR_RETURN(auto lock, db_->Prepare(fmt::format(
-                                     "SELECT pg_try_advisory_lock({}, hashtext(current_schema()))",
-                                     kLeaderLockKey)));
+  // One lock per cluster; the default cluster's key is the one of a store without clusters.
+  const std::string scope = cluster_ == kDefaultCluster
+                                ? std::string("current_schema()")
+                                : "current_schema() || '/' || " + ClusterLiteral(cluster_);
+  SM_ASSIGN_OR_RETURN(auto lock,
+                      db_->Prepare(fmt::format("SELECT pg_try_advisory_lock({}, hashtext({}))",
+                                               kLeaderLockKey, scope)));
   SM_ASSIGN_OR_RETURN(bool row, lock.Step());
   bool got = row && lock.ColumnText(0) == "t";
   lock.Reset();
@@ -87,20 +95,20 @@ Status PgLeaderElection::TryTakeOver(LeaderStatus& s) {
     return Status::Ok();
   }
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(*db_));
-  SM_ASSIGN_OR_RETURN(auto cur, db_->Prepare("SELECT epoch FROM service_leader WHERE id = 1"
-                                             " FOR UPDATE"));
+  SM_ASSIGN_OR_RETURN(auto cur, db_->Prepare("SELECT epoch FROM service_leader WHERE cluster = " +
+                                             ClusterLiteral(cluster_) + " FOR UPDATE"));
   SM_ASSIGN_OR_RETURN(bool has, cur.Step());
   int64_t epoch = (has ? cur.ColumnInt(0) : 0) + 1;
   cur.Reset();
-  SM_ASSIGN_OR_RETURN(auto put,
-                      db_->Prepare(fmt::format(
-                          "INSERT INTO service_leader(id, holder, epoch, expires_us, renewed_us,"
-                          " backend_pid) VALUES(1, ?1, ?2, {0} + ?3, {0}, pg_backend_pid())"
-                          " ON CONFLICT(id) DO UPDATE SET holder = excluded.holder, epoch ="
-                          " excluded.epoch, expires_us = excluded.expires_us, renewed_us ="
-                          " excluded.renewed_us, backend_pid = excluded.backend_pid"
-                          " RETURNING expires_us",
-                          kNowUs)));
+  SM_ASSIGN_OR_RETURN(
+      auto put, db_->Prepare(fmt::format(
+                    "INSERT INTO service_leader(cluster, holder, epoch, expires_us, renewed_us,"
+                    " backend_pid) VALUES({1}, ?1, ?2, {0} + ?3, {0}, pg_backend_pid())"
+                    " ON CONFLICT(cluster) DO UPDATE SET holder = excluded.holder, epoch ="
+                    " excluded.epoch, expires_us = excluded.expires_us, renewed_us ="
+                    " excluded.renewed_us, backend_pid = excluded.backend_pid"
+                    " RETURNING expires_us",
+                    kNowUs, ClusterLiteral(cluster_))));
   put.BindText(1, s.id).BindInt(2, epoch).BindInt(3, ttl_.micros());
   SM_ASSIGN_OR_RETURN(bool put_row, put.Step());
   if (put_row) s.lease_expires = SimTime::FromMicros(put.ColumnInt(0));
@@ -115,11 +123,11 @@ Status PgLeaderElection::TryTakeOver(LeaderStatus& s) {
 }
 
 Status PgLeaderElection::RenewLease(LeaderStatus& s) {
-  SM_ASSIGN_OR_RETURN(
-      auto st,
-      db_->Prepare(fmt::format("UPDATE service_leader SET expires_us = {0} + ?, renewed_us = {0}"
-                               " WHERE id = 1 AND holder = ? AND epoch = ? RETURNING expires_us",
-                               kNowUs)));
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_->Prepare(fmt::format(
+                          "UPDATE service_leader SET expires_us = {0} + ?, renewed_us = {0}"
+                          " WHERE cluster = {1} AND holder = ? AND epoch = ? RETURNING expires_us",
+                          kNowUs, ClusterLiteral(cluster_))));
   st.BindInt(1, ttl_.micros()).BindText(2, s.id).BindInt(3, s.epoch);
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) {
@@ -154,8 +162,8 @@ void PgLeaderElection::Resign() {
   std::lock_guard lock(mu_);
   if (status_.role != Role::kLeader) return;
   // Expire the lease now and end the session (which drops the lock).
-  if (auto st = db_->Prepare("UPDATE service_leader SET expires_us = 0 WHERE id = 1 AND holder = ?"
-                             " AND epoch = ?");
+  if (auto st = db_->Prepare("UPDATE service_leader SET expires_us = 0 WHERE cluster = " +
+                             ClusterLiteral(cluster_) + " AND holder = ? AND epoch = ?");
       st.ok()) {
     st->BindText(1, status_.id).BindInt(2, status_.epoch);
     (void)st->Run();

@@ -71,15 +71,18 @@ class PgLeaderElection final : public Leadership {
  public:
   // Connects its own session to `url` (the lock lives on it). `id` names this instance (default:
   // host:pid). The lease table must exist (ServiceStore::Attach migrates it).
+  // `cluster` (slurm.clusters) has its own lease row and lock: one leader per cluster.
   static Result<std::unique_ptr<PgLeaderElection>> Open(const std::string& url, std::string id,
-                                                        Duration lease_ttl);
+                                                        Duration lease_ttl,
+                                                        std::string cluster = "default");
   LeaderStatus Renew() override;
   LeaderStatus Current() const override;
   void Resign() override;
 
  private:
-  PgLeaderElection(std::unique_ptr<store::PgDb> db, std::string id, Duration ttl)
-      : db_(std::move(db)), ttl_(ttl) {
+  PgLeaderElection(std::unique_ptr<store::PgDb> db, std::string id, Duration ttl,
+                   std::string cluster)
+      : db_(std::move(db)), ttl_(ttl), cluster_(std::move(cluster)) {
     status_.shared = true;
     status_.role = Role::kFollower;
     status_.id = std::move(id);
@@ -90,6 +93,7 @@ class PgLeaderElection final : public Leadership {
   void StepDown(LeaderStatus& s, const std::string& why);
   std::unique_ptr<store::PgDb> db_;
   Duration ttl_;
+  std::string cluster_;
   mutable std::mutex mu_;
   LeaderStatus status_;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/strings.h"
 
@@ -64,6 +65,53 @@ CREATE INDEX service_actions_outcome ON service_actions(outcome, id);
 CREATE TABLE service_usage(job_id TEXT NOT NULL, at_us INTEGER NOT NULL, gpus INTEGER NOT NULL,
   gpu_util REAL NOT NULL, PRIMARY KEY(job_id, at_us));
 )sql"},
+    // Several clusters in one store (slurm.clusters): every row names its cluster; rows written
+    // before get 'default', the name of the one cluster of a configuration without clusters.
+    // Tables keyed by job id are rebuilt with the cluster in their key (job ids repeat across
+    // clusters); run keys are qualified by the companion instead; one lease row per cluster.
+    {7, R"sql(
+ALTER TABLE service_runs ADD COLUMN cluster TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE service_failures ADD COLUMN cluster TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE service_actions ADD COLUMN cluster TEXT NOT NULL DEFAULT 'default';
+CREATE INDEX service_actions_cluster ON service_actions(cluster, job_id, kind);
+CREATE TABLE service_metrics_c(cluster TEXT NOT NULL, job_id TEXT NOT NULL, at_us INTEGER NOT NULL,
+  step INTEGER, loss REAL, step_time_s REAL, progress REAL, eta_s REAL, stalled INTEGER NOT NULL,
+  slowdown INTEGER NOT NULL, PRIMARY KEY(cluster, job_id, at_us));
+INSERT INTO service_metrics_c SELECT 'default', job_id, at_us, step, loss, step_time_s, progress,
+  eta_s, stalled, slowdown FROM service_metrics;
+DROP TABLE service_metrics;
+ALTER TABLE service_metrics_c RENAME TO service_metrics;
+CREATE TABLE service_usage_c(cluster TEXT NOT NULL, job_id TEXT NOT NULL, at_us INTEGER NOT NULL,
+  gpus INTEGER NOT NULL, gpu_util REAL NOT NULL, PRIMARY KEY(cluster, job_id, at_us));
+INSERT INTO service_usage_c SELECT 'default', job_id, at_us, gpus, gpu_util FROM service_usage;
+DROP TABLE service_usage;
+ALTER TABLE service_usage_c RENAME TO service_usage;
+CREATE TABLE service_start_estimates_c(cluster TEXT NOT NULL, job_id TEXT NOT NULL,
+  submit_us INTEGER NOT NULL, first_at_us INTEGER NOT NULL, first_start_us INTEGER NOT NULL,
+  last_at_us INTEGER NOT NULL, last_start_us INTEGER NOT NULL, slurm_start_us INTEGER,
+  actual_start_us INTEGER, PRIMARY KEY(cluster, job_id));
+INSERT INTO service_start_estimates_c SELECT 'default', job_id, submit_us, first_at_us,
+  first_start_us, last_at_us, last_start_us, slurm_start_us, actual_start_us
+  FROM service_start_estimates;
+DROP TABLE service_start_estimates;
+ALTER TABLE service_start_estimates_c RENAME TO service_start_estimates;
+CREATE TABLE service_priorities_c(cluster TEXT NOT NULL, job_id TEXT NOT NULL,
+  submit_us INTEGER NOT NULL, original INTEGER NOT NULL, nice INTEGER NOT NULL,
+  explicit INTEGER NOT NULL, left_alone TEXT NOT NULL, ours INTEGER,
+  first_seen_us INTEGER NOT NULL, restore TEXT NOT NULL DEFAULT '', PRIMARY KEY(cluster, job_id));
+INSERT INTO service_priorities_c SELECT 'default', job_id, submit_us, original, nice, explicit,
+  left_alone, ours, first_seen_us, restore FROM service_priorities;
+DROP TABLE service_priorities;
+ALTER TABLE service_priorities_c RENAME TO service_priorities;
+CREATE INDEX service_priorities_outstanding ON service_priorities(cluster, restore, ours);
+CREATE TABLE service_leader_c(cluster TEXT PRIMARY KEY, holder TEXT NOT NULL,
+  epoch INTEGER NOT NULL, expires_us INTEGER NOT NULL, renewed_us INTEGER NOT NULL,
+  backend_pid INTEGER NOT NULL DEFAULT 0);
+INSERT INTO service_leader_c SELECT 'default', holder, epoch, expires_us, renewed_us, backend_pid
+  FROM service_leader;
+DROP TABLE service_leader;
+ALTER TABLE service_leader_c RENAME TO service_leader;
+)sql"},
 };
 
 std::string JoinNodes(const std::vector<std::string>& nodes) {
@@ -85,14 +133,38 @@ std::optional<int64_t> OptTime(const std::optional<SimTime>& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<ServiceStore>> ServiceStore::Attach(store::Db& db) {
+std::span<const store::Migration> ServiceMigrations() { return kMigrations; }
+
+bool ValidClusterName(std::string_view name) {
+  if (name.empty() || name.size() > 64 || !std::isalnum(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+std::string ClusterLiteral(std::string_view name) {
+  // The name's characters cannot end or escape a literal; anything else is a bug upstream.
+  if (!ValidClusterName(name)) return "'\x00invalid'";
+  return "'" + std::string(name) + "'";
+}
+
+Result<std::unique_ptr<ServiceStore>> ServiceStore::Attach(store::Db& db,
+                                                           std::string_view cluster) {
+  if (!ValidClusterName(cluster)) {
+    return Status::InvalidArgument(fmt::format("not a cluster name: '{}'", cluster));
+  }
   SM_RETURN_IF_ERROR(db.Migrate("service", kMigrations));
-  return std::unique_ptr<ServiceStore>(new ServiceStore(db));
+  return std::unique_ptr<ServiceStore>(new ServiceStore(db, cluster));
+}
+
+std::string ServiceStore::Key(const std::string& key) const {
+  return cluster_ == kDefaultCluster ? key : "cluster/" + cluster_ + "/" + key;
 }
 
 Result<std::optional<std::string>> ServiceStore::GetValue(const std::string& key) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT value FROM service_kv WHERE key = ?"));
-  st.BindText(1, key);
+  st.BindText(1, Key(key));
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(st.ColumnText(0));
@@ -100,23 +172,23 @@ Result<std::optional<std::string>> ServiceStore::GetValue(const std::string& key
 
 Status ServiceStore::SetValue(const std::string& key, const std::string& value) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(store::UpsertSql("service_kv", "key, value", "key")));
-  st.BindText(1, key).BindText(2, value);
+  st.BindText(1, Key(key)).BindText(2, value);
   return st.Run();
 }
 
 Result<bool> ServiceStore::IsRunHandled(const std::string& run_key) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT 1 FROM service_runs WHERE run_key = ?"));
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("SELECT 1 FROM service_runs WHERE run_key = ? AND " + scope_));
   st.BindText(1, run_key);
   return st.Step();
 }
 
 Status ServiceStore::MarkRunHandled(const std::string& run_key, const std::string& job_id,
                                     const std::string& state) {
-  SM_ASSIGN_OR_RETURN(
-      auto st,
-      db_.Prepare("INSERT INTO service_runs(run_key, job_id, state, done) VALUES(?, ?, ?, 0)"
-                  " ON CONFLICT(run_key) DO NOTHING"));
-  st.BindText(1, run_key).BindText(2, job_id).BindText(3, state);
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("INSERT INTO service_runs(run_key, job_id, state, done, cluster)"
+                                  " VALUES(?, ?, ?, 0, ?) ON CONFLICT(run_key) DO NOTHING"));
+  st.BindText(1, run_key).BindText(2, job_id).BindText(3, state).BindText(4, cluster_);
   return st.Run();
 }
 
@@ -125,7 +197,7 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       auto st, db_.Prepare(store::UpsertSql("service_failures",
                                             "run_key, job_id, at_us, state, exit_code, node_list,"
                                             " cls, category, reason, evidence_line, evidence,"
-                                            " log_copy, engine, checkpoint",
+                                            " log_copy, engine, checkpoint, cluster",
                                             "run_key") +
                            " RETURNING id"));
   st.BindText(1, f.run_key)
@@ -141,7 +213,8 @@ Result<int64_t> ServiceStore::AddFailure(const FailureRecord& f) {
       .BindText(11, f.evidence)
       .BindText(12, f.log_copy)
       .BindText(13, f.engine)
-      .BindText(14, f.checkpoint);
+      .BindText(14, f.checkpoint)
+      .BindText(15, cluster_);
   return InsertedId(st);
 }
 
@@ -165,8 +238,9 @@ PriorityRecord ReadPriority(const store::Statement& st) {
 }  // namespace
 
 Result<std::optional<PriorityRecord>> ServiceStore::FindPriority(const std::string& job_id) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("SELECT ") + kPriorityColumns +
-                                           " FROM service_priorities WHERE job_id = ?"));
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare(std::string("SELECT ") + kPriorityColumns +
+                                  " FROM service_priorities WHERE job_id = ? AND " + scope_));
   st.BindText(1, job_id);
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<PriorityRecord>();
@@ -175,7 +249,9 @@ Result<std::optional<PriorityRecord>> ServiceStore::FindPriority(const std::stri
 
 Status ServiceStore::PutPriority(const PriorityRecord& r) {
   SM_ASSIGN_OR_RETURN(
-      auto st, db_.Prepare(store::UpsertSql("service_priorities", kPriorityColumns, "job_id")));
+      auto st,
+      db_.Prepare(store::UpsertSql(
+          "service_priorities", std::string(kPriorityColumns) + ", cluster", "cluster, job_id")));
   st.BindText(1, r.job_id)
       .BindInt(2, r.submit.micros())
       .BindInt(3, r.original)
@@ -184,21 +260,24 @@ Status ServiceStore::PutPriority(const PriorityRecord& r) {
       .BindText(6, r.left_alone)
       .BindOptionalInt(7, r.ours)
       .BindInt(8, r.first_seen.micros())
-      .BindText(9, r.restore);
+      .BindText(9, r.restore)
+      .BindText(10, cluster_);
   return st.Run();
 }
 
 Status ServiceStore::SetOurPriority(const std::string& job_id, int64_t value) {
   SM_ASSIGN_OR_RETURN(
       auto st,
-      db_.Prepare("UPDATE service_priorities SET ours = ?, restore = '' WHERE job_id = ?"));
+      db_.Prepare("UPDATE service_priorities SET ours = ?, restore = '' WHERE job_id = ? AND " +
+                  scope_));
   st.BindInt(1, value).BindText(2, job_id);
   return st.Run();
 }
 
 Status ServiceStore::SetPriorityRestore(const std::string& job_id, const std::string& outcome) {
-  SM_ASSIGN_OR_RETURN(auto st,
-                      db_.Prepare("UPDATE service_priorities SET restore = ? WHERE job_id = ?"));
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare("UPDATE service_priorities SET restore = ? WHERE job_id = ? AND " + scope_));
   st.BindText(1, outcome).BindText(2, job_id);
   return st.Run();
 }
@@ -206,8 +285,8 @@ Status ServiceStore::SetPriorityRestore(const std::string& job_id, const std::st
 Result<std::vector<PriorityRecord>> ServiceStore::OutstandingPriorities() {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(std::string("SELECT ") + kPriorityColumns +
                                            " FROM service_priorities WHERE ours IS NOT NULL AND "
-                                           "restore IN ('', 'restoring') ORDER BY first_seen_us, "
-                                           "job_id"));
+                                           "restore IN ('', 'restoring') AND " +
+                                           scope_ + " ORDER BY first_seen_us, job_id"));
   std::vector<PriorityRecord> out;
   while (true) {
     SM_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -226,7 +305,7 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       db_.Prepare(
           "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail,"
           " attempt, release_at_us, exclude_nodes, checkpoint, budget, delay_us, skip_reason,"
-          " epoch) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
+          " epoch, cluster) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
   st.BindInt(1, a.at.micros())
       .BindText(2, a.job_id)
       .BindText(3, a.node)
@@ -242,7 +321,8 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       .BindInt(13, a.budget)
       .BindOptionalInt(14, a.delay ? std::optional<int64_t>(a.delay->micros()) : std::nullopt)
       .BindText(15, a.skip_reason)
-      .BindInt(16, fence_ ? fence_->epoch : 0);
+      .BindInt(16, fence_ ? fence_->epoch : 0)
+      .BindText(17, cluster_);
   SM_ASSIGN_OR_RETURN(int64_t id, InsertedId(st));
   SM_RETURN_IF_ERROR(tx->Commit());
   return id;
@@ -252,8 +332,8 @@ Status ServiceStore::CheckFence() {
   if (!fence_) return Status::Ok();
   // An UPDATE, not a SELECT: it takes the lease row's lock until commit, so a takeover (which
   // bumps the epoch) is ordered before or after this transaction, never beside it.
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_leader SET holder = holder WHERE id = 1"
-                                           " AND holder = ? AND epoch = ?"));
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_leader SET holder = holder WHERE " +
+                                           scope_ + " AND holder = ? AND epoch = ?"));
   st.BindText(1, fence_->holder).BindInt(2, fence_->epoch);
   SM_RETURN_IF_ERROR(st.Run());
   if (db_.ChangedRows() != 1) {
@@ -276,7 +356,8 @@ Status ServiceStore::UpdateActionResult(const ActionRecord& a) {
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
   SM_RETURN_IF_ERROR(CheckFence());
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = ?,"
-                                           " exclude_nodes = ?, skip_reason = ? WHERE id = ?"));
+                                           " exclude_nodes = ?, skip_reason = ? WHERE id = ? AND " +
+                                           scope_));
   st.BindText(1, std::string(ActionOutcomeName(a.outcome)))
       .BindText(2, a.detail)
       .BindText(3, JoinNodes(a.exclude_nodes))
@@ -291,9 +372,8 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
       auto st,
       db_.Prepare(
           "SELECT id, run_key, job_id, at_us, state, exit_code, node_list, cls, category, reason,"
-          " evidence_line, evidence, log_copy, engine, checkpoint FROM service_failures"
-          " ORDER BY id DESC LIMIT "
-          "?"));
+          " evidence_line, evidence, log_copy, engine, checkpoint FROM service_failures WHERE " +
+          scope_ + " ORDER BY id DESC LIMIT ?"));
   st.BindInt(1, limit);
   std::vector<FailureRecord> out;
   while (true) {
@@ -329,7 +409,8 @@ Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
                                            "outcome, detail, attempt, release_at_us, exclude_nodes,"
                                            " checkpoint, budget, delay_us, skip_reason, epoch"
-                                           " FROM service_actions ORDER BY id DESC LIMIT ?"));
+                                           " FROM service_actions WHERE " +
+                                           scope_ + " ORDER BY id DESC LIMIT ?"));
   st.BindInt(1, limit);
   return ReadActions(st);
 }
@@ -338,7 +419,8 @@ Result<std::vector<ActionRecord>> ServiceStore::OpenIntents() {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
                                            "outcome, detail, attempt, release_at_us, exclude_nodes,"
                                            " checkpoint, budget, delay_us, skip_reason, epoch"
-                                           " FROM service_actions WHERE outcome = ? ORDER BY id"));
+                                           " FROM service_actions WHERE outcome = ? AND " +
+                                           scope_ + " ORDER BY id"));
   st.BindText(1, std::string(ActionOutcomeName(ActionOutcome::kPlanned)));
   return ReadActions(st);
 }
@@ -385,11 +467,12 @@ std::string Name(ActionOutcome o) { return std::string(ActionOutcomeName(o)); }
 
 Result<bool> ServiceStore::NodeDrainedBySchedmate(const std::string& node) {
   // The latest drain or resume schedmate made of this node that may have reached Slurm.
-  SM_ASSIGN_OR_RETURN(auto st,
-                      db_.Prepare("SELECT kind FROM service_actions WHERE node = ? AND dry_run = 0"
-                                  " AND ((kind = ? AND outcome IN (?, ?))"
-                                  " OR (kind = ? AND outcome = ?))"
-                                  " ORDER BY id DESC LIMIT 1"));
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare("SELECT kind FROM service_actions WHERE node = ? AND dry_run = 0 AND " + scope_ +
+                  " AND ((kind = ? AND outcome IN (?, ?))"
+                  " OR (kind = ? AND outcome = ?))"
+                  " ORDER BY id DESC LIMIT 1"));
   st.BindText(1, node)
       .BindText(2, Name(ActionKind::kDrainNode))
       .BindText(3, Name(ActionOutcome::kDone))
@@ -403,7 +486,8 @@ Result<bool> ServiceStore::NodeDrainedBySchedmate(const std::string& node) {
 Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
   SM_ASSIGN_OR_RETURN(auto st,
                       db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE job_id = ? AND "
-                                  "kind = ? AND outcome IN (?, ?, ?)"));
+                                  "kind = ? AND outcome IN (?, ?, ?) AND " +
+                                  scope_));
   st.BindText(1, job_id)
       .BindText(2, Name(ActionKind::kRequeue))
       .BindText(3, Name(ActionOutcome::kPlanned))
@@ -414,21 +498,24 @@ Result<int64_t> ServiceStore::CountRequeues(const std::string& job_id) {
 }
 
 Status ServiceStore::FinishRun(const std::string& run_key) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_runs SET done = 1 WHERE run_key = ?"));
+  SM_ASSIGN_OR_RETURN(
+      auto st, db_.Prepare("UPDATE service_runs SET done = 1 WHERE run_key = ? AND " + scope_));
   st.BindText(1, run_key);
   return st.Run();
 }
 
 Result<int64_t> ServiceStore::ReleaseUnfinishedRuns() {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("DELETE FROM service_runs WHERE done = 0"));
+  SM_ASSIGN_OR_RETURN(auto st,
+                      db_.Prepare("DELETE FROM service_runs WHERE done = 0 AND " + scope_));
   SM_RETURN_IF_ERROR(st.Run());
   return db_.ChangedRows();
 }
 
 Result<int64_t> ServiceStore::MarkInterruptedActions() {
   SM_ASSIGN_OR_RETURN(auto tx, store::Transaction::Start(db_));
-  SM_ASSIGN_OR_RETURN(auto count,
-                      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE outcome = ?"));
+  SM_ASSIGN_OR_RETURN(
+      auto count,
+      db_.Prepare("SELECT COUNT(*) FROM service_actions WHERE outcome = ? AND " + scope_));
   count.BindText(1, Name(ActionOutcome::kPlanned));
   SM_ASSIGN_OR_RETURN(bool row, count.Step());
   int64_t n = row ? count.ColumnInt(0) : 0;
@@ -437,7 +524,8 @@ Result<int64_t> ServiceStore::MarkInterruptedActions() {
       auto st, db_.Prepare("UPDATE service_actions SET outcome = ?, detail = "
                            "'schedmate stopped after recording this action and before finishing "
                            "it; not retried (check Slurm). Planned: ' || detail"
-                           " WHERE outcome = ?"));
+                           " WHERE outcome = ? AND " +
+                           scope_));
   st.BindText(1, Name(ActionOutcome::kInterrupted)).BindText(2, Name(ActionOutcome::kPlanned));
   SM_RETURN_IF_ERROR(st.Run());
   SM_RETURN_IF_ERROR(tx->Commit());
@@ -450,8 +538,8 @@ Status ServiceStore::AddMetrics(const std::vector<MetricSample>& samples) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(store::UpsertSql("service_metrics",
                                                             "job_id, at_us, step, loss,"
                                                             " step_time_s, progress, eta_s,"
-                                                            " stalled, slowdown",
-                                                            "job_id, at_us")));
+                                                            " stalled, slowdown, cluster",
+                                                            "cluster, job_id, at_us")));
   for (const auto& m : samples) {
     st.BindText(1, m.job_id)
         .BindInt(2, m.at.micros())
@@ -461,7 +549,8 @@ Status ServiceStore::AddMetrics(const std::vector<MetricSample>& samples) {
         .BindOptionalDouble(6, m.progress)
         .BindOptionalDouble(7, m.eta_s)
         .BindInt(8, m.stalled ? 1 : 0)
-        .BindInt(9, m.slowdown ? 1 : 0);
+        .BindInt(9, m.slowdown ? 1 : 0)
+        .BindText(10, cluster_);
     SM_RETURN_IF_ERROR(st.Run());
   }
   return tx->Commit();
@@ -471,7 +560,8 @@ Result<std::vector<MetricSample>> ServiceStore::MetricSeries(const std::string& 
                                                              int64_t limit) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT at_us, step, loss, step_time_s, progress, "
                                            "eta_s, stalled, slowdown FROM service_metrics"
-                                           " WHERE job_id = ? ORDER BY at_us DESC LIMIT ?"));
+                                           " WHERE job_id = ? AND " +
+                                           scope_ + " ORDER BY at_us DESC LIMIT ?"));
   st.BindText(1, job_id).BindInt(2, limit);
   std::vector<MetricSample> out;
   while (true) {
@@ -494,17 +584,19 @@ Result<std::vector<MetricSample>> ServiceStore::MetricSeries(const std::string& 
 }
 
 Status ServiceStore::AddUsage(const UsageSample& u) {
-  SM_ASSIGN_OR_RETURN(auto st,
-                      db_.Prepare(store::UpsertSql("service_usage", "job_id, at_us, gpus, gpu_util",
-                                                   "job_id, at_us")));
+  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare(store::UpsertSql(
+                                   "service_usage", "job_id, at_us, gpus, gpu_util, cluster",
+                                   "cluster, job_id, at_us")));
   st.BindText(1, u.job_id).BindInt(2, u.at.micros()).BindInt(3, u.gpus).BindDouble(4, u.gpu_util);
+  st.BindText(5, cluster_);
   return st.Run();
 }
 
 Result<std::optional<double>> ServiceStore::MeanGpuUtilisation(const std::string& job_id,
                                                                SimTime since, SimTime until) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT AVG(gpu_util), COUNT(*) FROM service_usage"
-                                           " WHERE job_id = ? AND at_us >= ? AND at_us < ?"));
+                                           " WHERE job_id = ? AND at_us >= ? AND at_us < ? AND " +
+                                           scope_));
   st.BindText(1, job_id).BindInt(2, since.micros()).BindInt(3, until.micros());
   SM_ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row || st.ColumnInt(1) == 0) return std::optional<double>();
@@ -517,7 +609,8 @@ Status ServiceStore::PutStartEstimate(const StartEstimateRecord& r) {
       db_.Prepare(
           "INSERT INTO service_start_estimates(job_id, submit_us, first_at_us, first_start_us, "
           "last_at_us,"
-          " last_start_us, slurm_start_us) VALUES(?,?,?,?,?,?,?) ON CONFLICT(job_id) DO UPDATE SET"
+          " last_start_us, slurm_start_us, cluster) VALUES(?,?,?,?,?,?,?,?)"
+          " ON CONFLICT(cluster, job_id) DO UPDATE SET"
           " last_at_us = excluded.last_at_us, last_start_us = excluded.last_start_us,"
           " slurm_start_us = excluded.slurm_start_us WHERE actual_start_us IS NULL"));
   st.BindText(1, r.job_id)
@@ -526,13 +619,15 @@ Status ServiceStore::PutStartEstimate(const StartEstimateRecord& r) {
       .BindInt(4, r.first_start.micros())
       .BindInt(5, r.last_at.micros())
       .BindInt(6, r.last_start.micros())
-      .BindOptionalInt(7, OptTime(r.slurm_start));
+      .BindOptionalInt(7, OptTime(r.slurm_start))
+      .BindText(8, cluster_);
   return st.Run();
 }
 
 Status ServiceStore::SetActualStart(const std::string& job_id, SimTime start) {
   SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("UPDATE service_start_estimates SET actual_start_us = ? "
-                                           "WHERE job_id = ? AND actual_start_us IS NULL"));
+                                           "WHERE job_id = ? AND actual_start_us IS NULL AND " +
+                                           scope_));
   st.BindInt(1, start.micros()).BindText(2, job_id);
   return st.Run();
 }
@@ -543,7 +638,8 @@ Result<std::vector<StartEstimateRecord>> ServiceStore::StartEstimates(int64_t li
       db_.Prepare(
           "SELECT job_id, submit_us, first_at_us, first_start_us, last_at_us, last_start_us, "
           "slurm_start_us,"
-          " actual_start_us FROM service_start_estimates ORDER BY submit_us, job_id LIMIT ?"));
+          " actual_start_us FROM service_start_estimates WHERE " +
+          scope_ + " ORDER BY submit_us, job_id LIMIT ?"));
   st.BindInt(1, limit);
   std::vector<StartEstimateRecord> out;
   while (true) {

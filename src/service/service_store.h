@@ -11,8 +11,12 @@
 // outcome is written in a transaction that first checks the lease still names this instance with
 // this epoch; the epoch is stored with the action (the fencing token).
 // Thread-safety: one ServiceStore per thread (it wraps one Db connection).
+// Clusters (slurm.clusters): a ServiceStore reads and writes one cluster's rows (every row carries
+// its cluster; several stores, one per cluster, may share a database and even a connection).
+// Rows written before clusters existed belong to kDefaultCluster.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,17 @@
 #include "store/db.h"
 
 namespace schedmate::service {
+
+// The cluster of a configuration without slurm.clusters, and of rows older than clusters.
+inline constexpr std::string_view kDefaultCluster = "default";
+// Cluster names: 1..64 of [A-Za-z0-9_.-], starting with a letter or digit (they appear in SQL
+// literals, metric labels, URLs and file names).
+bool ValidClusterName(std::string_view name);
+// 'name' as an SQL string literal (only for names ValidClusterName accepts).
+std::string ClusterLiteral(std::string_view name);
+
+// The "service" module's migrations, oldest first (tests open stores of earlier versions).
+std::span<const store::Migration> ServiceMigrations();
 
 struct FailureRecord {
   int64_t id = 0;
@@ -121,8 +136,11 @@ struct PriorityRecord {
 
 class ServiceStore {
  public:
-  // Applies the "service" migrations to `db` (not owned; must outlive the store).
-  static Result<std::unique_ptr<ServiceStore>> Attach(store::Db& db);
+  // Applies the "service" migrations to `db` (not owned; must outlive the store); the store
+  // reads and writes the rows of `cluster` (kInvalidArgument for a name ValidClusterName refuses).
+  static Result<std::unique_ptr<ServiceStore>> Attach(store::Db& db,
+                                                      std::string_view cluster = kDefaultCluster);
+  const std::string& cluster() const { return cluster_; }
 
   // With a fence, AddAction and UpdateActionResult refuse (kFailedPrecondition "not the leader")
   // unless the lease row still has this holder and epoch; nullopt: no check (single instance).
@@ -185,11 +203,16 @@ class ServiceStore {
   store::Db& db() { return db_; }
 
  private:
-  explicit ServiceStore(store::Db& db) : db_(db) {}
+  ServiceStore(store::Db& db, std::string_view cluster)
+      : db_(db), cluster_(cluster), scope_("cluster = " + ClusterLiteral(cluster)) {}
+  // service_kv keys of a cluster other than the default one are prefixed with its name.
+  std::string Key(const std::string& key) const;
   Status CheckFence();
   static Result<int64_t> InsertedId(store::Statement& st);
   static Result<std::vector<ActionRecord>> ReadActions(store::Statement& st);
   store::Db& db_;
+  std::string cluster_;
+  std::string scope_;  // "cluster = '<name>'", the condition every query of this store adds
   std::optional<LeaseFence> fence_;
 };
 

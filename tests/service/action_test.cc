@@ -125,5 +125,68 @@ TEST(ServiceStoreFailuresTest, ClassRoundTripsAndAnUnknownStoredClassIsDataLoss)
   EXPECT_NE(bad.status().message().find("'cosmic_ray'"), std::string::npos);
 }
 
+// A store written before clusters existed (service migrations 1..6) opens with its rows in the
+// default cluster; each cluster's store then sees only its own rows, keys included.
+TEST(ServiceStoreClustersTest, OldRowsBelongToTheDefaultClusterAndClustersStayApart) {
+  TempDir dir;
+  auto db = store::SqliteDb::Open(dir.File("s.db"));
+  ASSERT_OK(db);
+  auto all = ServiceMigrations();
+  ASSERT_GE(all.size(), 7u);
+  ASSERT_OK((*db)->Migrate("service", all.first(6)));
+  for (const char* sql :
+       {"INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail)"
+        " VALUES(1, '5', '', 'requeue', 'r', 0, 'done', '')",
+        "INSERT INTO service_priorities(job_id, submit_us, original, nice, explicit, left_alone,"
+        " ours, first_seen_us) VALUES('5', 1, 100, 0, 0, '', 7, 1)",
+        "INSERT INTO service_metrics(job_id, at_us, stalled, slowdown) VALUES('5', 1, 0, 0)",
+        "INSERT INTO service_kv(key, value) VALUES('cursor', '12')",
+        "INSERT INTO service_leader(id, holder, epoch, expires_us, renewed_us)"
+        " VALUES(1, 'h', 4, 0, 0)"}) {
+    auto st = (*db)->Prepare(sql);
+    ASSERT_OK(st);
+    ASSERT_OK(st->Run());
+  }
+  auto old = ServiceStore::Attach(**db);  // applies the cluster migration
+  ASSERT_OK(old);
+  auto b = ServiceStore::Attach(**db, "b");
+  ASSERT_OK(b);
+  EXPECT_EQ((*old)->cluster(), "default");
+  EXPECT_EQ(*(*old)->CountRequeues("5"), 1);
+  EXPECT_EQ(*(*b)->CountRequeues("5"), 0);
+  ASSERT_TRUE((*old)->FindPriority("5")->has_value());
+  EXPECT_FALSE((*b)->FindPriority("5")->has_value());
+  EXPECT_EQ((*old)->MetricSeries("5", 10)->size(), 1u);
+  EXPECT_TRUE((*b)->MetricSeries("5", 10)->empty());
+  EXPECT_EQ(*(*old)->GetValue("cursor"), std::optional<std::string>("12"));
+  EXPECT_FALSE((*b)->GetValue("cursor")->has_value());
+  auto lease = (*db)->Prepare("SELECT epoch FROM service_leader WHERE cluster = 'default'");
+  ASSERT_OK(lease);
+  ASSERT_TRUE(*lease->Step());
+  EXPECT_EQ(lease->ColumnInt(0), 4);
+
+  // The same job id on cluster b is another job: its own priority, metrics, actions and keys.
+  PriorityRecord p;
+  p.job_id = "5";
+  p.original = 200;
+  ASSERT_OK((*b)->PutPriority(p));
+  ASSERT_OK((*b)->SetValue("cursor", "99"));
+  ActionRecord a;
+  a.job_id = "5";
+  a.kind = ActionKind::kRequeue;
+  a.outcome = ActionOutcome::kDone;
+  ASSERT_OK((*b)->AddAction(a));
+  ASSERT_OK((*b)->AddAction(a));
+  EXPECT_EQ((*b)->FindPriority("5")->value().original, 200);
+  EXPECT_EQ((*old)->FindPriority("5")->value().original, 100);
+  EXPECT_EQ(*(*b)->CountRequeues("5"), 2);
+  EXPECT_EQ(*(*old)->CountRequeues("5"), 1);
+  EXPECT_EQ(*(*old)->GetValue("cursor"), std::optional<std::string>("12"));
+  EXPECT_EQ(*(*b)->GetValue("cursor"), std::optional<std::string>("99"));
+  EXPECT_EQ((*b)->RecentActions(10)->size(), 2u);
+  EXPECT_EQ((*old)->RecentActions(10)->size(), 1u);
+  EXPECT_EQ(ServiceStore::Attach(**db, "no'quote").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace schedmate::service

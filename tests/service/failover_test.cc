@@ -226,7 +226,7 @@ struct Lease {
 
 Lease ReadLease(store::Db& db) {
   Lease l;
-  auto st = db.Prepare("SELECT holder, epoch FROM service_leader WHERE id = 1");
+  auto st = db.Prepare("SELECT holder, epoch FROM service_leader WHERE cluster = 'default'");
   if (st.ok() && st->Step().value_or(false)) {
     l.holder = st->ColumnText(0);
     l.epoch = st->ColumnInt(1);
@@ -335,7 +335,7 @@ TEST_F(FailoverTest, OnlyTheLeaderTouchesSlurm) {
   // Every action carries the leader's epoch (the fencing token).
   EXPECT_EQ(Count(*db_,
                   "SELECT COUNT(*) FROM service_actions WHERE epoch <> (SELECT epoch FROM"
-                  " service_leader WHERE id = 1)"),
+                  " service_leader WHERE cluster = 'default')"),
             0);
 }
 
