@@ -11,6 +11,7 @@
 #include "core/file_util.h"
 #include "core/job.h"
 #include "core/strings.h"
+#include "service/service_store.h"
 #include "store/db.h"
 
 namespace schedmate::service {
@@ -52,6 +53,10 @@ std::string ServiceConfig::StoreUrl() const {
   return store_url.empty() ? DatabasePath() : store_url;
 }
 std::string ServiceConfig::CapturedLogDir() const { return data_dir + "/logs"; }
+std::vector<ClusterConfig> ServiceConfig::Clusters() const {
+  if (!clusters.empty()) return clusters;
+  return {ClusterConfig{.name = "default"}};
+}
 
 namespace {
 
@@ -110,6 +115,57 @@ class Reader {
  private:
   std::string source_;
 };
+
+// slurm.clusters: a list of {name, slurm_conf | cluster}; names unique, unknown keys refused.
+Status ReadClusters(Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+  if (!n.IsSequence() || n.size() == 0) {
+    return r.Error(n, k, "expected a list of clusters ({name, slurm_conf} or {name, cluster})");
+  }
+  c.clusters.clear();
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node& item = n[i];
+    const std::string at = fmt::format("{}[{}]", k, i);
+    if (!item.IsMap())
+      return r.Error(item, at, "expected a mapping with name and slurm_conf or cluster");
+    ClusterConfig cc;
+    for (const auto& kv : item) {
+      const std::string key = kv.first.as<std::string>();
+      std::string* field = key == "name"           ? &cc.name
+                           : key == "slurm_conf"   ? &cc.slurm_conf
+                           : key == "cluster"      ? &cc.cluster
+                           : key == "jobcomp_path" ? &cc.jobcomp_path
+                                                   : nullptr;
+      if (field == nullptr) {
+        return r.Error(kv.first, at + "." + key,
+                       "unknown key (expected name, slurm_conf, cluster, jobcomp_path)");
+      }
+      SM_RETURN_IF_ERROR(r.String(kv.second, at + "." + key, *field));
+      if (field->empty()) return r.Error(kv.second, at + "." + key, "must not be empty");
+    }
+    if (cc.name.empty()) return r.Error(item, at + ".name", "required");
+    if (!ValidClusterName(cc.name)) {
+      return r.Error(item["name"], at + ".name",
+                     fmt::format("'{}' is not a cluster name (1..64 of A-Z a-z 0-9 _ . -, "
+                                 "starting with a letter or digit)",
+                                 cc.name));
+    }
+    if (cc.slurm_conf.empty() == cc.cluster.empty()) {
+      return r.Error(item, at, "set exactly one of slurm_conf and cluster");
+    }
+    if (!cc.cluster.empty() && !ValidClusterName(cc.cluster)) {
+      return r.Error(item["cluster"], at + ".cluster",
+                     fmt::format("'{}' is not a Slurm cluster name", cc.cluster));
+    }
+    for (const auto& earlier : c.clusters) {
+      if (earlier.name == cc.name) {
+        return r.Error(item["name"], at + ".name",
+                       fmt::format("duplicate cluster name '{}'", cc.name));
+      }
+    }
+    c.clusters.push_back(std::move(cc));
+  }
+  return Status::Ok();
+}
 
 using Setter =
     std::function<Status(Reader&, const YAML::Node&, const std::string&, ServiceConfig&)>;
@@ -270,6 +326,7 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
   s["slurm"]["jobcomp_path"] = str(&ServiceConfig::jobcomp_path);
   s["slurm"]["use_sacct"] = boolean(&ServiceConfig::use_sacct);
   s["slurm"]["command_timeout_s"] = seconds(&ServiceConfig::command_timeout, 0.1, 600);
+  s["slurm"]["clusters"] = ReadClusters;
   s["api"]["listen"] = str(&ServiceConfig::listen);
   s["api"]["port"] = int32(&ServiceConfig::port, 0, 65535);
   s["api"]["token"] = str(&ServiceConfig::token);
@@ -404,6 +461,10 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
   }
   if (config.data_dir.empty())
     return Status::InvalidArgument(source + ": service.data_dir must not be empty");
+  if (!config.clusters.empty() && !config.jobcomp_path.empty()) {
+    return Status::InvalidArgument(
+        source + ": with slurm.clusters, set jobcomp_path per cluster, not slurm.jobcomp_path");
+  }
   if (config.use_sacct && !config.jobcomp_path.empty()) {
     return Status::InvalidArgument(source +
                                    ": set either slurm.jobcomp_path or slurm.use_sacct, not both");

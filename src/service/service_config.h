@@ -30,6 +30,15 @@ std::string_view SchedulingModeName(SchedulingMode m);  // "advise" | "order"
 enum class LogAccess { kToken, kAll, kOff };
 std::string_view LogAccessName(LogAccess a);
 
+// One Slurm cluster the companion watches (slurm.clusters). Its Slurm commands run with
+// SLURM_CONF=slurm_conf, or with --clusters=cluster (Slurm's -M); exactly one of the two is set.
+struct ClusterConfig {
+  std::string name;          // unique; 1..64 of [A-Za-z0-9_.-] (service_store.h ValidClusterName)
+  std::string slurm_conf;    // "" = not set
+  std::string cluster;       // "" = not set
+  std::string jobcomp_path;  // this cluster's JobCompLoc with jobcomp/filetxt ("" = none)
+};
+
 struct ServiceConfig {
   // service:
   std::string data_dir = "/var/lib/schedmate";  // captured logs live under <data_dir>/logs
@@ -44,6 +53,11 @@ struct ServiceConfig {
   std::string jobcomp_path;  // JobCompLoc with jobcomp/filetxt; "" = none
   bool use_sacct = false;
   Duration command_timeout = Duration::Seconds(10);
+  // slurm.clusters: several clusters, one companion each in one process (sharing the store and
+  // the advisor). Empty: the one cluster the environment's Slurm clients reach, named "default".
+  std::vector<ClusterConfig> clusters;
+  // The cluster this configuration's companion watches (serve sets it per cluster).
+  std::string cluster_name = "default";
   // api:
   std::string listen = "127.0.0.1";
   int port = 8787;
@@ -113,6 +127,8 @@ struct ServiceConfig {
   std::string llm_engine = "builtin";
   std::string llm_config;
 
+  // `clusters`, or the one default cluster (no SLURM_CONF or --clusters of its own).
+  std::vector<ClusterConfig> Clusters() const;
   std::string DatabasePath() const;
   // store.url, else the SQLite path (DatabasePath()).
   std::string StoreUrl() const;

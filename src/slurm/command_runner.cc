@@ -122,4 +122,31 @@ Result<CommandOutput> SubprocessCommandRunner::Run(const std::vector<std::string
   return result;
 }
 
+std::vector<std::string> ClusterCommandRunner::Rewrite(const std::vector<std::string>& argv) const {
+  if (argv.empty()) return argv;
+  std::vector<std::string> out;
+  if (!slurm_conf_.empty()) {
+    out = {"env", "SLURM_CONF=" + slurm_conf_};
+  }
+  out.push_back(argv[0]);
+  static const char* const kTakesClusters[] = {"squeue", "sinfo",   "scontrol", "sacct",
+                                               "sbatch", "scancel", "sprio",    "sshare"};
+  if (!cluster_.empty()) {
+    for (const char* name : kTakesClusters) {
+      if (argv[0] == name) {
+        out.push_back("--clusters=" + cluster_);
+        break;
+      }
+    }
+  }
+  out.insert(out.end(), argv.begin() + 1, argv.end());
+  return out;
+}
+
+Result<CommandOutput> ClusterCommandRunner::Run(const std::vector<std::string>& argv,
+                                                Duration timeout) {
+  if (argv.empty()) return Status::InvalidArgument("empty command");
+  return inner_.Run(Rewrite(argv), timeout);
+}
+
 }  // namespace schedmate::slurm

@@ -43,6 +43,24 @@ class SubprocessCommandRunner final : public CommandRunner {
   size_t max_output_bytes_;
 };
 
+// One cluster of several (service's slurm.clusters): every command goes to `inner` with
+// SLURM_CONF=slurm_conf in its environment (through env(1)), or, for the clients that take it,
+// with --clusters=cluster (Slurm's -M: squeue, sinfo, scontrol, sacct, sbatch, scancel, sprio,
+// sshare; other programs run unchanged). Set one of the two. Thread-safe when `inner` is.
+class ClusterCommandRunner final : public CommandRunner {
+ public:
+  ClusterCommandRunner(CommandRunner& inner, std::string slurm_conf, std::string cluster)
+      : inner_(inner), slurm_conf_(std::move(slurm_conf)), cluster_(std::move(cluster)) {}
+  Result<CommandOutput> Run(const std::vector<std::string>& argv, Duration timeout) override;
+  // The argv `inner` is given for `argv`.
+  std::vector<std::string> Rewrite(const std::vector<std::string>& argv) const;
+
+ private:
+  CommandRunner& inner_;
+  std::string slurm_conf_;
+  std::string cluster_;
+};
+
 // "squeue --json": argv joined with single spaces, for logs and error messages.
 std::string JoinArgv(const std::vector<std::string>& argv);
 

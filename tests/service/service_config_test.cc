@@ -214,5 +214,58 @@ TEST(ServiceConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(LoadServiceConfig("/no/such/schedmate.yaml").status().code(), StatusCode::kNotFound);
 }
 
+// slurm.clusters: each cluster with its own slurm.conf or Slurm cluster name (-M).
+TEST(ServiceConfig, ClustersEachWithTheirSlurmConfOrClusterName) {
+  auto c = ParseServiceConfig(
+      "slurm:\n"
+      "  clusters:\n"
+      "    - {name: a, slurm_conf: /etc/slurm-a/slurm.conf, jobcomp_path: /var/log/a.jobcomp}\n"
+      "    - name: b\n"
+      "      cluster: gpu-b\n",
+      "s.yaml");
+  ASSERT_OK(c);
+  ASSERT_EQ(c->clusters.size(), 2u);
+  EXPECT_EQ(c->clusters[0].name, "a");
+  EXPECT_EQ(c->clusters[0].slurm_conf, "/etc/slurm-a/slurm.conf");
+  EXPECT_EQ(c->clusters[0].jobcomp_path, "/var/log/a.jobcomp");
+  EXPECT_EQ(c->clusters[0].cluster, "");
+  EXPECT_EQ(c->clusters[1].name, "b");
+  EXPECT_EQ(c->clusters[1].cluster, "gpu-b");
+  EXPECT_EQ(c->Clusters().size(), 2u);
+  // Without clusters: one cluster, "default", reached as the environment says.
+  auto one = ParseServiceConfig("slurm:\n  use_sacct: true\n", "s.yaml");
+  ASSERT_OK(one);
+  ASSERT_EQ(one->Clusters().size(), 1u);
+  EXPECT_EQ(one->Clusters()[0].name, "default");
+  EXPECT_EQ(one->Clusters()[0].slurm_conf, "");
+  EXPECT_EQ(one->cluster_name, "default");
+}
+
+TEST(ServiceConfig, ClusterErrorsNameTheLineAndTheKey) {
+  auto expect_error = [](const std::string& yaml, const std::string& where,
+                         const std::string& what) {
+    auto c = ParseServiceConfig(yaml, "s.yaml");
+    ASSERT_FALSE(c.ok()) << yaml;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find(where), std::string::npos) << c.status().message();
+    EXPECT_NE(c.status().message().find(what), std::string::npos) << c.status().message();
+  };
+  expect_error(
+      "slurm:\n  clusters:\n    - {name: a, cluster: a}\n    - {name: a, slurm_conf: /x}\n",
+      "s.yaml:4: slurm.clusters[1].name", "duplicate cluster name 'a'");
+  expect_error("slurm:\n  clusters:\n    - {name: a}\n", "s.yaml:3: slurm.clusters[0]",
+               "exactly one of slurm_conf and cluster");
+  expect_error("slurm:\n  clusters:\n    - {name: a, cluster: a, slurm_conf: /x}\n",
+               "s.yaml:3: slurm.clusters[0]", "exactly one of slurm_conf and cluster");
+  expect_error("slurm:\n  clusters:\n    - {cluster: a}\n", "slurm.clusters[0].name", "required");
+  expect_error("slurm:\n  clusters:\n    - {name: \"a b\", cluster: a}\n",
+               "s.yaml:3: slurm.clusters[0].name", "not a cluster name");
+  expect_error("slurm:\n  clusters:\n    - {name: a, cluster: a, conf: /x}\n",
+               "s.yaml:3: slurm.clusters[0].conf", "unknown key");
+  expect_error("slurm:\n  clusters: []\n", "s.yaml:2: slurm.clusters", "expected a list");
+  expect_error("slurm:\n  jobcomp_path: /x\n  clusters:\n    - {name: a, cluster: a}\n", "s.yaml",
+               "jobcomp_path per cluster");
+}
+
 }  // namespace
 }  // namespace schedmate::service

@@ -56,5 +56,33 @@ TEST(FakeCommandRunner, LongestPrefixQueuesAndRecords) {
   EXPECT_EQ(fake.Calls().size(), 5u);
 }
 
+// One cluster of several: SLURM_CONF in the command's environment (a real env(1) run shows it),
+// or --clusters=NAME for the clients that take Slurm's -M.
+TEST(ClusterCommandRunner, SetsSlurmConfOrPassesTheClusterName) {
+  SubprocessCommandRunner real;
+  ClusterCommandRunner by_conf(real, "/etc/slurm-b/slurm.conf", "");
+  auto r = by_conf.Run({"sh", "-c", "echo \"$SLURM_CONF\""}, Duration::Seconds(5));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->out, "/etc/slurm-b/slurm.conf\n");
+  EXPECT_EQ(
+      by_conf.Rewrite({"squeue", "--json"}),
+      (std::vector<std::string>{"env", "SLURM_CONF=/etc/slurm-b/slurm.conf", "squeue", "--json"}));
+  EXPECT_EQ(by_conf.Run({"no-such-program-schedmate"}, Duration::Seconds(5)).status().code(),
+            StatusCode::kUnavailable);
+
+  FakeCommandRunner fake;
+  fake.SetOutput({"squeue"}, "[]");
+  ClusterCommandRunner by_name(fake, "", "gpu-b");
+  ASSERT_OK(by_name.Run({"squeue", "--json"}, Duration::Seconds(1)));
+  ASSERT_OK(by_name.Run({"scontrol", "show", "job", "5"}, Duration::Seconds(1)));
+  ASSERT_OK(by_name.Run({"srun", "--jobid=5", "--overlap", "nvidia-smi"}, Duration::Seconds(1)));
+  EXPECT_EQ(fake.Calls(),
+            (std::vector<std::string>{
+                "squeue --clusters=gpu-b --json", "scontrol --clusters=gpu-b show job 5",
+                "srun --jobid=5 --overlap nvidia-smi",  // srun takes no -M
+            }));
+  EXPECT_EQ(by_name.Run({}, Duration::Seconds(1)).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace schedmate::slurm
