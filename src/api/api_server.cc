@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -156,6 +157,13 @@ std::string KvValue(std::string_view v) {
   return out;
 }
 
+// A job's JSON with the cluster it runs on.
+json JobJson(const service::ServiceView& view, const service::JobView& j, bool detail) {
+  json out = ToJson(j, detail);
+  out["cluster"] = view.cluster;
+  return out;
+}
+
 const service::JobView* FindJob(const service::ServiceView& view, const std::string& id) {
   auto it = std::lower_bound(view.jobs.begin(), view.jobs.end(), id,
                              [](const service::JobView& v, const std::string& key) {
@@ -182,13 +190,71 @@ std::string PromEscape(std::string_view v) {
 }  // namespace
 
 ApiServer::ApiServer(service::Companion& companion, ApiReadStores stores, std::string token)
-    : companion_(companion),
+    : clusters_{ApiCluster{{.name = companion.config().cluster_name}, &companion, &stores.service}},
+      companion_(companion),
       stores_(stores),
       token_(std::move(token)),
       server_(std::make_unique<BoundedHttpServer>(LimitsFrom(companion.config()))) {
+  Init();
+}
+
+void ApiServer::Init() {
   std::random_device rd;
   instance_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  for (size_t i = 0; i < clusters_.size(); ++i) {
+    job_lists_.push_back(std::make_unique<JobListCache>());
+  }
   Routes();
+}
+
+ApiServer::ApiServer(std::vector<ApiCluster> clusters, store::HistoryStore& history,
+                     std::string token, bool label_clusters)
+    : clusters_(std::move(clusters)),
+      label_clusters_(label_clusters),
+      companion_(*clusters_.at(0).companion),
+      stores_{*clusters_.at(0).store, history},
+      token_(std::move(token)),
+      server_(std::make_unique<BoundedHttpServer>(LimitsFrom(companion_.config()))) {
+  Init();
+}
+
+std::vector<const ApiCluster*> ApiServer::Selected(const httplib::Request& req,
+                                                   httplib::Response& res) const {
+  std::vector<const ApiCluster*> out;
+  const std::string want = req.has_param("cluster") ? req.get_param_value("cluster") : "";
+  for (const auto& c : clusters_)
+    if (want.empty() || c.config.name == want) out.push_back(&c);
+  if (out.empty()) SendError(res, 404, "unknown_cluster", "no cluster named '" + want + "'");
+  return out;
+}
+
+const ApiCluster* ApiServer::ClusterOf(const httplib::Request& req, httplib::Response& res,
+                                       const std::string& id, bool node) const {
+  std::vector<const ApiCluster*> candidates = Selected(req, res);
+  if (candidates.empty()) return nullptr;
+  if (candidates.size() == 1) return candidates.front();
+  std::vector<const ApiCluster*> found;
+  for (const ApiCluster* c : candidates) {
+    auto v = c->companion->View();
+    bool has = node ? std::any_of(v->nodes.begin(), v->nodes.end(),
+                                  [&](const slurm::SlurmNode& n) { return n.name == id; })
+                    : FindJob(*v, id) != nullptr;
+    if (has) found.push_back(c);
+  }
+  if (found.size() == 1) return found.front();
+  const std::string what = (node ? "node " : "job ") + id;
+  if (found.empty()) {
+    SendError(res, 404, node ? "unknown node " + id : "no live job " + id);
+    return nullptr;
+  }
+  json names = json::array();
+  for (const ApiCluster* c : found) names.push_back(c->config.name);
+  SendJson(res,
+           json{{"error", what + " exists on several clusters: add ?cluster=NAME"},
+                {"code", "ambiguous"},
+                {"clusters", std::move(names)}},
+           409);
+  return nullptr;
 }
 
 bool ApiServer::HasToken(const httplib::Request& req) const {
@@ -301,7 +367,10 @@ void ApiServer::Routes() {
 
   RouteDashboard();
   RouteHealth();
+  RouteJobList();
   RouteJobs();
+  RoutePredictions();
+  RouteClusters();
   RouteReport();
   RouteFailuresAndActions();
   RouteScheduling();
@@ -324,10 +393,12 @@ void ApiServer::RouteReport() {
     for (const auto* t : {&since, &until})
       if (!t->ok()) return SendError(res, 400, t->status().message());
     if (*until <= *since) return SendError(res, 400, "until: not after since (empty period)");
+    auto selected = Selected(req, res);  // ?cluster=, else the first cluster
+    if (selected.empty()) return;
     Result<service::ReportInput> in = Status::Internal("not loaded");
     {
       std::lock_guard lock(stores_mu_);
-      in = service::LoadReportInput(stores_.history, stores_.service, *since, *until);
+      in = service::LoadReportInput(stores_.history, *selected.front()->store, *since, *until);
     }
     if (!in.ok()) return SendError(res, 500, in.status().message());
     const service::Report report = service::BuildReport(*in);
@@ -387,120 +458,181 @@ void ApiServer::RouteHealth() {
                                                    : json(nullptr)},
                              {"takeovers", v->leadership.takeovers},
                              {"last_error", v->leadership.last_error}}}});
+    if (clusters_.size() > 1 || label_clusters_) {
+      json out = json::parse(res.body);
+      json list = json::array();
+      for (const auto& c : clusters_) {
+        auto cv = c.companion->View();
+        if (!cv->slurm_ok) out["slurm_ok"] = false;
+        if (cv->store.degraded) out["status"] = "degraded";
+        list.push_back(json{{"name", c.config.name},
+                            {"slurm_ok", cv->slurm_ok},
+                            {"ticks", cv->ticks},
+                            {"last_error", cv->last_error},
+                            {"role", service::RoleName(cv->leadership.role)},
+                            {"store_errors", cv->store.errors}});
+      }
+      out["clusters"] = std::move(list);
+      SendJson(res, out);
+    }
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    std::string out;
-    auto metric = [&](const char* name, const char* type, const char* help) {
-      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-    };
-    metric("schedmate_up", "gauge", "1 while the service runs");
-    out += "schedmate_up 1\n";
-    metric("schedmate_slurm_ok", "gauge", "1 if the last tick read Slurm");
-    out += fmt::format("schedmate_slurm_ok {}\n", v->slurm_ok ? 1 : 0);
-    metric("schedmate_ticks_total", "counter", "service loop passes");
-    out += fmt::format("schedmate_ticks_total {}\n", v->ticks);
-    metric("schedmate_tick_seconds", "gauge", "duration of the last loop pass");
-    out += fmt::format("schedmate_tick_seconds {:.6f}\n", v->last_tick.seconds_f());
-    std::map<std::string, int64_t> by_state;
-    int64_t stalled = 0;
-    for (const auto& j : v->jobs) {
-      ++by_state[j.job.state];
-      if (j.metrics && j.metrics->stalled) ++stalled;
-    }
-    metric("schedmate_queue_jobs", "gauge", "jobs slurmctld knows, by state");
-    for (const auto& [state, n] : by_state)
-      out += fmt::format("schedmate_queue_jobs{{state=\"{}\"}} {}\n", PromEscape(state), n);
-    metric("schedmate_jobs_stalled", "gauge", "running jobs whose logs show no progress");
-    out += fmt::format("schedmate_jobs_stalled {}\n", stalled);
-    const auto& e = v->prediction_error;
-    metric("schedmate_prediction_abs_error_seconds", "summary",
-           "absolute error of duration predictions for completed jobs");
-    out += fmt::format(
-        "schedmate_prediction_abs_error_seconds_sum "
-        "{:.3f}\nschedmate_prediction_abs_error_seconds_count {}\n",
-        e.sum_abs_error_s, e.count);
-    metric("schedmate_prediction_mean_abs_relative_error", "gauge",
-           "mean |predicted-actual|/actual");
-    out += fmt::format("schedmate_prediction_mean_abs_relative_error {:.6f}\n",
-                       e.count ? e.sum_abs_rel_error / e.count : 0.0);
-    metric("schedmate_anomalies", "gauge", "anomalies flagged in the last pass by kind");
-    for (const auto& [kind, n] : service::CountAnomalies(v->anomalies)) {
-      out += fmt::format("schedmate_anomalies{{kind=\"{}\"}} {}\n", kind, n);
-    }
-    metric("schedmate_failures_total", "counter", "diagnosed failed runs by class");
-    for (auto cls : {service::FailureClass::kInfra, service::FailureClass::kApp,
-                     service::FailureClass::kUnknown}) {
-      auto it = v->failures_by_class.find(cls);
-      out += fmt::format("schedmate_failures_total{{class=\"{}\"}} {}\n",
-                         service::FailureClassName(cls),
-                         it == v->failures_by_class.end() ? 0 : it->second);
-    }
-    metric("schedmate_failure_diagnoses_total", "counter",
-           "diagnosed failed runs by engine (llm_fallback: the LLM failed, built-in used)");
-    for (const char* engine : {"builtin", "llm", "llm_fallback"}) {
-      auto it = v->failures_by_engine.find(engine);
-      out += fmt::format("schedmate_failure_diagnoses_total{{engine=\"{}\"}} {}\n", engine,
-                         it == v->failures_by_engine.end() ? 0 : it->second);
-    }
-    metric("schedmate_actions_total", "counter", "automated actions by kind and outcome");
-    for (const auto& [key, n] : v->actions_by_kind) {
-      out += fmt::format("schedmate_actions_total{{kind=\"{}\",outcome=\"{}\"}} {}\n",
-                         service::ActionKindName(key.first), service::ActionOutcomeName(key.second),
-                         n);
-    }
-    metric("schedmate_store_errors_total", "counter",
-           "failed reads and writes of the service's stores (an action whose record failed is "
-           "not executed)");
-    out += fmt::format("schedmate_store_errors_total {}\n", v->store.errors);
-    metric("schedmate_store_degraded", "gauge", "1 if a store call failed in the last 10 minutes");
-    out += fmt::format("schedmate_store_degraded {}\n", v->store.degraded ? 1 : 0);
-    metric("schedmate_leader", "gauge",
-           "1 while this instance acts (always on SQLite; on a shared store, the lease holder)");
-    out +=
-        fmt::format("schedmate_leader {}\n", v->leadership.role == service::Role::kLeader ? 1 : 0);
-    metric("schedmate_leader_epoch", "gauge", "the shared store's lease epoch as last seen");
-    out += fmt::format("schedmate_leader_epoch {}\n", v->leadership.epoch);
-    metric("schedmate_leader_takeovers_total", "counter", "times this instance became leader");
-    out += fmt::format("schedmate_leader_takeovers_total {}\n", v->leadership.takeovers);
-    metric("schedmate_priority_changes_total", "counter",
-           "job priorities set by the order mode since start");
-    out += fmt::format("schedmate_priority_changes_total {}\n", v->scheduling.changes_total);
-    metric("schedmate_priorities_restored_total", "counter",
-           "original priorities put back since start");
-    out += fmt::format("schedmate_priorities_restored_total {}\n", v->scheduling.restored_total);
-    metric("schedmate_priorities_outstanding", "gauge",
-           "pending jobs holding a priority schedmate set");
-    out += fmt::format("schedmate_priorities_outstanding {}\n", v->scheduling.outstanding);
-    metric("schedmate_longest_wait_seconds", "gauge", "longest current wait of a pending job");
-    out += fmt::format("schedmate_longest_wait_seconds {}\n", v->scheduling.longest_wait.seconds());
-    metric("schedmate_estimates_served_total", "counter", "submit-time estimates answered");
-    out += fmt::format("schedmate_estimates_served_total {}\n", v->estimates_served);
-    metric("schedmate_tracked_logs", "gauge", "job logs being tailed");
-    out += fmt::format("schedmate_tracked_logs {}\n", v->tracked_logs);
-    metric("schedmate_http_requests_total", "counter", "HTTP requests received");
-    out += fmt::format("schedmate_http_requests_total {}\n", requests_.load());
-    ConnectionStats conns = server_->Stats();
-    metric("schedmate_http_connections_open", "gauge", "HTTP connections open now");
-    out += fmt::format("schedmate_http_connections_open {}\n", conns.open);
-    metric("schedmate_http_connections_closed_total", "counter",
-           "HTTP connections closed by the server: deadline (request not received in time, "
-           "idle keep-alive), cap (api.max_connections), rejected (bad framing)");
-    out += fmt::format(
-        "schedmate_http_connections_closed_total{{reason=\"deadline\"}} {}\n"
-        "schedmate_http_connections_closed_total{{reason=\"cap\"}} {}\n"
-        "schedmate_http_connections_closed_total{{reason=\"rejected\"}} {}\n",
-        conns.timed_out, conns.evicted, conns.rejected);
-    res.set_content(out, "text/plain; version=0.0.4");
+    res.set_content(Metrics(), "text/plain; version=0.0.4");
   });
 }
 
-void ApiServer::RouteJobs() {
-  auto& s = *server_;
-  // Paged (job_list.h). The view's generation is the ETag: a client that has the page of the
-  // current view gets 304 without any work.
-  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+namespace {
+
+// Prometheus text in families: each metric's HELP and TYPE once, then its samples from every
+// cluster (the exposition format wants a family's samples together).
+class MetricFamilies {
+ public:
+  void Family(const std::string& name, const char* type, const char* help) {
+    if (index_.count(name) > 0) return;
+    index_[name] = families_.size();
+    families_.push_back(fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type));
+  }
+  // `labels`: "" or `a="x",b="y"` (joined with the cluster's label). `series` defaults to name.
+  void Add(const std::string& name, const std::string& labels, const std::string& value,
+           const std::string& series = "") {
+    std::string all = cluster_label_;
+    if (!labels.empty()) all += (all.empty() ? "" : ",") + labels;
+    families_.at(index_.at(name)) += fmt::format("{}{} {}\n", series.empty() ? name : series,
+                                                 all.empty() ? "" : "{" + all + "}", value);
+  }
+  void SetCluster(const std::string& label) { cluster_label_ = label; }
+  std::string Text() const {
+    std::string out;
+    for (const auto& f : families_) out += f;
+    return out;
+  }
+
+ private:
+  std::vector<std::string> families_;
+  std::map<std::string, size_t> index_;
+  std::string cluster_label_;
+};
+
+template <typename T>
+std::string Num(T v) {
+  return fmt::format("{}", v);
+}
+
+// One cluster's series (the view of its companion).
+void ClusterMetrics(const service::ServiceView& view, MetricFamilies& m) {
+  const service::ServiceView* v = &view;
+  m.Family("schedmate_slurm_ok", "gauge", "1 if the last tick read Slurm");
+  m.Add("schedmate_slurm_ok", "", Num(v->slurm_ok ? 1 : 0));
+  m.Family("schedmate_ticks_total", "counter", "service loop passes");
+  m.Add("schedmate_ticks_total", "", Num(v->ticks));
+  m.Family("schedmate_tick_seconds", "gauge", "duration of the last loop pass");
+  m.Add("schedmate_tick_seconds", "", fmt::format("{:.6f}", v->last_tick.seconds_f()));
+  std::map<std::string, int64_t> by_state;
+  int64_t stalled = 0;
+  for (const auto& j : v->jobs) {
+    ++by_state[j.job.state];
+    if (j.metrics && j.metrics->stalled) ++stalled;
+  }
+  m.Family("schedmate_queue_jobs", "gauge", "jobs slurmctld knows, by state");
+  for (const auto& [state, n] : by_state)
+    m.Add("schedmate_queue_jobs", fmt::format("state=\"{}\"", PromEscape(state)), Num(n));
+  m.Family("schedmate_jobs_stalled", "gauge", "running jobs whose logs show no progress");
+  m.Add("schedmate_jobs_stalled", "", Num(stalled));
+  const auto& e = v->prediction_error;
+  const std::string err = "schedmate_prediction_abs_error_seconds";
+  m.Family(err, "summary", "absolute error of duration predictions for completed jobs");
+  m.Add(err, "", fmt::format("{:.3f}", e.sum_abs_error_s), err + "_sum");
+  m.Add(err, "", Num(e.count), err + "_count");
+  m.Family("schedmate_prediction_mean_abs_relative_error", "gauge",
+           "mean |predicted-actual|/actual");
+  m.Add("schedmate_prediction_mean_abs_relative_error", "",
+        fmt::format("{:.6f}", e.count ? e.sum_abs_rel_error / e.count : 0.0));
+  m.Family("schedmate_anomalies", "gauge", "anomalies flagged in the last pass by kind");
+  for (const auto& [kind, n] : service::CountAnomalies(v->anomalies))
+    m.Add("schedmate_anomalies", fmt::format("kind=\"{}\"", kind), Num(n));
+  m.Family("schedmate_failures_total", "counter", "diagnosed failed runs by class");
+  for (auto cls : {service::FailureClass::kInfra, service::FailureClass::kApp,
+                   service::FailureClass::kUnknown}) {
+    auto it = v->failures_by_class.find(cls);
+    m.Add("schedmate_failures_total", fmt::format("class=\"{}\"", service::FailureClassName(cls)),
+          Num(it == v->failures_by_class.end() ? 0 : it->second));
+  }
+  m.Family("schedmate_failure_diagnoses_total", "counter",
+           "diagnosed failed runs by engine (llm_fallback: the LLM failed, built-in used)");
+  for (const char* engine : {"builtin", "llm", "llm_fallback"}) {
+    auto it = v->failures_by_engine.find(engine);
+    m.Add("schedmate_failure_diagnoses_total", fmt::format("engine=\"{}\"", engine),
+          Num(it == v->failures_by_engine.end() ? 0 : it->second));
+  }
+  m.Family("schedmate_actions_total", "counter", "automated actions by kind and outcome");
+  for (const auto& [key, n] : v->actions_by_kind) {
+    m.Add("schedmate_actions_total",
+          fmt::format("kind=\"{}\",outcome=\"{}\"", service::ActionKindName(key.first),
+                      service::ActionOutcomeName(key.second)),
+          Num(n));
+  }
+  m.Family("schedmate_store_errors_total", "counter",
+           "failed reads and writes of the service's stores (an action whose record failed is "
+           "not executed)");
+  m.Add("schedmate_store_errors_total", "", Num(v->store.errors));
+  m.Family("schedmate_store_degraded", "gauge", "1 if a store call failed in the last 10 minutes");
+  m.Add("schedmate_store_degraded", "", Num(v->store.degraded ? 1 : 0));
+  m.Family("schedmate_leader", "gauge",
+           "1 while this instance acts (always on SQLite; on a shared store, the lease holder)");
+  m.Add("schedmate_leader", "", Num(v->leadership.role == service::Role::kLeader ? 1 : 0));
+  m.Family("schedmate_leader_epoch", "gauge", "the shared store's lease epoch as last seen");
+  m.Add("schedmate_leader_epoch", "", Num(v->leadership.epoch));
+  m.Family("schedmate_leader_takeovers_total", "counter", "times this instance became leader");
+  m.Add("schedmate_leader_takeovers_total", "", Num(v->leadership.takeovers));
+  m.Family("schedmate_priority_changes_total", "counter",
+           "job priorities set by the order mode since start");
+  m.Add("schedmate_priority_changes_total", "", Num(v->scheduling.changes_total));
+  m.Family("schedmate_priorities_restored_total", "counter",
+           "original priorities put back since start");
+  m.Add("schedmate_priorities_restored_total", "", Num(v->scheduling.restored_total));
+  m.Family("schedmate_priorities_outstanding", "gauge",
+           "pending jobs holding a priority schedmate set");
+  m.Add("schedmate_priorities_outstanding", "", Num(v->scheduling.outstanding));
+  m.Family("schedmate_longest_wait_seconds", "gauge", "longest current wait of a pending job");
+  m.Add("schedmate_longest_wait_seconds", "", Num(v->scheduling.longest_wait.seconds()));
+  m.Family("schedmate_estimates_served_total", "counter", "submit-time estimates answered");
+  m.Add("schedmate_estimates_served_total", "", Num(v->estimates_served));
+  m.Family("schedmate_tracked_logs", "gauge", "job logs being tailed");
+  m.Add("schedmate_tracked_logs", "", Num(v->tracked_logs));
+}
+
+}  // namespace
+
+std::string ApiServer::Metrics() {
+  MetricFamilies m;
+  m.Family("schedmate_up", "gauge", "1 while the service runs");
+  m.Add("schedmate_up", "", "1");
+  for (const auto& c : clusters_) {
+    m.SetCluster(label_clusters_ ? fmt::format("cluster=\"{}\"", PromEscape(c.config.name)) : "");
+    ClusterMetrics(*c.companion->View(), m);
+  }
+  m.SetCluster("");
+  m.Family("schedmate_http_requests_total", "counter", "HTTP requests received");
+  m.Add("schedmate_http_requests_total", "", Num(requests_.load()));
+  ConnectionStats conns = server_->Stats();
+  m.Family("schedmate_http_connections_open", "gauge", "HTTP connections open now");
+  m.Add("schedmate_http_connections_open", "", Num(conns.open));
+  const std::string closed = "schedmate_http_connections_closed_total";
+  m.Family(closed, "counter",
+           "HTTP connections closed by the server: deadline (request not received in time, "
+           "idle keep-alive), cap (api.max_connections), rejected (bad framing)");
+  m.Add(closed, "reason=\"deadline\"", Num(conns.timed_out));
+  m.Add(closed, "reason=\"cap\"", Num(conns.evicted));
+  m.Add(closed, "reason=\"rejected\"", Num(conns.rejected));
+  return m.Text();
+}
+
+// GET /v1/jobs: one cluster's view (?cluster=, else the first cluster), paged (job_list.h).
+// The cluster and its view's generation are the ETag: a client that has the page of the current
+// view gets 304 without any work.
+void ApiServer::RouteJobList() {
+  server_->Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
     std::string field;
     auto query = ParseJobListQuery(
         [&req](const char* key) -> std::optional<std::string> {
@@ -513,79 +645,43 @@ void ApiServer::RouteJobs() {
           res, json{{"error", query.status().message()}, {"code", "bad_request"}, {"field", field}},
           400);
     }
-    auto v = companion_.View();
-    std::string etag = fmt::format("\"{:016x}-{}\"", instance_, v->generation);
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
+    const size_t index = static_cast<size_t>(selected.front() - clusters_.data());
+    auto v = selected.front()->companion->View();
+    std::string etag = fmt::format("\"{:016x}-{}-{}\"", instance_, index, v->generation);
     res.set_header("ETag", etag);
     res.set_header("Cache-Control", "no-cache");
     if (req.get_header_value("If-None-Match") == etag) {
       res.status = 304;
       return;
     }
-    res.set_content(job_lists_.Body(v, *query), "application/json");
+    res.set_content(job_lists_.at(index)->Body(v, *query), "application/json");
   });
+}
 
-  s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {
-    auto v = companion_.View();
-    const auto* j = FindJob(*v, req.matches[1]);
-    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
-    SendJson(res, ToJson(*j, /*detail=*/true));
-  });
-
-  // Why the job waits, as of the last pass (service/why.h).
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/why)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          auto v = companion_.View();
-          auto answer = service::ExplainJob(*v, req.matches[1], v->updated_at);
-          if (!answer.ok()) return SendError(res, 404, answer.status().message());
-          json out = service::WhyAnswerToJson(*answer);
-          if (why_rephraser_ != nullptr) {
-            why_rephraser_->Apply(out, KnownNames(*v));
-          } else {
-            service::SetExplanation(out, std::nullopt, "builtin");
-          }
-          SendJson(res, out);
-        });
-
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          int64_t limit = QueryInt(req, "limit", 500, 1, 100000);
-          std::lock_guard lock(stores_mu_);
-          auto series = stores_.service.MetricSeries(req.matches[1], limit);
-          if (!series.ok()) return SendError(res, 500, series.status().message());
-          json out = json::array();
-          for (const auto& m : *series) out.push_back(ToJson(m));
-          SendJson(res, json{{"job_id", std::string(req.matches[1])}, {"samples", std::move(out)}});
-        });
-
-  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)", [this](const httplib::Request& req,
-                                                 httplib::Response& res) {
-    if (!MayReadLogs(req, res)) return;
-    auto v = companion_.View();
-    const auto* j = FindJob(*v, req.matches[1]);
-    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
-    // Checked again now, on the job's own terms (a refused path was dropped from log_path).
-    const std::string& path = !j->log_path.empty() ? j->log_path : j->log_scope.std_out;
-    if (path.empty() || path.front() != '/') {
-      return SendError(res, 404, "no_log",
-                       "no log known" + (j->log_problem.empty() ? "" : ": " + j->log_problem));
-    }
-    int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
-    auto tail = service::ReadJobLogTail(path, j->log_scope, static_cast<size_t>(bytes));
-    if (!tail.ok()) return SendLogError(res, tail.status());
-    res.set_content(tail->text, "text/plain; charset=utf-8");
-  });
-
-  s.Get("/v1/predictions", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+// Predictions, the finished history and start estimates.
+void ApiServer::RoutePredictions() {
+  auto& s = *server_;
+  s.Get("/v1/predictions", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
     json out = json::array();
-    for (const auto& j : v->jobs) {
-      if (!j.prediction) continue;
-      out.push_back(json{{"job_id", j.job.id},
-                         {"name", j.job.name},
-                         {"state", j.job.state},
-                         {"prediction", ToJson(*j.prediction)}});
+    service::PredictionErrorStats e;
+    for (const ApiCluster* c : selected) {
+      auto v = c->companion->View();
+      for (const auto& j : v->jobs) {
+        if (!j.prediction) continue;
+        out.push_back(json{{"job_id", j.job.id},
+                           {"cluster", v->cluster},
+                           {"name", j.job.name},
+                           {"state", j.job.state},
+                           {"prediction", ToJson(*j.prediction)}});
+      }
+      e.count += v->prediction_error.count;
+      e.sum_abs_error_s += v->prediction_error.sum_abs_error_s;
+      e.sum_abs_rel_error += v->prediction_error.sum_abs_rel_error;
     }
-    const auto& e = v->prediction_error;
     SendJson(res, json{{"predictions", std::move(out)},
                        {"finished_compared", e.count},
                        {"mean_abs_error_s", e.count ? e.sum_abs_error_s / e.count : 0.0},
@@ -612,20 +708,26 @@ void ApiServer::RouteJobs() {
     SendJson(res, json{{"jobs", std::move(out)}});
   });
 
-  s.Get("/v1/start-estimates", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+  s.Get("/v1/start-estimates", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
     json out = json::array();
-    for (const auto& j : v->jobs) {
-      if (j.job.state != "PENDING") continue;
-      json e = j.start_estimate ? ToJson(*j.start_estimate)
-                                : json{{"job_id", j.job.id},
-                                       {"estimated_start", nullptr},
-                                       {"pending_reason", j.job.reason},
-                                       {"note", "not estimated yet"}};
-      e["name"] = j.job.name;
-      e["slurm_expected_start"] =
-          j.job.expected_start ? json(j.job.expected_start->seconds()) : json(nullptr);
-      out.push_back(std::move(e));
+    auto v = selected.front()->companion->View();
+    for (const ApiCluster* c : selected) {
+      auto cv = c->companion->View();
+      for (const auto& j : cv->jobs) {
+        if (j.job.state != "PENDING") continue;
+        json e = j.start_estimate ? ToJson(*j.start_estimate)
+                                  : json{{"job_id", j.job.id},
+                                         {"estimated_start", nullptr},
+                                         {"pending_reason", j.job.reason},
+                                         {"note", "not estimated yet"}};
+        e["name"] = j.job.name;
+        e["slurm_expected_start"] =
+            j.job.expected_start ? json(j.job.expected_start->seconds()) : json(nullptr);
+        e["cluster"] = cv->cluster;
+        out.push_back(std::move(e));
+      }
     }
     SendJson(res,
              json{{"updated_at", v->updated_at.seconds()},
@@ -634,17 +736,108 @@ void ApiServer::RouteJobs() {
   });
 }
 
-void ApiServer::RouteFailuresAndActions() {
+void ApiServer::RouteJobs() {
   auto& s = *server_;
-  s.Get("/v1/anomalies", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
-    SendJson(res, service::AnomaliesToJson(v->anomalies));
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32}))", [this](const httplib::Request& req, httplib::Response& res) {
+    const ApiCluster* c = ClusterOf(req, res, req.matches[1], /*node=*/false);
+    if (c == nullptr) return;
+    auto v = c->companion->View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    SendJson(res, JobJson(*v, *j, /*detail=*/true));
   });
 
-  s.Get("/v1/failures", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+  // Why the job waits, as of the last pass (service/why.h).
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/why)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          const ApiCluster* c = ClusterOf(req, res, req.matches[1], /*node=*/false);
+          if (c == nullptr) return;
+          auto v = c->companion->View();
+          auto answer = service::ExplainJob(*v, req.matches[1], v->updated_at);
+          if (!answer.ok()) return SendError(res, 404, answer.status().message());
+          json out = service::WhyAnswerToJson(*answer);
+          out["cluster"] = v->cluster;
+          if (why_rephraser_ != nullptr) {
+            why_rephraser_->Apply(out, KnownNames(*v));
+          } else {
+            service::SetExplanation(out, std::nullopt, "builtin");
+          }
+          SendJson(res, out);
+        });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/metrics)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          int64_t limit = QueryInt(req, "limit", 500, 1, 100000);
+          // Stored series outlive the job: the cluster is ?cluster=, the one the job is live
+          // on, or the only cluster.
+          const ApiCluster* c = nullptr;
+          if (req.has_param("cluster") || clusters_.size() == 1) {
+            auto selected = Selected(req, res);
+            if (selected.empty()) return;
+            c = selected.front();
+          } else if (c = ClusterOf(req, res, req.matches[1], /*node=*/false); c == nullptr) {
+            return;
+          }
+          std::lock_guard lock(stores_mu_);
+          auto series = c->store->MetricSeries(req.matches[1], limit);
+          if (!series.ok()) return SendError(res, 500, series.status().message());
+          json out = json::array();
+          for (const auto& m : *series) out.push_back(ToJson(m));
+          SendJson(res, json{{"job_id", std::string(req.matches[1])},
+                             {"cluster", c->config.name},
+                             {"samples", std::move(out)}});
+        });
+
+  s.Get(R"(/v1/jobs/([0-9_]{1,32})/log)", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    if (!MayReadLogs(req, res)) return;
+    const ApiCluster* c = ClusterOf(req, res, req.matches[1], /*node=*/false);
+    if (c == nullptr) return;
+    auto v = c->companion->View();
+    const auto* j = FindJob(*v, req.matches[1]);
+    if (j == nullptr) return SendError(res, 404, "no live job " + std::string(req.matches[1]));
+    // Checked again now, on the job's own terms (a refused path was dropped from log_path).
+    const std::string& path = !j->log_path.empty() ? j->log_path : j->log_scope.std_out;
+    if (path.empty() || path.front() != '/') {
+      return SendError(res, 404, "no_log",
+                       "no log known" + (j->log_problem.empty() ? "" : ": " + j->log_problem));
+    }
+    int64_t bytes = QueryInt(req, "bytes", 64 << 10, 1, 1 << 20);
+    auto tail = service::ReadJobLogTail(path, j->log_scope, static_cast<size_t>(bytes));
+    if (!tail.ok()) return SendLogError(res, tail.status());
+    res.set_content(tail->text, "text/plain; charset=utf-8");
+  });
+}
+
+void ApiServer::RouteFailuresAndActions() {
+  auto& s = *server_;
+  s.Get("/v1/anomalies", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
     json out = json::array();
-    for (const auto& f : v->failures) out.push_back(ToJson(f));
+    for (const ApiCluster* c : selected) {
+      auto v = c->companion->View();
+      for (json a : service::AnomaliesToJson(v->anomalies)) {
+        a["cluster"] = v->cluster;
+        out.push_back(std::move(a));
+      }
+    }
+    SendJson(res, out);
+  });
+
+  s.Get("/v1/failures", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
+    json out = json::array();
+    for (const ApiCluster* c : selected) {
+      auto v = c->companion->View();
+      for (const auto& f : v->failures) {
+        json item = ToJson(f);
+        item["cluster"] = v->cluster;
+        out.push_back(std::move(item));
+      }
+    }
     SendJson(res, json{{"failures", std::move(out)}});
   });
 
@@ -655,10 +848,12 @@ void ApiServer::RouteFailuresAndActions() {
     std::string copy;
     {
       std::lock_guard lock(stores_mu_);
-      auto failures = stores_.service.RecentFailures(100000);
-      if (!failures.ok()) return SendError(res, 500, failures.status().message());
-      for (const auto& f : *failures)
-        if (f.id == id) copy = f.log_copy;
+      for (const auto& c : clusters_) {  // failure ids are unique across clusters
+        auto failures = c.store->RecentFailures(100000);
+        if (!failures.ok()) return SendError(res, 500, failures.status().message());
+        for (const auto& f : *failures)
+          if (f.id == id) copy = f.log_copy;
+      }
     }
     if (copy.empty()) {
       return SendError(res, 404, "no_log",
@@ -669,37 +864,92 @@ void ApiServer::RouteFailuresAndActions() {
     res.set_content(tail->text, "text/plain; charset=utf-8");
   });
 
-  s.Get("/v1/actions", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+  s.Get("/v1/actions", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
     json out = json::array();
-    for (const auto& a : v->actions) out.push_back(ToJson(a));
-    SendJson(res, json{{"dry_run", v->dry_run}, {"actions", std::move(out)}});
+    for (const ApiCluster* c : selected) {
+      auto v = c->companion->View();
+      for (const auto& a : v->actions) {
+        json item = ToJson(a);
+        item["cluster"] = v->cluster;
+        out.push_back(std::move(item));
+      }
+    }
+    SendJson(res, json{{"dry_run", companion_.View()->dry_run}, {"actions", std::move(out)}});
   });
+  RouteNodes();
+}
 
-  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+void ApiServer::RouteNodes() {
+  auto& s = *server_;
+  s.Get("/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
     json out = json::array();
-    for (const auto& n : v->nodes) out.push_back(ToJson(n));
+    for (const ApiCluster* c : selected) {
+      auto v = c->companion->View();
+      for (const auto& n : v->nodes) {
+        json item = ToJson(n);
+        item["cluster"] = v->cluster;
+        out.push_back(std::move(item));
+      }
+    }
     SendJson(res, json{{"nodes", std::move(out)}});
   });
 
-  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)",
-         [this](const httplib::Request& req, httplib::Response& res) {
-           if (token_.empty()) {
-             return SendError(res, 403, "token_not_configured",
-                              "state-changing calls are disabled: no api.token configured");
-           }
-           if (!HasToken(req)) return SendError(res, 401, "missing or wrong bearer token");
-           Status s2 = companion_.ResumeNode(req.matches[1], "api");
-           if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
-           SendJson(res, json{{"ok", true}, {"node", std::string(req.matches[1])}});
-         });
+  s.Post(R"(/v1/nodes/([A-Za-z0-9._-]{1,128})/resume)", [this](const httplib::Request& req,
+                                                               httplib::Response& res) {
+    if (token_.empty()) {
+      return SendError(res, 403, "token_not_configured",
+                       "state-changing calls are disabled: no api.token configured");
+    }
+    if (!HasToken(req)) return SendError(res, 401, "missing or wrong bearer token");
+    const ApiCluster* c = ClusterOf(req, res, req.matches[1], /*node=*/true);
+    if (c == nullptr) return;
+    Status s2 = c->companion->ResumeNode(req.matches[1], "api");
+    if (!s2.ok()) return SendError(res, HttpStatusFor(s2), s2.message());
+    SendJson(
+        res,
+        json{{"ok", true}, {"node", std::string(req.matches[1])}, {"cluster", c->config.name}});
+  });
+}
+
+void ApiServer::RouteClusters() {
+  server_->Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
+    json out = json::array();
+    for (const auto& c : clusters_) {
+      auto v = c.companion->View();
+      int64_t running = 0, pending = 0;
+      for (const auto& j : v->jobs) {
+        running += j.job.state == "RUNNING" ? 1 : 0;
+        pending += j.job.state == "PENDING" ? 1 : 0;
+      }
+      out.push_back(json{{"name", c.config.name},
+                         {"slurm_conf", c.config.slurm_conf},
+                         {"slurm_cluster", c.config.cluster},
+                         {"slurm_ok", v->slurm_ok},
+                         {"last_error", v->last_error},
+                         {"ticks", v->ticks},
+                         {"updated_at", v->updated_at.seconds()},
+                         {"role", service::RoleName(v->leadership.role)},
+                         {"jobs", v->jobs.size()},
+                         {"running", running},
+                         {"pending", pending},
+                         {"nodes", v->nodes.size()},
+                         {"failures", v->failures.size()},
+                         {"actions", v->actions.size()}});
+    }
+    SendJson(res, json{{"clusters", std::move(out)}});
+  });
 }
 
 void ApiServer::RouteScheduling() {
   auto& s = *server_;
-  s.Get("/v1/scheduling", [this](const httplib::Request&, httplib::Response& res) {
-    auto v = companion_.View();
+  s.Get("/v1/scheduling", [this](const httplib::Request& req, httplib::Response& res) {
+    auto selected = Selected(req, res);
+    if (selected.empty()) return;
+    auto v = selected.front()->companion->View();  // ?cluster=, else the first cluster
     json out = ToJson(v->scheduling);
     out["dry_run"] = v->dry_run;
     json changes = json::array();

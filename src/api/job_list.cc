@@ -125,8 +125,12 @@ std::string JobListCache::Body(const std::shared_ptr<const service::ServiceView>
   std::shared_ptr<Texts> texts = TextsFor(view);
   size_t bytes = 96;
   for (size_t i : page.jobs) {
-    std::call_once(texts->once[i],
-                   [&] { texts->json[i] = DumpJson(ToJson(view->jobs[i], /*detail=*/false)); });
+    std::call_once(texts->once[i], [&] {
+      // With the cluster it runs on (slurm.clusters; "default" without).
+      nlohmann::json j = ToJson(view->jobs[i], /*detail=*/false);
+      j["cluster"] = view->cluster;
+      texts->json[i] = DumpJson(j);
+    });
     bytes += texts->json[i].size() + 1;
   }
   // Byte for byte what DumpJson of the document gives (compact, keys sorted).

@@ -41,6 +41,7 @@ struct ReportArgs {
   std::string config;
   std::string html;
   std::string api;
+  std::string cluster;  // slurm.clusters: whose records ("" = the default / first cluster)
   bool json = false;
 };
 
@@ -65,14 +66,16 @@ std::string StorePath(const ReportArgs& a) {
   return service::ServiceConfig{}.DatabasePath();
 }
 
-Result<service::ReportInput> ReadStore(const std::string& path, bool read_only, SimTime since,
-                                       SimTime until) {
+Result<service::ReportInput> ReadStore(const std::string& path, const std::string& cluster,
+                                       bool read_only, SimTime since, SimTime until) {
   store::SqliteOptions options;
   options.create_if_missing = false;
   options.read_only = read_only;
   SM_ASSIGN_OR_RETURN(auto db, store::SqliteDb::Open(path, options));
   SM_ASSIGN_OR_RETURN(auto history, store::SqliteHistoryStore::Attach(*db));
-  SM_ASSIGN_OR_RETURN(auto service_store, service::ServiceStore::Attach(*db));
+  SM_ASSIGN_OR_RETURN(
+      auto service_store,
+      service::ServiceStore::Attach(*db, cluster.empty() ? service::kDefaultCluster : cluster));
   return service::LoadReportInput(*history, *service_store, since, until);
 }
 
@@ -81,7 +84,8 @@ std::string AskService(const ReportArgs& a, const std::string& format) {
   httplib::Client client(a.api);
   client.set_connection_timeout(5);
   client.set_read_timeout(120);
-  const httplib::Params params{{"since", a.since}, {"until", a.until}, {"format", format}};
+  httplib::Params params{{"since", a.since}, {"until", a.until}, {"format", format}};
+  if (!a.cluster.empty()) params.emplace("cluster", a.cluster);
   auto res = client.Get("/v1/report", params, httplib::Headers{});
   if (!res) {
     Fail(Status::Unavailable(fmt::format("no schedmate service answers at {} ({})", a.api,
@@ -124,7 +128,7 @@ void Run(const ReportArgs& a) {
   // Read-only when the schema is current (a report never writes); else opened to migrate it.
   Result<service::ReportInput> input = Status::Internal("not read");
   for (bool read_only : {true, false}) {
-    input = ReadStore(path, read_only, *since, *until);
+    input = ReadStore(path, a.cluster, read_only, *since, *until);
     if (input.ok()) break;
   }
   if (!input.ok()) Fail(input.status());
@@ -166,6 +170,14 @@ void RegisterReportCommand(CLI::App& app) {
   cmd->add_option("--api", args->api, "URL of a running `schedmate serve` to ask instead")
       ->excludes(store)
       ->excludes(config);
+  cmd->add_option("--cluster", args->cluster,
+                  "Whose records, with several clusters (slurm.clusters; default: the store's "
+                  "default cluster, or the service's first)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return service::ValidClusterName(name) ? std::string() : "not a cluster name: " + name;
+          },
+          "NAME"));
   cmd->add_option("--html", args->html, "Also write an HTML page with plots to FILE");
   AddJsonFlag(cmd, args->json, "Print the report as JSON");
   cmd->callback([args] { Run(*args); });

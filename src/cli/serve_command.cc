@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "api/api_server.h"
 #include "cli/cli_util.h"
@@ -141,20 +143,33 @@ service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
         f.mode == "order" ? service::SchedulingMode::kOrder : service::SchedulingMode::kAdvise;
   }
   if (!f.order_policy.empty()) config.order_policy = f.order_policy;
+  if (!config.clusters.empty() && !f.jobcomp.empty()) {
+    FailUsage(
+        "--jobcomp names one cluster's file: with slurm.clusters, set jobcomp_path per "
+        "cluster");
+  }
+  return config;
+}
+
+// Start estimates model the cluster's scheduler: the slurm.conf its Slurm clients read (the
+// cluster's slurm_conf, else SLURM_CONF, else /etc/slurm/slurm.conf) when the slurm model
+// accepts it, else Slurm's defaults.
+void ReadSiteScheduler(const service::ClusterConfig& cluster, service::ServiceConfig& config) {
   const char* slurm_conf = std::getenv("SLURM_CONF");
-  const std::string conf_path = slurm_conf != nullptr ? slurm_conf : "/etc/slurm/slurm.conf";
+  const std::string conf_path = !cluster.slurm_conf.empty() ? cluster.slurm_conf
+                                : slurm_conf != nullptr     ? slurm_conf
+                                                            : "/etc/slurm/slurm.conf";
   struct stat st {};
   if (stat(conf_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     auto site = policy::ReadSlurmConf(conf_path);
     if (site.ok()) {
       config.start_estimates.slurm = site->config;
     } else {
-      std::cerr << "schedmate serve: note: start estimates use Slurm's default scheduler "
-                   "settings: "
+      std::cerr << "schedmate serve: note: cluster " << cluster.name
+                << ": start estimates use Slurm's default scheduler settings: "
                 << site.status().message() << "\n";
     }
   }
-  return config;
 }
 
 // The API token: --token-file, else the configuration's token file, else its token, else
@@ -200,18 +215,22 @@ std::string ExposureWarning(const ServeFlags& f, const service::ServiceConfig& c
 
 // --restore: Load() restored what an earlier process left; this repeats it and reports both.
 // Exit 1 when some priority could not be put back.
-void RestoreAndReport(service::Companion& companion) {
-  auto r = companion.RestorePriorities("schedmate serve --restore");
-  if (!r.ok()) Fail(r.status());
-  const service::RestoreSummary& at_load = companion.RestoredAtLoad();
-  r->restored += at_load.restored;
-  r->not_needed += at_load.not_needed;
-  r->skipped += at_load.skipped;
-  PrintJson({{"restored", r->restored},
-             {"not_needed", r->not_needed},
-             {"skipped", r->skipped},
-             {"failed", r->failed}});
-  if (r->failed > 0) std::exit(1);
+void RestoreAndReport(const std::vector<service::Companion*>& companions) {
+  service::RestoreSummary total;
+  for (service::Companion* companion : companions) {
+    auto r = companion->RestorePriorities("schedmate serve --restore");
+    if (!r.ok()) Fail(r.status());
+    const service::RestoreSummary& at_load = companion->RestoredAtLoad();
+    total.restored += r->restored + at_load.restored;
+    total.not_needed += r->not_needed + at_load.not_needed;
+    total.skipped += r->skipped + at_load.skipped;
+    total.failed += r->failed;
+  }
+  PrintJson({{"restored", total.restored},
+             {"not_needed", total.not_needed},
+             {"skipped", total.skipped},
+             {"failed", total.failed}});
+  if (total.failed > 0) std::exit(1);
 }
 
 // One line per automated action on stderr (the journal), besides the database and the API.
@@ -225,19 +244,24 @@ void PrintAction(const service::ActionRecord& a) {
 
 // The passes in a thread and the API until SIGINT/SIGTERM (blocked in `signals`); then order
 // mode's changes are undone before the API goes: Slurm's own priorities come back.
-void ServeUntilSignalled(service::Companion& companion, api::ApiServer& server,
+void RestoreOnStop(service::Companion& companion, int sig);
+
+void ServeUntilSignalled(const std::vector<service::Companion*>& companions, api::ApiServer& server,
                          const sigset_t& signals) {
-  std::thread loop([&] { companion.Run(); });
+  std::vector<std::thread> loops;
+  for (service::Companion* c : companions) loops.emplace_back([c] { c->Run(); });
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "schedmate serve: stopping (signal " << sig << ")\n";
-  companion.Stop();
-  loop.join();
-  // A follower's priorities are the leader's: only the acting instance puts them back.
-  if (companion.View()->leadership.role != service::Role::kLeader) {
-    server.Stop();
-    return;
-  }
+  for (service::Companion* c : companions) c->Stop();
+  for (auto& loop : loops) loop.join();
+  for (service::Companion* c : companions) RestoreOnStop(*c, sig);
+  server.Stop();
+}
+
+// Order mode's changes on one cluster undone at a stop (a follower's are the leader's).
+void RestoreOnStop(service::Companion& companion, int sig) {
+  if (companion.View()->leadership.role != service::Role::kLeader) return;
   if (auto r = companion.RestorePriorities(fmt::format(
           "schedmate serve stopping (signal {}): putting back original priorities", sig));
       r.ok()) {
@@ -251,7 +275,6 @@ void ServeUntilSignalled(service::Companion& companion, api::ApiServer& server,
     std::cerr << "schedmate serve: restoring priorities: " << r.status().message()
               << " (they are put back at the next start or by `schedmate serve --restore`)\n";
   }
-  server.Stop();
 }
 
 // The banner on stderr once the API listens.
@@ -272,44 +295,95 @@ void PrintBanner(const service::ServiceConfig& config, int port, const std::stri
             << "schedmate serve: actions " << actions << "\n";
 }
 
+// One watched cluster: its store connections, election, Slurm client, engines and companion.
+struct ClusterRuntime {
+  service::ClusterConfig cluster;
+  service::ServiceConfig config;
+  std::unique_ptr<store::Db> db;
+  std::unique_ptr<store::HistoryStore> history;
+  std::unique_ptr<service::ServiceStore> store;
+  std::unique_ptr<service::ServiceStore> read_store;  // on the API's connection
+  std::unique_ptr<service::Leadership> leadership;
+  std::unique_ptr<slurm::ClusterCommandRunner> runner;
+  std::unique_ptr<slurm::SlurmBackend> backend;
+  service::Engines engines;
+  std::unique_ptr<service::SlurmUsageProbe> usage;
+  std::unique_ptr<service::Companion> companion;
+};
+
+// Builds one cluster's runtime. The first cluster's engines include the advisor every cluster
+// shares (`shared`, set here when null).
+std::unique_ptr<ClusterRuntime> MakeCluster(const service::ServiceConfig& base,
+                                            const service::ClusterConfig& cluster,
+                                            slurm::CommandRunner& subprocess, store::Db& read_db,
+                                            std::unique_ptr<service::SynchronizedAdvisor>& shared,
+                                            service::Engines& first_engines,
+                                            llm::CurlHttpTransport& http, const Clock& clock) {
+  auto rt = std::make_unique<ClusterRuntime>();
+  rt->cluster = cluster;
+  rt->config = base;
+  rt->config.cluster_name = cluster.name;
+  if (!base.clusters.empty()) rt->config.jobcomp_path = cluster.jobcomp_path;
+  ReadSiteScheduler(cluster, rt->config);
+  // Each cluster's loop runs on its own thread: its own connection.
+  rt->db = OrFail(store::OpenDatabase(base.StoreUrl()));
+  rt->history = OrFail(store::SqlHistoryStore::Attach(*rt->db));
+  rt->store = OrFail(service::ServiceStore::Attach(*rt->db, cluster.name));
+  rt->read_store = OrFail(service::ServiceStore::Attach(read_db, cluster.name));
+  if (rt->db->dialect() == store::Dialect::kPostgres) {
+    rt->leadership = OrFail(service::PgLeaderElection::Open(base.StoreUrl(), base.instance_id,
+                                                            base.poll_interval * 3, cluster.name));
+  }
+  rt->runner = std::make_unique<slurm::ClusterCommandRunner>(subprocess, cluster.slurm_conf,
+                                                             cluster.cluster);
+  rt->backend = std::make_unique<slurm::SlurmBackend>(
+      *rt->runner, slurm::SlurmBackendOptions{.jobcomp_path = rt->config.jobcomp_path,
+                                              .use_sacct = rt->config.use_sacct,
+                                              .command_timeout = rt->config.command_timeout});
+  rt->engines = OrFail(service::MakeEngines(rt->config, *rt->history,
+                                            /*with_advisor=*/shared == nullptr));
+  if (shared == nullptr) {
+    shared = std::make_unique<service::SynchronizedAdvisor>(*rt->engines.advisor);
+    first_engines.llm = rt->engines.llm;
+    first_engines.description = rt->engines.description;
+    if (!rt->engines.notice.empty()) std::cerr << rt->engines.notice << "\n";
+  }
+  rt->usage = std::make_unique<service::SlurmUsageProbe>(*rt->backend, &http, rt->config.usage);
+  rt->companion = std::make_unique<service::Companion>(
+      service::CompanionDeps{*rt->backend, *rt->history, *rt->store, *shared, *rt->engines.tracker,
+                             *rt->engines.diagnoser, clock, rt->usage.get(), rt->leadership.get()},
+      rt->config);
+  if (Status s = rt->companion->Load(); !s.ok()) Fail(s);
+  return rt;
+}
+
 void RunServe(const ServeFlags& f) {
   const service::ServiceConfig config = ConfigFromFlags(f);
   const std::string token = ResolveToken(f, config);
   const std::string exposure = ExposureWarning(f, config, token);
 
   // store.url: SQLite (the only instance) or PostgreSQL shared with other instances, of which
-  // the elected leader acts (service/leader.h); the API reads through its own connection.
-  auto db = OrFail(store::OpenDatabase(config.StoreUrl()));
-  auto history = OrFail(store::SqlHistoryStore::Attach(*db));
-  auto service_store = OrFail(service::ServiceStore::Attach(*db));
+  // the elected leader of each cluster acts (service/leader.h); the API reads through its own
+  // connection. slurm.clusters: one companion per cluster, sharing the store and the advisor.
   auto read_db = OrFail(store::OpenDatabase(config.StoreUrl()));
   auto read_history = OrFail(store::SqlHistoryStore::Attach(*read_db));
-  auto read_service = OrFail(service::ServiceStore::Attach(*read_db));
-  std::unique_ptr<service::Leadership> leadership;
-  if (db->dialect() == store::Dialect::kPostgres) {
-    leadership = OrFail(service::PgLeaderElection::Open(config.StoreUrl(), config.instance_id,
-                                                        config.poll_interval * 3));
-  }
-
-  slurm::SubprocessCommandRunner runner;
-  slurm::SlurmBackend backend(runner, {.jobcomp_path = config.jobcomp_path,
-                                       .use_sacct = config.use_sacct,
-                                       .command_timeout = config.command_timeout});
-  service::Engines engines = OrFail(service::MakeEngines(config, *history));
-  if (!engines.notice.empty()) std::cerr << engines.notice << "\n";
+  slurm::SubprocessCommandRunner subprocess;
   SystemClock clock;
   llm::CurlHttpTransport http;  // the DCGM exporter, when usage.gpu_source is dcgm
-  service::SlurmUsageProbe usage(backend, &http, config.usage);
-  service::Companion companion(
-      {backend, *history, *service_store, *engines.advisor, *engines.tracker, *engines.diagnoser,
-       clock, &usage, leadership.get()},
-      config);
-  if (Status s = companion.Load(); !s.ok()) Fail(s);
+  std::unique_ptr<service::SynchronizedAdvisor> shared_advisor;
+  service::Engines first;  // the LLM and description of the first cluster's engines
+  std::vector<std::unique_ptr<ClusterRuntime>> clusters;
+  for (const auto& c : config.Clusters()) {
+    clusters.push_back(
+        MakeCluster(config, c, subprocess, *read_db, shared_advisor, first, http, clock));
+  }
+  std::vector<service::Companion*> companions;
+  for (auto& rt : clusters) companions.push_back(rt->companion.get());
   if (f.restore) {
-    RestoreAndReport(companion);
+    RestoreAndReport(companions);
     return;
   }
-  companion.SetActionSink(PrintAction);
+  for (service::Companion* c : companions) c->SetActionSink(PrintAction);
 
   // Signals are taken by a sigwait; block them before any thread starts.
   sigset_t signals;
@@ -320,20 +394,30 @@ void RunServe(const ServeFlags& f) {
 
   if (f.ticks > 0) {  // bounded run, for scripts and tests: no API
     for (int i = 0; i < f.ticks; ++i) {
-      if (Status s = companion.Tick(); !s.ok()) Fail(s);
+      for (service::Companion* c : companions)
+        if (Status s = c->Tick(); !s.ok()) Fail(s);
     }
-    auto v = companion.View();
-    PrintJson({{"ticks", v->ticks},
-               {"jobs", v->jobs.size()},
-               {"failures", v->failures.size()},
-               {"actions", v->actions.size()}});
+    int64_t ticks = 0, jobs = 0, failures = 0, actions = 0;
+    for (service::Companion* c : companions) {
+      auto v = c->View();
+      ticks = std::max(ticks, v->ticks);
+      jobs += static_cast<int64_t>(v->jobs.size());
+      failures += static_cast<int64_t>(v->failures.size());
+      actions += static_cast<int64_t>(v->actions.size());
+    }
+    PrintJson({{"ticks", ticks}, {"jobs", jobs}, {"failures", failures}, {"actions", actions}});
     return;
   }
 
   // With an LLM (llm.engine llm|auto, decided at start-up), why-explanations are rephrased.
   std::unique_ptr<service::WhyRephraser> rephraser;  // outlives the server
-  if (engines.llm != nullptr) rephraser = std::make_unique<service::WhyRephraser>(engines.llm);
-  api::ApiServer server(companion, {*read_service, *read_history}, token);
+  if (first.llm != nullptr) rephraser = std::make_unique<service::WhyRephraser>(first.llm);
+  std::vector<api::ApiCluster> api_clusters;
+  for (auto& rt : clusters) {
+    api_clusters.push_back({rt->cluster, rt->companion.get(), rt->read_store.get()});
+  }
+  api::ApiServer server(std::move(api_clusters), *read_history, token,
+                        /*label_clusters=*/!config.clusters.empty());
   server.SetWhyRephraser(rephraser.get());
   if (Status s = server.Start(config.listen, config.port); !s.ok()) Fail(s);
   if (!f.port_file.empty()) {
@@ -341,9 +425,20 @@ void RunServe(const ServeFlags& f) {
       Fail(s);
   }
   std::cerr << exposure;
-  PrintBanner(config, server.port(), token, engines.description, companion.ActionPolicySummary());
-  ServeUntilSignalled(companion, server, signals);
-  if (leadership) leadership->Resign();  // the other instance takes over at its next poll
+  PrintBanner(config, server.port(), token, first.description,
+              companions.front()->ActionPolicySummary());
+  if (!config.clusters.empty()) {
+    for (const auto& rt : clusters) {
+      std::cerr << "schedmate serve: cluster " << rt->cluster.name << ": "
+                << (rt->cluster.slurm_conf.empty() ? "--clusters=" + rt->cluster.cluster
+                                                   : "SLURM_CONF=" + rt->cluster.slurm_conf)
+                << "\n";
+    }
+  }
+  ServeUntilSignalled(companions, server, signals);
+  // The other instance takes over at its next poll.
+  for (auto& rt : clusters)
+    if (rt->leadership) rt->leadership->Resign();
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ namespace {
 struct WhyArgs {
   std::string job_id;
   std::string api = "http://127.0.0.1:8787";
+  std::string cluster;  // the service's cluster (slurm.clusters) the job is on ("" = any)
   bool slurm = false;
   bool json = false;
   EngineFlags engine;
@@ -53,7 +54,9 @@ Result<nlohmann::json> AskService(const WhyArgs& a) {
   httplib::Client client(a.api);
   client.set_connection_timeout(5);
   client.set_read_timeout(30);
-  auto res = client.Get("/v1/jobs/" + a.job_id + "/why");
+  httplib::Params params;
+  if (!a.cluster.empty()) params.emplace("cluster", a.cluster);
+  auto res = client.Get("/v1/jobs/" + a.job_id + "/why", params, httplib::Headers{});
   if (!res) {
     return Status::Unavailable(
         fmt::format("no schedmate service answers at {} ({}); start "
@@ -61,7 +64,17 @@ Result<nlohmann::json> AskService(const WhyArgs& a) {
                     a.api, httplib::to_string(res.error())));
   }
   auto body = nlohmann::json::parse(res->body, nullptr, false);
-  if (res->status == 404) return Status::NotFound("job " + a.job_id + ": not in the queue");
+  if (res->status == 404) {
+    return Status::NotFound("job " + a.job_id + ": not in the queue" +
+                            (body.is_object() && body.value("code", "") == "unknown_cluster"
+                                 ? " (" + body.value("error", "") + ")"
+                                 : ""));
+  }
+  if (res->status == 409 && body.is_object() && body.contains("clusters")) {
+    return Status::FailedPrecondition(
+        fmt::format("job {} is live on clusters {}: name one with --cluster", a.job_id,
+                    body["clusters"].dump()));
+  }
   if (res->status != 200 || body.is_discarded()) {
     return Status::Unavailable(
         fmt::format("{} answered HTTP {}: {}", a.api, res->status, res->body.substr(0, 200)));
@@ -217,8 +230,13 @@ void RegisterWhyCommand(CLI::App& app) {
           "JOBID"));
   auto* api = cmd->add_option("--api", args->api, "URL of a running `schedmate serve`")
                   ->capture_default_str();
-  cmd->add_flag("--slurm", args->slurm, "Read squeue/sinfo directly instead of asking the service")
-      ->excludes(api);
+  auto* slurm_flag = cmd->add_flag("--slurm", args->slurm,
+                                   "Read squeue/sinfo directly instead of asking the service")
+                         ->excludes(api);
+  cmd->add_option("--cluster", args->cluster,
+                  "The service's cluster the job is on (slurm.clusters; needed when the id is "
+                  "live on several)")
+      ->excludes(slurm_flag);
   AddJsonFlag(cmd, args->json, "Print the answer as JSON");
   AddEngineFlags(cmd, args->engine, /*confidence_gate=*/false);
   cmd->callback([args] { Run(*args); });

@@ -123,6 +123,22 @@ Companion::Companion(CompanionDeps deps, ServiceConfig config)
   scheduling_.max_wait = config_.max_wait;
 }
 
+bool Companion::DefaultCluster() const { return config_.cluster_name == kDefaultCluster; }
+std::string Companion::HistoryId(const std::string& id) const {
+  return DefaultCluster() ? id : config_.cluster_name + "/" + id;
+}
+store::StoredJob Companion::StoredFor(const JobContext& c) const {
+  store::StoredJob s = StoredFromContext(c);
+  s.job.id = HistoryId(s.job.id);
+  return s;
+}
+std::string Companion::RunKeyOf(const slurm::FinishedJob& f) const {
+  return DefaultCluster() ? f.RunKey() : config_.cluster_name + "/" + f.RunKey();
+}
+std::string Companion::LogPrefix() const {
+  return DefaultCluster() ? "" : config_.cluster_name + "-";
+}
+
 Status Companion::Load() {
   std::lock_guard lock(engine_mu_);
   OrderOptions order;
@@ -234,15 +250,15 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   // Finished jobs need their StdOut only if they failed; HandleFailure asks then.
   if (j.state == "RUNNING") RefreshLogPath(t);
   // A prediction made before a restart is reused: one prediction per job.
-  auto stored = deps_.history.ListPredictions(j.id);
+  auto stored = deps_.history.ListPredictions(HistoryId(j.id));
   if (stored.ok() && !stored->empty()) {
     const auto& p = stored->back();
     t.prediction =
         Prediction{p.duration, p.low, p.high, p.confidence, p.explanation, p.estimator, p.made_at};
   }
-  auto existing = deps_.history.FindJob(j.id);
+  auto existing = deps_.history.FindJob(HistoryId(j.id));
   if (!existing.ok() || !existing->has_value() || (*existing)->job.submit != j.submit) {
-    StoreOk(deps_.history.PutJob(StoredFromContext(t.context)), "storing job " + j.id);
+    StoreOk(deps_.history.PutJob(StoredFor(t.context)), "storing job " + j.id);
     t.prediction.reset();  // a reused job id is a new job
   } else {
     t.context.fingerprint = (*existing)->fingerprint;
@@ -260,10 +276,10 @@ void Companion::ObserveNewJob(Tracked& t, SimTime now) {
   t.prediction = *prediction;
   if (!prediction->fingerprint.empty()) {
     t.context.fingerprint = prediction->fingerprint;
-    StoreOk(deps_.history.PutJob(StoredFromContext(t.context)), "storing job " + j.id);
+    StoreOk(deps_.history.PutJob(StoredFor(t.context)), "storing job " + j.id);
   }
   store::StoredPrediction sp;
-  sp.job_id = j.id;
+  sp.job_id = HistoryId(j.id);
   sp.made_at = now;
   sp.estimator = prediction->engine;
   sp.duration = prediction->duration;
@@ -710,8 +726,9 @@ Companion::CapturedLog Companion::CaptureLog(const slurm::FinishedJob& f, const 
   }
   out.text = std::move(tail->text);
   // 0600 in the 0700 logs directory, whatever the original's mode (log_access.h).
-  auto copy = WriteCapturedLog(config_.CapturedLogDir(),
-                               fmt::format("{}-{}.log", f.id, f.start.seconds()), out.text);
+  auto copy =
+      WriteCapturedLog(config_.CapturedLogDir(),
+                       fmt::format("{}{}-{}.log", LogPrefix(), f.id, f.start.seconds()), out.text);
   if (copy.ok()) {
     out.copy_path = *copy;
   } else {
@@ -723,7 +740,7 @@ Companion::CapturedLog Companion::CaptureLog(const slurm::FinishedJob& f, const 
 FailureRecord Companion::RecordFailure(const slurm::FinishedJob& f, const Diagnosis& d,
                                        const std::string& copy_path, SimTime now) {
   FailureRecord rec;
-  rec.run_key = f.RunKey();
+  rec.run_key = RunKeyOf(f);
   rec.job_id = f.id;
   rec.at = now;
   rec.state = f.state;
@@ -781,15 +798,16 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
 }
 
 void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
-  auto handled = deps_.store.IsRunHandled(f.RunKey());
+  const std::string run_key = RunKeyOf(f);
+  auto handled = deps_.store.IsRunHandled(run_key);
   if (!handled.ok() || *handled) return;
   // Mark first: at most once, even if we crash below.
-  if (!deps_.store.MarkRunHandled(f.RunKey(), f.id, f.state).ok()) return;
+  if (!deps_.store.MarkRunHandled(run_key, f.id, f.state).ok()) return;
   auto it = tracked_.find(f.id);
   Tracked* t = it != tracked_.end() ? &it->second : nullptr;
   Duration ran = f.end - f.start;
   JobState state = JobStateFromSlurm(f.state);
-  auto existing = deps_.history.FindJob(f.id);
+  auto existing = deps_.history.FindJob(HistoryId(f.id));
   if (existing.ok() && !existing->has_value()) {
     JobContext c;
     c.job_id = f.id;
@@ -799,10 +817,10 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
     c.submit = f.submit;
     c.time_limit_min = f.time_limit_min;
     c.nodes = static_cast<int32_t>(f.node_names.size());
-    StoreOk(deps_.history.PutJob(StoredFromContext(t != nullptr ? t->context : c)),
-            "storing job " + f.id);
+    StoreOk(deps_.history.PutJob(StoredFor(t != nullptr ? t->context : c)), "storing job " + f.id);
   }
-  StoreOk(deps_.history.RecordFinish(f.id, f.end, ran, state), "recording the end of job " + f.id);
+  StoreOk(deps_.history.RecordFinish(HistoryId(f.id), f.end, ran, state),
+          "recording the end of job " + f.id);
   JobContext ctx = t != nullptr ? t->context : JobContext{f.id, f.name, f.user, f.partition};
   {
     std::lock_guard advisor_lock(advisor_mu_);
@@ -815,7 +833,7 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
     prediction_error_.sum_abs_rel_error += err / std::max(1.0, ran.seconds_f());
   }
   if (IsFailureState(f.state)) HandleFailure(f, t, now);
-  StoreOk(deps_.store.FinishRun(f.RunKey()), "finishing run " + f.RunKey());
+  StoreOk(deps_.store.FinishRun(run_key), "finishing run " + run_key);
   deps_.tracker.Forget(f.id);
   if (t != nullptr) t->metrics.reset();
 }
@@ -1343,6 +1361,7 @@ void Companion::ProbeUsage(SimTime now) {
 void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Duration took) {
   last_tick_ = took;
   auto view = std::make_shared<ServiceView>();
+  view->cluster = config_.cluster_name;
   view->updated_at = now;
   view->ticks = ticks_;
   view->generation = ++published_;

@@ -128,6 +128,7 @@ struct StoreHealth {
 
 // What the API shows: a consistent snapshot taken at the end of a tick.
 struct ServiceView {
+  std::string cluster = "default";  // the cluster this companion watches (slurm.clusters)
   SimTime updated_at;
   int64_t ticks = 0;
   int64_t generation = 0;  // grows with every published view (several may share `ticks`)
@@ -243,6 +244,15 @@ class Companion {
   std::vector<slurm::AssocLimits> assocs_;
   std::optional<SimTime> qos_at_;
 
+  // Cluster names in shared records (slurm.clusters): the default cluster's are unqualified, so
+  // a store written before clusters existed keeps its keys. History rows of another cluster are
+  // "<cluster>/<job id>" (the history and the advisor learn across clusters; job ids repeat),
+  // run keys "<cluster>/<id>@<start>", captured logs "<cluster>-<id>-<start>.log".
+  bool DefaultCluster() const;
+  std::string HistoryId(const std::string& id) const;
+  store::StoredJob StoredFor(const JobContext& c) const;
+  std::string RunKeyOf(const slurm::FinishedJob& f) const;
+  std::string LogPrefix() const;
   void ObserveNewJob(Tracked& t, SimTime now);
   void RefreshLogPath(Tracked& t);
   void TrackRunning(Tracked& t, SimTime now, std::vector<MetricSample>& samples);

@@ -6,9 +6,12 @@
 
 namespace schedmate::service {
 
-Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& history) {
+Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& history,
+                            bool with_advisor) {
   Engines e;
-  SM_ASSIGN_OR_RETURN(e.advisor, AdvisorJobAdvisor::Create(history));
+  if (with_advisor) {
+    SM_ASSIGN_OR_RETURN(e.advisor, AdvisorJobAdvisor::Create(history));
+  }
   e.tracker = std::make_unique<TrackerLogTracker>(config.stall_after, config.slowdown_ratio);
   std::shared_ptr<llm::LlmSetup> llm;
   std::string failure_engine = "failure-handler";

@@ -5,6 +5,7 @@
 // `logs` and `diagnose`, so the service and the CLI classify the same log the same way.
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/result.h"
@@ -34,6 +35,27 @@ struct Engines {
 // config.llm_engine (llm|auto) gives the failure diagnoser an LLM per llm/engine.h's rule: "auto"
 // probes once and uses it only when healthy; "llm" uses it and falls back per failure. An
 // unreadable llm.config file is an error; a missing or dead LLM is a notice, never an error.
-Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& history);
+// `with_advisor` false: no advisor (the clusters after the first share the first one's: serve).
+Result<Engines> MakeEngines(const ServiceConfig& config, store::HistoryStore& history,
+                            bool with_advisor = true);
+
+// One advisor shared by several companions (slurm.clusters: one per cluster, each on its own
+// thread): calls are serialised here, so the advisor learns from every cluster's jobs.
+class SynchronizedAdvisor final : public JobAdvisor {
+ public:
+  explicit SynchronizedAdvisor(JobAdvisor& inner) : inner_(inner) {}
+  Result<Prediction> Predict(const JobContext& job, SimTime now) override {
+    std::lock_guard lock(mu_);
+    return inner_.Predict(job, now);
+  }
+  void Observe(const JobContext& job, Duration actual, JobState state) override {
+    std::lock_guard lock(mu_);
+    inner_.Observe(job, actual, state);
+  }
+
+ private:
+  JobAdvisor& inner_;
+  std::mutex mu_;
+};
 
 }  // namespace schedmate::service

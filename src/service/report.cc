@@ -374,11 +374,19 @@ Result<ReportInput> LoadReportInput(store::HistoryStore& history, ServiceStore& 
   all.finished_only = false;
   SM_ASSIGN_OR_RETURN(std::vector<store::StoredJob> jobs, history.ListJobs(all));
   constexpr int64_t kSampleCap = 1'000'000;  // per job; a week at 1 sample/s fits
+  // Another cluster than the default one (slurm.clusters): its jobs only, stored in the shared
+  // history as "<cluster>/<id>" (Companion::HistoryId) and reported by their Slurm id.
+  const std::string prefix = service.cluster() == kDefaultCluster ? "" : service.cluster() + "/";
   for (auto& sj : jobs) {
     if (sj.job.submit >= until) continue;
     if (sj.finish && *sj.finish < since) continue;
+    const std::string key = sj.job.id;
+    if (!prefix.empty()) {
+      if (!StartsWith(key, prefix)) continue;
+      sj.job.id = key.substr(prefix.size());
+    }
     if (sj.finish) {
-      SM_ASSIGN_OR_RETURN(auto preds, history.ListPredictions(sj.job.id));
+      SM_ASSIGN_OR_RETURN(auto preds, history.ListPredictions(key));
       if (!preds.empty()) in.predictions[sj.job.id] = std::move(preds);
     }
     SM_ASSIGN_OR_RETURN(auto samples, service.MetricSeries(sj.job.id, kSampleCap));

@@ -59,7 +59,8 @@ struct ReportInput {
 // Reads everything relevant to [since, until) from the stores: jobs submitted before `until`,
 // their predictions and tracker samples, failures and actions recorded in the period, and each
 // job's mean GPU utilisation over the usage probes recorded in the period (none: unknown, and a
-// note says so when no job has any).
+// note says so when no job has any). One cluster's: `service`'s (service_store.h); for another
+// cluster than the default one, only its jobs of the shared history.
 Result<ReportInput> LoadReportInput(store::HistoryStore& history, ServiceStore& service,
                                     SimTime since, SimTime until);
 
