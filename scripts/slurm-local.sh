@@ -15,6 +15,8 @@
 #   SLURM_GPUS           GPUs per node (Gres=gpu:N, /dev/null-backed)    default 8
 #   SLURM_CPUS           CPUs advertised per node                        default 8
 #   SLURM_PORT_BASE      slurmctld listens on BASE+7, nodes on BASE+101.. default 16910
+#   SLURM_CLUSTER_NAME   ClusterName= (side-by-side instances, schedmate's slurm.clusters tests)
+#                                                                         default schedmate
 #   SCHEDMATE_URL        where job_submit.lua asks for estimates         default http://127.0.0.1:8787
 #   SLURM_OVERTIME_LIMIT minutes a job may run past its time limit       default 0 (Slurm's)
 #                        (UNLIMITED for bench/slurm_order: limits set from predictions never kill)
@@ -42,6 +44,7 @@ NODES=${SLURM_NODES:-2}
 GPUS=${SLURM_GPUS:-8}
 CPUS=${SLURM_CPUS:-8}
 PORT_BASE=${SLURM_PORT_BASE:-16910}
+CLUSTER_NAME=${SLURM_CLUSTER_NAME:-schedmate}
 SCHEDMATE_URL=${SCHEDMATE_URL:-http://127.0.0.1:8787}
 OVERTIME=${SLURM_OVERTIME_LIMIT:-0}
 SCHED_PARAMS=${SLURM_SCHED_PARAMS:-batch_sched_delay=0}
@@ -103,7 +106,7 @@ write_configs() {
   done
   cat >"$DIR/etc/slurm.conf" <<EOF
 # Written by schedmate scripts/slurm-local.sh: $NODES logical GPU nodes on one machine.
-ClusterName=schedmate
+ClusterName=$CLUSTER_NAME
 SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -261,9 +264,9 @@ start_dbd() {
 
 # The cluster, an account and root's association, so jobs pass AccountingStorageEnforce.
 register_accounting() {
-  sacctmgr -i add cluster schedmate >/dev/null 2>&1 || true
-  sacctmgr -i add account schedmate Cluster=schedmate >/dev/null 2>&1 || true
-  sacctmgr -i add user root DefaultAccount=schedmate Account=schedmate Cluster=schedmate >/dev/null 2>&1 || true
+  sacctmgr -i add cluster "$CLUSTER_NAME" >/dev/null 2>&1 || true
+  sacctmgr -i add account schedmate Cluster="$CLUSTER_NAME" >/dev/null 2>&1 || true
+  sacctmgr -i add user root DefaultAccount=schedmate Account=schedmate Cluster="$CLUSTER_NAME" >/dev/null 2>&1 || true
   sacctmgr -n -P show assoc where user=root account=schedmate format=user | grep -q root \
     || die "sacctmgr could not register root's association"
 }

@@ -100,9 +100,16 @@ if [[ "${SCHEDMATE_SKIP_SLURM:-0}" != 1 && -x scripts/slurm-local.sh ]]; then
   # against sstat's use; SLURM_MEMORY=0 skips that check.
   export SLURM_MEMORY=${SLURM_MEMORY:-1}
   scripts/slurm-local.sh install
-  trap 'scripts/slurm-local.sh stop || true' EXIT
+  # A second, smaller cluster beside it (no accounting) for slurm_clusters: one serve watching
+  # both (slurm.clusters). Its own directory, ports and ClusterName; it reuses munged.
+  second=(env SCHEDMATE_SLURM_DIR=/tmp/schedmate-slurm-b SLURM_PORT_BASE=17210
+          SLURM_CLUSTER_NAME=schedmate-b WITH_DBD=0 scripts/slurm-local.sh)
+  trap '"${second[@]}" stop || true; scripts/slurm-local.sh stop || true' EXIT
   scripts/slurm-local.sh start
-  ctest --test-dir build --output-on-failure -L slurm --timeout 600 || status=1
+  "${second[@]}" start
+  SCHEDMATE_SLURM_CONF_B=/tmp/schedmate-slurm-b/etc/slurm.conf \
+    ctest --test-dir build --output-on-failure -L slurm --timeout 600 || status=1
+  "${second[@]}" stop || true
   scripts/slurm-local.sh stop || true
   trap - EXIT
 fi
