@@ -556,5 +556,56 @@ TEST_F(FailoverTest, ServeProcessesShowTheirRoleAndTheFollowerTakesOver) {
   EXPECT_EQ(Metric(port[follower], "schedmate_leader_takeovers_total"), "1");
 }
 
+// Several clusters on one shared store: a PostgreSQL store of the pre-cluster schema migrates
+// its rows (and its lease) to the default cluster, and each cluster elects its own leader.
+TEST(SharedStoreClusters, OldRowsMigrateAndEachClusterHasItsOwnLeader) {
+  SKIP_WITHOUT_PG();
+  const std::string url = FreshSchemaUrl();
+  auto db = store::OpenDatabase(url);
+  ASSERT_OK(db);
+  ASSERT_OK((*db)->Migrate("service", ServiceMigrations().first(6)));
+  ASSERT_OK((*db)->Exec(
+      "INSERT INTO service_priorities(job_id, submit_us, original, nice, explicit, left_alone,"
+      " ours, first_seen_us) VALUES('5', 1, 100, 0, 0, '', 7, 1)"));
+  ASSERT_OK(
+      (*db)->Exec("INSERT INTO service_leader(id, holder, epoch, expires_us, renewed_us)"
+                  " VALUES(1, 'old', 4, 0, 0)"));
+  auto old = ServiceStore::Attach(**db);
+  ASSERT_OK(old);
+  auto b = ServiceStore::Attach(**db, "b");
+  ASSERT_OK(b);
+  EXPECT_EQ((*old)->FindPriority("5")->value().original, 100);
+  EXPECT_FALSE((*b)->FindPriority("5")->has_value());
+  PriorityRecord p;
+  p.job_id = "5";
+  p.original = 200;
+  ASSERT_OK((*b)->PutPriority(p));
+  EXPECT_EQ((*b)->FindPriority("5")->value().original, 200);
+  EXPECT_EQ((*old)->FindPriority("5")->value().original, 100);
+
+  auto a1 = PgLeaderElection::Open(url, "i1", Duration::Seconds(30), "a");
+  auto a2 = PgLeaderElection::Open(url, "i2", Duration::Seconds(30), "a");
+  auto b2 = PgLeaderElection::Open(url, "i2", Duration::Seconds(30), "b");
+  auto d2 = PgLeaderElection::Open(url, "i2", Duration::Seconds(30));
+  for (auto* e : {&a1, &a2, &b2, &d2}) ASSERT_OK(*e);
+  EXPECT_EQ((*a1)->Renew().role, Role::kLeader);
+  EXPECT_EQ((*a2)->Renew().role, Role::kFollower);  // a's lock is i1's
+  EXPECT_EQ((*b2)->Renew().role, Role::kLeader);    // b's is free
+  LeaderStatus d = (*d2)->Renew();
+  EXPECT_EQ(d.role, Role::kLeader);
+  EXPECT_EQ(d.epoch, 5);  // the default cluster's lease went on from the migrated row
+  // A fence of cluster a's epoch does not let b's store write, and the reverse.
+  (*b)->SetFence(LeaseFence{"i1", (*a1)->Current().epoch});
+  ActionRecord act;
+  act.job_id = "5";
+  act.kind = ActionKind::kNotifyUser;
+  EXPECT_EQ((*b)->AddAction(act).status().code(), StatusCode::kFailedPrecondition);
+  (*b)->SetFence(LeaseFence{"i2", (*b2)->Current().epoch});
+  EXPECT_OK((*b)->AddAction(act));
+  (*a1)->Resign();
+  EXPECT_EQ((*a2)->Renew().role, Role::kLeader);  // a's takeover, b untouched
+  EXPECT_EQ((*b2)->Renew().role, Role::kLeader);
+}
+
 }  // namespace
 }  // namespace schedmate::service
