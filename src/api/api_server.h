@@ -55,7 +55,8 @@
 //
 // Several clusters (slurm.clusters): every job, failure, action, node and anomaly carries
 // "cluster"; list routes take ?cluster=NAME (404 "unknown_cluster" for another name) and list
-// the clusters in configuration order, each in its own order; a route naming a job (or node) that
+// the clusters in configuration order, each in its own order (the paged /v1/jobs: one cluster,
+// the first without ?cluster=); a route naming a job (or node) that
 // is live on several clusters needs ?cluster= (409 "ambiguous", with "clusters"); /metrics
 // series get a cluster="NAME" label; /healthz adds "clusters". /v1/report and /v1/scheduling
 // are one cluster's (?cluster=, else the first); the estimate and what-if routes use the first

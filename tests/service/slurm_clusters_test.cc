@@ -126,7 +126,8 @@ class SlurmClusters : public ::testing::Test {
     return std::string(Trim(r.out));
   }
   // The cluster of every job `id` named mctest-<name> in /v1/jobs[?query] (ids repeat across
-  // clusters, and finished jobs of earlier runs stay listed for MinJobAge).
+  // clusters, and finished jobs of earlier runs stay listed for MinJobAge). The list pages one
+  // cluster: ?cluster=, else the first.
   std::vector<std::string> ClustersOf(const std::string& id, const std::string& name,
                                       const std::string& query = "") {
     std::vector<std::string> out;
@@ -160,16 +161,18 @@ TEST_F(SlurmClusters, OneServeWatchesTwoClustersAndActsOnTheFailingOneOnly) {
 
   std::string a_job = Submit(conf_a_, "sleep-a", "sleep 60\n");
   std::string b_job = Submit(conf_b_, "sleep-b", "sleep 60\n");
-  ASSERT_TRUE(WaitFor(15,
-                      [&] {
-                        return ClustersOf(a_job, "sleep-a") == std::vector<std::string>{"a"} &&
-                               ClustersOf(b_job, "sleep-b") == std::vector<std::string>{"b"};
-                      }))
+  ASSERT_TRUE(WaitFor(
+      15,
+      [&] {
+        return ClustersOf(a_job, "sleep-a", "?cluster=a") == std::vector<std::string>{"a"} &&
+               ClustersOf(b_job, "sleep-b", "?cluster=b") == std::vector<std::string>{"b"};
+      }))
       << Get("/v1/jobs").dump() << Log();
   // ?cluster= filters, and every job of a filtered list is of that cluster.
   EXPECT_EQ(ClustersOf(a_job, "sleep-a", "?cluster=a"), std::vector<std::string>{"a"});
   EXPECT_TRUE(ClustersOf(a_job, "sleep-a", "?cluster=b").empty());
   EXPECT_TRUE(ClustersOf(b_job, "sleep-b", "?cluster=a").empty());
+  EXPECT_TRUE(ClustersOf(b_job, "sleep-b").empty());  // the first cluster's page
   const json b_list = Get("/v1/jobs?cluster=b");
   for (const auto& j : b_list["jobs"]) EXPECT_EQ(j["cluster"], "b");
   // b's job id may also be listed on a (a's own job of that id, or one of an earlier run still
