@@ -13,7 +13,7 @@
   const MAX_JOB_PAGES = 400;    // 2,000,000 jobs: a cursor that never ends is an error
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const state = { selected: null, lastOk: null, page: 'overview', jobPage: null, anomalies: [],
-                  queuePage: 0 };
+                  queuePage: 0, multiCluster: false };
 
   // ---- DOM helpers (text only) ----
   function el(tag, opts, children) {
@@ -103,19 +103,35 @@
   // Pages are read from the view current at each request: a job is listed once, as of its
   // page (the API's paging guarantee), and updated_at is the last page's. 'no-cache' lets the
   // browser revalidate a page it has with its ETag (304 when the view has not changed).
-  async function getAllJobs() {
-    const jobs = [];
+  // A companion watching several clusters lists one cluster per request: every cluster of
+  // GET /v1/clusters is read in its order, and each job carries its `cluster`.
+  async function getClusterJobs(cluster, jobs) {
     let after = '';
+    const only = cluster === null ? '' : '&cluster=' + encodeURIComponent(cluster);
     for (let i = 0; i < MAX_JOB_PAGES; ++i) {
-      const path = '/v1/jobs?limit=' + JOB_PAGE + (after ? '&after=' + encodeURIComponent(after) : '');
+      const path = '/v1/jobs?limit=' + JOB_PAGE + only +
+        (after ? '&after=' + encodeURIComponent(after) : '');
       const res = await fetch(path, { cache: 'no-cache', headers: { Accept: 'application/json' } });
       if (!res.ok) throw new Error(path + ': HTTP ' + res.status);
       const page = await res.json();
       for (const j of page.jobs) jobs.push(j);
-      if (page.next === null || page.next === undefined) return { updated_at: page.updated_at, jobs };
+      if (page.next === null || page.next === undefined) return page.updated_at;
       after = page.next;
     }
     throw new Error('/v1/jobs: more than ' + MAX_JOB_PAGES + ' pages');
+  }
+
+  async function getAllJobs() {
+    const clusters = (await getJson('/v1/clusters')).clusters || [];
+    const jobs = [];
+    state.multiCluster = clusters.length > 1;
+    if (!state.multiCluster) return { updated_at: await getClusterJobs(null, jobs), jobs };
+    let updated = null;
+    for (const c of clusters) {
+      const at = await getClusterJobs(c.name, jobs);
+      if (updated === null || (at !== null && at > updated)) updated = at;
+    }
+    return { updated_at: updated, jobs };
   }
 
   // ---- rendering ----
@@ -223,7 +239,9 @@
     const d = rank(a.state) - rank(b.state);
     if (d) return d;
     if (a.id.length !== b.id.length) return a.id.length - b.id.length;
-    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+    if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+    const ca = a.cluster || '', cb = b.cluster || '';  // the same id on two clusters
+    return ca < cb ? -1 : ca > cb ? 1 : 0;
   }
 
   function renderJobs(jobs, now) {
@@ -238,7 +256,8 @@
         cls: (running ? 'clickable' : '') + (state.selected === j.id ? ' selected' : ''),
         data: { jobId: j.id, state: j.state },
       }, [
-        el('td', { cls: 'mono' }, [jobLink(j.id)]),
+        el('td', { cls: 'mono' }, state.multiCluster && j.cluster
+          ? [jobLink(j.id), el('span', { cls: 'muted', text: ' ' + j.cluster })] : [jobLink(j.id)]),
         td(j.name, 'name', j.name),
         td(j.user),
         el('td', {}, [badge(j.state, stateKind(j.state))]),
