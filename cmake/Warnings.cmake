@@ -13,6 +13,7 @@ function(schedmate_library name)
   target_include_directories(schedmate_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(schedmate_${name} PUBLIC ${ARG_DEPS})
   schedmate_warnings(schedmate_${name})
+  schedmate_unity(schedmate_${name})
 endfunction()
 
 # schedmate_test(<name> SOURCES ... DEPS ...): one gtest binary, cases registered with ctest.
