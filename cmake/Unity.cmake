@@ -23,6 +23,7 @@ set(SCHEDMATE_UNITY_SKIP
     advisor/shell_parser.cc     # class Lexer, as in python_lexer.cc
     cli/serve_command.cc        # OrFail(), as in report_command.cc
     service/why_rephrase.cc     # UtcText(int64_t) beside report_render.cc's UtcText(SimTime)
+    slurm/assoc.cc              # kMaxDepth, as in json_jobs_scan.cc
     slurm/conf_checks.cc        # Get(), an overload of slurm_parsers.cc's
     text/hashed_tfidf.cc        # Lower(), as in tokenizer.cc
     trace/sacct_reader.cc       # Excerpt() and LineCursor, as in text_readers.cc
