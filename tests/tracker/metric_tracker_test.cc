@@ -407,8 +407,8 @@ TEST(DeriveTotalEpochsTest, NonFiniteEpochGivesNoTotal) {
   v.epoch_fractional = true;
   v.step = 150;
   v.total_steps = 300;
-  for (double e : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                   1e300}) {
+  for (double e :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1e300}) {
     v.epoch = e;
     EXPECT_FALSE(DeriveTotalEpochs(v).has_value()) << e;
   }
