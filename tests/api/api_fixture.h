@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -45,6 +46,15 @@ class ApiFixture : public ::testing::Test {
                                           token);
     ASSERT_OK(server_->Start("127.0.0.1", 0));
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+  // GET `path` from the server; expects status `want`; the parsed body (discarded on a parse
+  // error).
+  nlohmann::json GetJson(const std::string& path, int want = 200) {
+    auto res = client_->Get(path.c_str());
+    EXPECT_TRUE(res) << path;
+    if (!res) return nlohmann::json();
+    EXPECT_EQ(res->status, want) << path << ": " << res->body;
+    return nlohmann::json::parse(res->body, nullptr, false);
   }
 
   schedmate::testing::TempDir dir_;

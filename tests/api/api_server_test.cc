@@ -51,13 +51,6 @@ class ApiServerTest : public testing::ApiFixture {
     a.outcome = service::ActionOutcome::kDone;
     ASSERT_OK(store_->AddAction(a));
   }
-  json GetJson(const std::string& path, int want = 200) {
-    auto res = client_->Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return json();
-    EXPECT_EQ(res->status, want) << path << ": " << res->body;
-    return json::parse(res->body, nullptr, false);
-  }
 };
 
 TEST_F(ApiServerTest, JobsNodesEstimatesAndMetrics) {

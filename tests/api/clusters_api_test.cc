@@ -76,13 +76,6 @@ class ClustersApiTest : public testing::ApiFixture {
     ASSERT_OK(server_->Start("127.0.0.1", 0));
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
-  json GetJson(const std::string& path, int want = 200) {
-    auto res = client_->Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return json();
-    EXPECT_EQ(res->status, want) << path << ": " << res->body;
-    return json::parse(res->body, nullptr, false);
-  }
   // "<cluster>:<job id>" of each job in a /v1/jobs answer, in order.
   static std::vector<std::string> Ids(const json& jobs) {
     std::vector<std::string> out;

@@ -40,13 +40,6 @@ class ReportAndWhyTest : public testing::ApiFixture {
     p.gpus_per_node = 8;
     cluster_.Render();
   }
-  json GetJson(const std::string& path, int want = 200) {
-    auto res = client_->Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return json();
-    EXPECT_EQ(res->status, want) << path << ": " << res->body;
-    return json::parse(res->body, nullptr, false);
-  }
 };
 
 TEST_F(ReportAndWhyTest, ReportOverTheStore) {
