@@ -142,7 +142,7 @@ service::ServiceConfig ConfigFromFlags(const ServeFlags& f) {
     config.scheduling_mode =
         f.mode == "order" ? service::SchedulingMode::kOrder : service::SchedulingMode::kAdvise;
   }
-  if (!f.order_policy.empty()) config.order_policy = f.order_policy;
+  if (!f.order_policy.empty()) config.order.policy = f.order_policy;
   if (!config.clusters.empty() && !f.jobcomp.empty()) {
     FailUsage(
         "--jobcomp names one cluster's file: with slurm.clusters, set jobcomp_path per "
@@ -286,8 +286,8 @@ void PrintBanner(const service::ServiceConfig& config, int port, const std::stri
             << (config.dry_run ? ", DRY RUN" : "") << ", scheduling "
             << service::SchedulingModeName(config.scheduling_mode)
             << (config.scheduling_mode == service::SchedulingMode::kOrder
-                    ? " by " + config.order_policy + ", at most " +
-                          std::to_string(config.max_changes_per_pass) + " changes per pass"
+                    ? " by " + config.order.policy + ", at most " +
+                          std::to_string(config.order.max_changes) + " changes per pass"
                     : std::string())
             << (token.empty() ? ", no API token: state changes disabled" : "") << ", log reads "
             << service::LogAccessName(config.serve_logs) << ")\n"

@@ -118,9 +118,9 @@ Companion::Companion(CompanionDeps deps, ServiceConfig config)
   view->dry_run = config_.dry_run;
   view_ = view;
   scheduling_.mode = config_.scheduling_mode;
-  scheduling_.policy = config_.order_policy;
-  scheduling_.max_changes_per_pass = config_.max_changes_per_pass;
-  scheduling_.max_wait = config_.max_wait;
+  scheduling_.policy = config_.order.policy;
+  scheduling_.max_changes_per_pass = config_.order.max_changes;
+  scheduling_.max_wait = config_.order.max_wait;
 }
 
 bool Companion::DefaultCluster() const { return config_.cluster_name == kDefaultCluster; }
@@ -141,13 +141,7 @@ std::string Companion::LogPrefix() const {
 
 Status Companion::Load() {
   std::lock_guard lock(engine_mu_);
-  OrderOptions order;
-  order.policy = config_.order_policy;
-  order.max_changes = config_.max_changes_per_pass;
-  order.max_wait = config_.max_wait;
-  order.priority_min = config_.priority_min;
-  order.priority_max = config_.priority_max;
-  SM_ASSIGN_OR_RETURN(QueueOrderer orderer, QueueOrderer::Create(order));
+  SM_ASSIGN_OR_RETURN(QueueOrderer orderer, QueueOrderer::Create(config_.order));
   orderer_.emplace(std::move(orderer));
   // Runs that ended before this database first watched the cluster are history, not incidents.
   SM_ASSIGN_OR_RETURN(auto since, deps_.store.GetValue(kWatchSinceKey));
@@ -653,6 +647,37 @@ ActionRecord Companion::ExecuteNotifyAdmin(const PlannedAction& step, ActionReco
   return RunAction(std::move(a), nullptr, run.stale ? Announce::kNo : Announce::kYes);
 }
 
+ActionRecord Companion::ExecuteHoldStep(const PlannedAction& step, ActionRecord a, PlanRun& run) {
+  if (run.held) return a;  // one hold per plan: a second one is neither recorded nor run
+  return ExecuteHold(std::move(a), step.reason, run);
+}
+
+ActionRecord Companion::ExecuteNotRecovery(const PlannedAction& step, ActionRecord a, PlanRun&) {
+  return RunAction(Skip(std::move(a), "not_recovery",
+                        fmt::format("{} is not a recovery action", ActionKindName(step.kind))),
+                   nullptr);
+}
+
+Companion::Executor Companion::ExecutorFor(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kDrainNode:
+      return &Companion::ExecuteDrain;
+    case ActionKind::kRequeue:
+      return &Companion::ExecuteRequeue;
+    case ActionKind::kHold:
+      return &Companion::ExecuteHoldStep;
+    case ActionKind::kNotifyUser:
+      return &Companion::ExecuteNotifyUser;
+    case ActionKind::kNotifyAdmin:
+      return &Companion::ExecuteNotifyAdmin;
+    case ActionKind::kResume:
+    case ActionKind::kPriority:
+    case ActionKind::kRestore:
+      break;
+  }
+  return &Companion::ExecuteNotRecovery;
+}
+
 void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, SimTime now,
                             bool stale) {
   PlanRun run{f, d, now, stale};
@@ -670,31 +695,7 @@ void Companion::ExecutePlan(const slurm::FinishedJob& f, const Diagnosis& d, Sim
       ExecuteStale(step, std::move(a), run);
       continue;
     }
-    switch (step.kind) {
-      case ActionKind::kDrainNode:
-        ExecuteDrain(step, std::move(a), run);
-        break;
-      case ActionKind::kRequeue:
-        ExecuteRequeue(step, std::move(a), run);
-        break;
-      case ActionKind::kHold:
-        if (!run.held) ExecuteHold(std::move(a), step.reason, run);  // one hold per plan
-        break;
-      case ActionKind::kNotifyUser:
-        ExecuteNotifyUser(step, std::move(a), run);
-        break;
-      case ActionKind::kNotifyAdmin:
-        ExecuteNotifyAdmin(step, std::move(a), run);
-        break;
-      case ActionKind::kResume:
-      case ActionKind::kPriority:
-      case ActionKind::kRestore:
-        // Not recovery steps: a diagnoser that plans one is wrong; recorded, never run.
-        RunAction(Skip(std::move(a), "not_recovery",
-                       fmt::format("{} is not a recovery action", ActionKindName(step.kind))),
-                  nullptr);
-        break;
-    }
+    (this->*ExecutorFor(step.kind))(step, std::move(a), run);
   }
 }
 
@@ -766,20 +767,20 @@ void Companion::HandleFailure(const slurm::FinishedJob& f, Tracked* t, SimTime n
   // 1. Copy the log before anything else: a requeue truncates it.
   CapturedLog log = CaptureLog(f, t);
   // 2. Diagnose.
-  FailedJob fj;
-  fj.job_id = f.id;
-  fj.name = f.name;
-  fj.state = f.state;
-  fj.exit_code = f.exit_code;
-  fj.exit_signal = f.exit_signal;
-  fj.nodes = f.node_names;
-  fj.ran = f.end - f.start;
-  fj.restarts = t != nullptr ? t->job.restarts : 0;
-  fj.work_dir = t != nullptr && !t->context.work_dir.empty() ? t->context.work_dir : f.work_dir;
   auto used = deps_.store.CountRequeues(f.id);
   StoreOk(used.status(), "counting the requeues of job " + f.id);
-  fj.retries_used = static_cast<int32_t>(used.value_or(0));  // the requeue step checks again
-  fj.retry_budget = config_.retries_per_job;
+  const FailedJob fj{
+      .job_id = f.id,
+      .name = f.name,
+      .state = f.state,
+      .exit_code = f.exit_code,
+      .exit_signal = f.exit_signal,
+      .nodes = f.node_names,
+      .ran = f.end - f.start,
+      .restarts = t != nullptr ? t->job.restarts : 0,
+      .retries_used = static_cast<int32_t>(used.value_or(0)),  // the requeue step checks again
+      .retry_budget = config_.retries_per_job,
+      .work_dir = t != nullptr && !t->context.work_dir.empty() ? t->context.work_dir : f.work_dir};
   Diagnosis d;
   if (auto diag = deps_.diagnoser.Diagnose(fj, log.text); diag.ok()) {
     d = std::move(*diag);
@@ -809,14 +810,13 @@ void Companion::HandleFinished(const slurm::FinishedJob& f, SimTime now) {
   JobState state = JobStateFromSlurm(f.state);
   auto existing = deps_.history.FindJob(HistoryId(f.id));
   if (existing.ok() && !existing->has_value()) {
-    JobContext c;
-    c.job_id = f.id;
-    c.name = f.name;
-    c.user = f.user;
-    c.partition = f.partition;
-    c.submit = f.submit;
-    c.time_limit_min = f.time_limit_min;
-    c.nodes = static_cast<int32_t>(f.node_names.size());
+    const JobContext c{.job_id = f.id,
+                       .name = f.name,
+                       .user = f.user,
+                       .partition = f.partition,
+                       .nodes = static_cast<int32_t>(f.node_names.size()),
+                       .time_limit_min = f.time_limit_min,
+                       .submit = f.submit};
     StoreOk(deps_.history.PutJob(StoredFor(t != nullptr ? t->context : c)), "storing job " + f.id);
   }
   StoreOk(deps_.history.RecordFinish(HistoryId(f.id), f.end, ran, state),
@@ -1386,17 +1386,8 @@ void Companion::Publish(SimTime now, bool slurm_ok, const std::string& error, Du
   view->jobs.reserve(tracked_.size());
   for (const auto& [id, t] : tracked_) {
     if (t.missing_ticks > 0) continue;
-    JobView v;
-    v.job = t.job;
-    v.prediction = t.prediction;
-    v.metrics = t.metrics;
-    v.start_estimate = t.start_estimate;
-    v.remaining = t.remaining;
-    v.usage = t.usage;
-    v.log_path = t.log_path;
-    v.log_problem = t.log_problem;
-    v.log_scope = t.log_scope.user.empty() ? LogScopeOf(t.job) : t.log_scope;
-    view->jobs.push_back(std::move(v));
+    JobView& v = view->jobs.emplace_back(static_cast<const JobView&>(t));
+    if (v.log_scope.user.empty()) v.log_scope = LogScopeOf(t.job);
   }
   std::sort(view->jobs.begin(), view->jobs.end(), [](const JobView& a, const JobView& b) {
     if (a.job.id.size() != b.job.id.size()) return a.job.id.size() < b.job.id.size();

@@ -222,23 +222,16 @@ class Companion {
   const ServiceConfig& config() const { return config_; }
 
  private:
-  struct Tracked {
-    slurm::SlurmJob job;
+  // A job being watched: what the API shows of it (the JobView part: remaining is set each pass
+  // while it runs, usage is the latest probe while RUNNING) and the companion's own bookkeeping.
+  struct Tracked : JobView {
     JobContext context;
-    std::optional<Prediction> prediction;
-    std::string log_path;
-    std::string log_problem;
-    JobLogScope log_scope;
     int32_t restarts = 0;
-    std::optional<LogMetrics> metrics;
     SimTime last_sample;
     bool start_recorded = false;
-    std::optional<StartEstimate> start_estimate;
-    std::optional<RemainingTime> remaining;  // set each pass while it runs
     std::optional<SimTime> stored_start_estimate;
     int64_t missing_ticks = 0;
-    std::optional<JobUsage> usage;  // latest probe while RUNNING
-    SimTime last_probe;             // when it was probed (zero: never)
+    SimTime last_probe;  // when it was probed (zero: never)
   };
   std::vector<slurm::QosLimits> qos_;
   std::vector<slurm::AssocLimits> assocs_;
@@ -286,8 +279,15 @@ class Companion {
   ActionRecord ExecuteDrain(const PlannedAction& step, ActionRecord a, PlanRun& run);
   ActionRecord ExecuteRequeue(const PlannedAction& step, ActionRecord a, PlanRun& run);
   ActionRecord ExecuteHold(ActionRecord a, const std::string& reason, PlanRun& run);
+  ActionRecord ExecuteHoldStep(const PlannedAction& step, ActionRecord a, PlanRun& run);
   ActionRecord ExecuteNotifyUser(const PlannedAction& step, ActionRecord a, PlanRun& run);
   ActionRecord ExecuteNotifyAdmin(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  // A kind that is not a recovery step (resume, priority, restore): a diagnoser that plans one is
+  // wrong, so it is recorded as skipped ("not_recovery"), never run.
+  ActionRecord ExecuteNotRecovery(const PlannedAction& step, ActionRecord a, PlanRun& run);
+  using Executor = ActionRecord (Companion::*)(const PlannedAction&, ActionRecord, PlanRun&);
+  // The executor of a plan step of this kind.
+  static Executor ExecutorFor(ActionKind kind);
   // Nodes drained by schedmate now (Slurm's reason starts "schedmate", or drained this session).
   int DrainedBySchedmate() const;
 

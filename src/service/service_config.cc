@@ -190,28 +190,32 @@ Setter NamedValue(E ServiceConfig::*field, std::array<E, N> values, NameOf name_
 
 using SchemaMap = std::map<std::string, std::map<std::string, Setter>>;
 
-// The usage: and anomalies: sections (nested option structs: `get` picks the field).
+// Setters of a field inside a nested option struct: `get` picks the field out of the config.
+template <typename Get>
+Setter NestedSeconds(Get get, double lo, double hi) {
+  return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+    return r.Seconds(n, k, lo, hi, get(c));
+  };
+}
+template <typename Get>
+Setter NestedReal(Get get, double lo, double hi) {
+  return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
+    return r.Double(n, k, lo, hi, get(c));
+  };
+}
+template <typename Get>
+Setter NestedInt(Get get, int64_t lo, int64_t hi) {
+  return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k,
+                       ServiceConfig& c) -> Status {
+    int64_t v = 0;
+    SM_RETURN_IF_ERROR(r.Int(n, k, lo, hi, v));
+    get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(v);
+    return Status::Ok();
+  };
+}
+
+// The usage: and anomalies: sections.
 void AddUsageAndAnomalyKeys(SchemaMap& s) {
-  // Nested option structs: `get` picks the field out of the config.
-  auto nested_seconds = [](auto get, double lo, double hi) {
-    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
-      return r.Seconds(n, k, lo, hi, get(c));
-    };
-  };
-  auto nested_real = [](auto get, double lo, double hi) {
-    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k, ServiceConfig& c) {
-      return r.Double(n, k, lo, hi, get(c));
-    };
-  };
-  auto nested_int = [](auto get, int64_t lo, int64_t hi) {
-    return [get, lo, hi](Reader& r, const YAML::Node& n, const std::string& k,
-                         ServiceConfig& c) -> Status {
-      int64_t v = 0;
-      SM_RETURN_IF_ERROR(r.Int(n, k, lo, hi, v));
-      get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(v);
-      return Status::Ok();
-    };
-  };
   s["usage"]["gpu_source"] = [](Reader& r, const YAML::Node& n, const std::string& k,
                                 ServiceConfig& c) -> Status {
     std::string v;
@@ -241,37 +245,37 @@ void AddUsageAndAnomalyKeys(SchemaMap& s) {
     return r.Bool(n, k, c.usage.sstat);
   };
   s["usage"]["interval_s"] =
-      nested_seconds([](ServiceConfig& c) -> Duration& { return c.usage.interval; }, 0.05, 86400);
+      NestedSeconds([](ServiceConfig& c) -> Duration& { return c.usage.interval; }, 0.05, 86400);
   s["usage"]["timeout_s"] =
-      nested_seconds([](ServiceConfig& c) -> Duration& { return c.usage.timeout; }, 0.1, 600);
+      NestedSeconds([](ServiceConfig& c) -> Duration& { return c.usage.timeout; }, 0.1, 600);
   s["usage"]["max_jobs_per_pass"] =
-      nested_int([](ServiceConfig& c) -> int& { return c.usage.max_jobs_per_pass; }, 0, 100000);
+      NestedInt([](ServiceConfig& c) -> int& { return c.usage.max_jobs_per_pass; }, 0, 100000);
   s["usage"]["parallel"] =
-      nested_int([](ServiceConfig& c) -> int& { return c.usage.parallel; }, 1, 64);
+      NestedInt([](ServiceConfig& c) -> int& { return c.usage.parallel; }, 1, 64);
   auto a = [](auto field) {
     return [field](ServiceConfig & c) -> auto& { return c.anomalies.*field; };
   };
-  s["anomalies"]["idle_gpu_util_pct"] = nested_real(a(&AnomalyOptions::idle_gpu_util_pct), 0, 100);
+  s["anomalies"]["idle_gpu_util_pct"] = NestedReal(a(&AnomalyOptions::idle_gpu_util_pct), 0, 100);
   s["anomalies"]["busy_gpu_memory_mib"] =
-      nested_real(a(&AnomalyOptions::busy_gpu_memory_mib), 0, 1e7);
-  s["anomalies"]["idle_gpu_min_s"] = nested_seconds(a(&AnomalyOptions::min_idle_gpu), 0, 7 * 86400);
+      NestedReal(a(&AnomalyOptions::busy_gpu_memory_mib), 0, 1e7);
+  s["anomalies"]["idle_gpu_min_s"] = NestedSeconds(a(&AnomalyOptions::min_idle_gpu), 0, 7 * 86400);
   s["anomalies"]["over_requested_min_s"] =
-      nested_seconds(a(&AnomalyOptions::min_over_requested), 0, 7 * 86400);
-  s["anomalies"]["stalled_min_s"] = nested_seconds(a(&AnomalyOptions::min_stalled), 0, 7 * 86400);
-  s["anomalies"]["slowed_min_s"] = nested_seconds(a(&AnomalyOptions::min_slowed), 0, 7 * 86400);
-  s["anomalies"]["cpu_use_below"] = nested_real(a(&AnomalyOptions::cpu_use_below), 0, 1);
-  s["anomalies"]["memory_use_below"] = nested_real(a(&AnomalyOptions::memory_use_below), 0, 1);
-  s["anomalies"]["min_cpus"] = nested_int(a(&AnomalyOptions::min_cpus), 1, 1 << 20);
+      NestedSeconds(a(&AnomalyOptions::min_over_requested), 0, 7 * 86400);
+  s["anomalies"]["stalled_min_s"] = NestedSeconds(a(&AnomalyOptions::min_stalled), 0, 7 * 86400);
+  s["anomalies"]["slowed_min_s"] = NestedSeconds(a(&AnomalyOptions::min_slowed), 0, 7 * 86400);
+  s["anomalies"]["cpu_use_below"] = NestedReal(a(&AnomalyOptions::cpu_use_below), 0, 1);
+  s["anomalies"]["memory_use_below"] = NestedReal(a(&AnomalyOptions::memory_use_below), 0, 1);
+  s["anomalies"]["min_cpus"] = NestedInt(a(&AnomalyOptions::min_cpus), 1, 1 << 20);
   s["anomalies"]["min_memory_mib"] =
-      nested_int(a(&AnomalyOptions::min_memory_mib), 1, int64_t{1} << 40);
-  s["anomalies"]["limit_factor"] = nested_real(a(&AnomalyOptions::limit_factor), 1, 1000);
+      NestedInt(a(&AnomalyOptions::min_memory_mib), 1, int64_t{1} << 40);
+  s["anomalies"]["limit_factor"] = NestedReal(a(&AnomalyOptions::limit_factor), 1, 1000);
   s["anomalies"]["limit_slack_s"] =
-      nested_seconds(a(&AnomalyOptions::limit_slack), 0, 365.0 * 86400);
+      NestedSeconds(a(&AnomalyOptions::limit_slack), 0, 365.0 * 86400);
   s["anomalies"]["node_failure_count"] =
-      nested_int(a(&AnomalyOptions::node_failure_count), 1, 1000000);
-  s["anomalies"]["repeat_count"] = nested_int(a(&AnomalyOptions::repeat_count), 1, 1000000);
+      NestedInt(a(&AnomalyOptions::node_failure_count), 1, 1000000);
+  s["anomalies"]["repeat_count"] = NestedInt(a(&AnomalyOptions::repeat_count), 1, 1000000);
   s["anomalies"]["failure_window_s"] =
-      nested_seconds(a(&AnomalyOptions::failure_window), 1, 365.0 * 86400);
+      NestedSeconds(a(&AnomalyOptions::failure_window), 1, 365.0 * 86400);
 }
 
 std::map<std::string, std::map<std::string, Setter>> Schema() {
@@ -362,21 +366,25 @@ std::map<std::string, std::map<std::string, Setter>> Schema() {
                                        SchedulingModeName, "expected advise or order");
   s["scheduling"]["policy"] = [](Reader& r, const YAML::Node& n, const std::string& k,
                                  ServiceConfig& c) -> Status {
-    SM_RETURN_IF_ERROR(r.String(n, k, c.order_policy));
+    SM_RETURN_IF_ERROR(r.String(n, k, c.order.policy));
     static const char* kKnown[] = {"fifo", "sjf", "srtf", "qssf", "tiresias", "lucid", "schedmate"};
     for (const char* known : kKnown)
-      if (c.order_policy == known) return Status::Ok();
+      if (c.order.policy == known) return Status::Ok();
     return r.Error(n, k,
                    fmt::format("expected one of fifo, sjf, srtf, qssf, tiresias, lucid, "
                                "schedmate; got '{}'",
-                               c.order_policy));
+                               c.order.policy));
   };
-  s["scheduling"]["max_changes_per_pass"] = int32(&ServiceConfig::max_changes_per_pass, 0, 100000);
-  s["scheduling"]["max_wait_s"] = seconds(&ServiceConfig::max_wait, 1, 365.0 * 86400);
+  s["scheduling"]["max_changes_per_pass"] = NestedInt(
+      [](ServiceConfig & c) -> auto& { return c.order.max_changes; }, 0, 100000);
+  s["scheduling"]["max_wait_s"] = NestedSeconds(
+      [](ServiceConfig & c) -> auto& { return c.order.max_wait; }, 1, 365.0 * 86400);
   s["scheduling"]["reorder_nice"] = boolean(&ServiceConfig::reorder_nice);
   s["scheduling"]["reorder_explicit_priority"] = boolean(&ServiceConfig::reorder_explicit_priority);
-  s["scheduling"]["priority_min"] = int64(&ServiceConfig::priority_min, 1, 4294967293);
-  s["scheduling"]["priority_max"] = int64(&ServiceConfig::priority_max, 1, 4294967293);
+  s["scheduling"]["priority_min"] = NestedInt(
+      [](ServiceConfig & c) -> auto& { return c.order.priority_min; }, 1, 4294967293);
+  s["scheduling"]["priority_max"] = NestedInt(
+      [](ServiceConfig & c) -> auto& { return c.order.priority_max; }, 1, 4294967293);
   s["tracker"]["stall_after_s"] = seconds(&ServiceConfig::stall_after, 1, 7 * 86400);
   s["tracker"]["slowdown_ratio"] = real(&ServiceConfig::slowdown_ratio, 1.0, 100.0);
   s["tracker"]["metrics_interval_s"] = seconds(&ServiceConfig::metrics_interval, 0, 86400);
@@ -455,7 +463,7 @@ Result<ServiceConfig> ParseServiceConfig(const std::string& yaml_text, const std
     return Status::InvalidArgument(
         source + ": actions.backoff_cap_s must not be below actions.backoff_base_s");
   }
-  if (config.priority_max - config.priority_min < 2) {
+  if (config.order.priority_max - config.order.priority_min < 2) {
     return Status::InvalidArgument(
         source + ": scheduling.priority_max must exceed scheduling.priority_min by at least 2");
   }

@@ -12,6 +12,7 @@
 #include "core/sim_time.h"
 #include "service/anomalies.h"
 #include "service/gpu_probe.h"
+#include "service/queue_orderer.h"
 #include "service/start_estimator.h"
 
 namespace schedmate::service {
@@ -92,16 +93,15 @@ struct ServiceConfig {
   SchedulingMode scheduling_mode = SchedulingMode::kAdvise;
   // Start-time estimates: the scheduler they model (serve: the site's slurm.conf; not in YAML).
   StartEstimatorOptions start_estimates;
-  std::string order_policy = "schedmate";  // a simulator policy: schedmate, sjf, tiresias, ...
-  int max_changes_per_pass = 20;           // scontrol priority updates per pass
-  Duration max_wait = Duration::Hours(6);  // jobs waiting half of it go first (aging)
-  bool reorder_nice = false;               // also reorder jobs whose user set --nice
+  // policy (a simulator policy: schedmate, sjf, tiresias, ...), max_changes_per_pass
+  // (scontrol priority updates per pass), max_wait_s (jobs waiting half of it go first),
+  // priority_min/max (the band schedmate's priorities live in): queue_orderer.h.
+  OrderOptions order;
+  bool reorder_nice = false;  // also reorder jobs whose user set --nice
   // Also reorder jobs whose priority an operator set (--priority, scontrol): detected under
   // priority/multifactor (sprio does not list them) and, under priority/basic, as a value
   // outside basic's numbering band.
   bool reorder_explicit_priority = false;
-  int64_t priority_min = 4294901761;  // the band schedmate's priorities live in
-  int64_t priority_max = 4294967293;
   // tracker:
   Duration stall_after = Duration::Minutes(10);
   double slowdown_ratio = 1.2;

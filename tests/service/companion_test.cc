@@ -1059,7 +1059,7 @@ TEST_F(CompanionOrderTest, ShortJobGetsTheHigherPriorityWithItsReasonRecorded) {
   auto u = Updates();
   ASSERT_EQ(u.size(), 2u);
   EXPECT_GT(u["11"], u["10"]);
-  EXPECT_GE(u["10"], config_.priority_min);
+  EXPECT_GE(u["10"], config_.order.priority_min);
   auto rec = store_->FindPriority("10");
   ASSERT_OK(rec);
   ASSERT_TRUE(rec->has_value());

@@ -38,13 +38,13 @@ TEST(ServiceConfig, ShippedExampleStatesTheBuiltInDefaults) {
   EXPECT_EQ(e.max_limit_min, d.max_limit_min);
   EXPECT_EQ(e.min_confidence, d.min_confidence);
   EXPECT_EQ(SchedulingModeName(e.scheduling_mode), SchedulingModeName(d.scheduling_mode));
-  EXPECT_EQ(e.order_policy, d.order_policy);
-  EXPECT_EQ(e.max_changes_per_pass, d.max_changes_per_pass);
-  EXPECT_EQ(e.max_wait, d.max_wait);
+  EXPECT_EQ(e.order.policy, d.order.policy);
+  EXPECT_EQ(e.order.max_changes, d.order.max_changes);
+  EXPECT_EQ(e.order.max_wait, d.order.max_wait);
   EXPECT_EQ(e.reorder_nice, d.reorder_nice);
   EXPECT_EQ(e.reorder_explicit_priority, d.reorder_explicit_priority);
-  EXPECT_EQ(e.priority_min, d.priority_min);
-  EXPECT_EQ(e.priority_max, d.priority_max);
+  EXPECT_EQ(e.order.priority_min, d.order.priority_min);
+  EXPECT_EQ(e.order.priority_max, d.order.priority_max);
   EXPECT_EQ(e.max_drained_nodes, d.max_drained_nodes);
   EXPECT_EQ(e.retries_per_job, d.retries_per_job);
   EXPECT_EQ(e.drain_on_infra, d.drain_on_infra);
