@@ -142,6 +142,10 @@ json ToJson(const service::ActionRecord& a) {
            {"outcome", service::ActionOutcomeName(a.outcome)},
            {"detail", a.detail},
            {"skip_reason", a.skip_reason.empty() ? json(nullptr) : json(a.skip_reason)}};
+  if (a.kind == ActionKind::kNotifyUser) {
+    out["requeue_outcome"] =
+        a.requeue_outcome ? json(service::ActionOutcomeName(*a.requeue_outcome)) : json(nullptr);
+  }
   if (a.kind == ActionKind::kRequeue) {
     out["attempt"] = a.attempt;
     out["budget"] = a.budget;

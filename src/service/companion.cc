@@ -630,6 +630,7 @@ ActionRecord Companion::ExecuteNotifyUser(const PlannedAction& step, ActionRecor
     a.reason += "; resume from " + *d.checkpoint;
   }
   if (d.checkpoint) a.checkpoint = *d.checkpoint;
+  a.requeue_outcome = run.requeue_outcome;
   a.outcome = ActionOutcome::kDone;
   a.detail = "recorded for the user (API /v1/failures, /v1/actions)";
   bool requeued = run.requeue_outcome && Happened(*run.requeue_outcome);

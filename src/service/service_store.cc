@@ -112,7 +112,16 @@ INSERT INTO service_leader_c SELECT 'default', holder, epoch, expires_us, renewe
 DROP TABLE service_leader;
 ALTER TABLE service_leader_c RENAME TO service_leader;
 )sql"},
+    // A user's notice records what became of its plan's requeue (ActionRecord::requeue_outcome).
+    {8, R"sql(
+ALTER TABLE service_actions ADD COLUMN requeue_outcome TEXT NOT NULL DEFAULT '';
+)sql"},
 };
+
+// The columns ReadActions reads, in its order.
+constexpr std::string_view kActionColumns =
+    "id, at_us, job_id, node, kind, reason, dry_run, outcome, detail, attempt, release_at_us,"
+    " exclude_nodes, checkpoint, budget, delay_us, skip_reason, epoch, requeue_outcome";
 
 std::string JoinNodes(const std::vector<std::string>& nodes) {
   std::string out;
@@ -305,7 +314,8 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       db_.Prepare(
           "INSERT INTO service_actions(at_us, job_id, node, kind, reason, dry_run, outcome, detail,"
           " attempt, release_at_us, exclude_nodes, checkpoint, budget, delay_us, skip_reason,"
-          " epoch, cluster) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
+          " epoch, cluster, requeue_outcome) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+          " RETURNING id"));
   st.BindInt(1, a.at.micros())
       .BindText(2, a.job_id)
       .BindText(3, a.node)
@@ -322,7 +332,8 @@ Result<int64_t> ServiceStore::AddAction(const ActionRecord& a) {
       .BindOptionalInt(14, a.delay ? std::optional<int64_t>(a.delay->micros()) : std::nullopt)
       .BindText(15, a.skip_reason)
       .BindInt(16, fence_ ? fence_->epoch : 0)
-      .BindText(17, cluster_);
+      .BindText(17, cluster_)
+      .BindText(18, a.requeue_outcome ? std::string(ActionOutcomeName(*a.requeue_outcome)) : "");
   SM_ASSIGN_OR_RETURN(int64_t id, InsertedId(st));
   SM_RETURN_IF_ERROR(tx->Commit());
   return id;
@@ -406,21 +417,19 @@ Result<std::vector<FailureRecord>> ServiceStore::RecentFailures(int64_t limit) {
 }
 
 Result<std::vector<ActionRecord>> ServiceStore::RecentActions(int64_t limit) {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
-                                           "outcome, detail, attempt, release_at_us, exclude_nodes,"
-                                           " checkpoint, budget, delay_us, skip_reason, epoch"
-                                           " FROM service_actions WHERE " +
-                                           scope_ + " ORDER BY id DESC LIMIT ?"));
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(fmt::format("SELECT {} FROM service_actions WHERE {} ORDER BY id DESC LIMIT ?",
+                              kActionColumns, scope_)));
   st.BindInt(1, limit);
   return ReadActions(st);
 }
 
 Result<std::vector<ActionRecord>> ServiceStore::OpenIntents() {
-  SM_ASSIGN_OR_RETURN(auto st, db_.Prepare("SELECT id, at_us, job_id, node, kind, reason, dry_run, "
-                                           "outcome, detail, attempt, release_at_us, exclude_nodes,"
-                                           " checkpoint, budget, delay_us, skip_reason, epoch"
-                                           " FROM service_actions WHERE outcome = ? AND " +
-                                           scope_ + " ORDER BY id"));
+  SM_ASSIGN_OR_RETURN(
+      auto st,
+      db_.Prepare(fmt::format("SELECT {} FROM service_actions WHERE outcome = ? AND {} ORDER BY id",
+                              kActionColumns, scope_)));
   st.BindText(1, std::string(ActionOutcomeName(ActionOutcome::kPlanned)));
   return ReadActions(st);
 }
@@ -434,7 +443,9 @@ Result<std::vector<ActionRecord>> ServiceStore::ReadActions(store::Statement& st
     a.id = st.ColumnInt(0);
     auto kind = ParseActionKind(st.ColumnText(4));
     auto outcome = ParseActionOutcome(st.ColumnText(7));
-    for (const Status* bad : {&kind.status(), &outcome.status()}) {
+    std::string requeue_text = st.ColumnText(17);
+    auto requeue = ParseActionOutcome(requeue_text.empty() ? "planned" : requeue_text);
+    for (const Status* bad : {&kind.status(), &outcome.status(), &requeue.status()}) {
       if (!bad->ok()) {
         return Status::DataLoss(fmt::format("service_actions row {}: {}", a.id, bad->message()));
       }
@@ -455,6 +466,7 @@ Result<std::vector<ActionRecord>> ServiceStore::ReadActions(store::Statement& st
     if (auto v = st.ColumnOptionalInt(14)) a.delay = Duration::Micros(*v);
     a.skip_reason = st.ColumnText(15);
     a.epoch = st.ColumnInt(16);
+    if (!requeue_text.empty()) a.requeue_outcome = *requeue;
     out.push_back(std::move(a));
   }
   return out;

@@ -78,6 +78,9 @@ struct ActionRecord {
   // "already_drained", "drain_cap", "budget_used", "job_active", "job_gone",
   // "changed_by_someone", "no_store" (the budget could not be read), "" otherwise.
   std::string skip_reason;
+  // notify_user only: what became of the same plan's requeue step, which the notice reports
+  // (nullopt: the plan had none, or it had not run). Stored by ActionOutcomeName ('' = nullopt).
+  std::optional<ActionOutcome> requeue_outcome;
   int64_t epoch = 0;  // the leader's lease epoch it was recorded under (0: not shared)
 };
 

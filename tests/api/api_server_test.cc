@@ -518,6 +518,9 @@ TEST_F(ApiServerTest, StoreFailuresShowInHealthzMetricsAndActions) {
   EXPECT_EQ(actions[1]["release_at"], clock_.Now().seconds() + 60);
   EXPECT_EQ(actions[1]["exclude_nodes"], json::array());  // gpu1 is the only node
   EXPECT_TRUE(actions[1]["skip_reason"].is_null());
+  EXPECT_EQ(actions[0]["kind"], "notify");
+  EXPECT_EQ(actions[0]["requeue_outcome"], "not_recorded");  // the notice says so
+  EXPECT_FALSE(actions[1].contains("requeue_outcome"));      // notices only
 }
 
 // Defect: any well-formed name (ALL, .., unknown nodes, nodes an operator drained) went to

@@ -87,6 +87,20 @@ TEST(ServiceStoreActionsTest, StructuredFieldsRoundTripAndAnUnknownStoredValueIs
   EXPECT_EQ(r.delay, Duration::Seconds(120));
   EXPECT_EQ(r.release_at, SimTime::FromSeconds(1120));
   EXPECT_EQ(r.exclude_nodes, (std::vector<std::string>{"gpu1", "gpu2"}));
+  EXPECT_FALSE(r.requeue_outcome.has_value());
+  // A notice records what became of its plan's requeue.
+  ActionRecord notice;
+  notice.at = a.at;
+  notice.job_id = "9";
+  notice.kind = ActionKind::kNotifyUser;
+  notice.outcome = ActionOutcome::kDone;
+  notice.requeue_outcome = ActionOutcome::kDryRun;
+  ASSERT_OK((*st)->AddAction(notice));
+  auto both = (*st)->RecentActions(10);
+  ASSERT_OK(both);
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ(both->front().requeue_outcome, ActionOutcome::kDryRun);
+  ASSERT_OK((*db)->Exec("DELETE FROM service_actions WHERE id <> " + std::to_string(*id)));
   // A row written by a newer (or broken) schedmate: refused, naming the row and the value.
   ASSERT_OK(
       (*db)->Exec("UPDATE service_actions SET kind = 'reboot' WHERE id = " + std::to_string(*id)));
