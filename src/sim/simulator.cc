@@ -50,6 +50,41 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+// Jobs in the order they entered a list, each with the sequence number it entered under. An
+// entry stops being current when its job leaves the list (or leaves and enters again, under a
+// new number); such entries are dropped lazily by Keep(), which preserves the order of the rest.
+template <typename T>
+struct SequencedList {
+  std::vector<T> items;
+  std::vector<int64_t> seqs;  // seqs[i]: the sequence number items[i] entered under
+  bool stale = false;         // some entries may no longer be current
+
+  void Push(T item, int64_t seq) {
+    items.push_back(item);
+    seqs.push_back(seq);
+  }
+  // Keeps the entries for which current(item, seq) holds, in order.
+  template <typename Current>
+  void Keep(Current current) {
+    size_t w = 0;
+    for (size_t r = 0; r < items.size(); ++r) {
+      if (current(items[r], seqs[r])) {
+        items[w] = items[r];
+        seqs[w] = seqs[r];
+        ++w;
+      }
+    }
+    items.resize(w);
+    seqs.resize(w);
+    stale = false;
+  }
+  void Clear() {
+    items.clear();
+    seqs.clear();
+    stale = false;
+  }
+};
+
 struct Partition {
   std::string name;
   int32_t gpus_per_node = 8;
@@ -58,14 +93,9 @@ struct Partition {
   std::unique_ptr<policy::SchedulingPolicy> policy;
   policy::PolicyTraits traits;
   Duration tick;
-  std::vector<JobView> pending;
-  std::vector<int64_t> pending_seq;
-  std::vector<JobView> running;
-  std::vector<int64_t> running_seq;
-  bool compact_pending = false;
-  bool compact_running = false;
-  std::vector<JobIndex> entered;
-  std::vector<int64_t> entered_seq;
+  SequencedList<JobView> pending;   // by queue_seq
+  SequencedList<JobView> running;   // by run_seq
+  SequencedList<JobIndex> entered;  // entered pending since the last policy call, by queue_seq
   bool dirty = false;
   bool called = false;
   SimTime scheduled_wake = SimTime::Max();
@@ -201,10 +231,8 @@ void Engine::Enqueue(JobIndex j, SimTime t) {
   s.state = RunState::kPending;
   s.enqueued = t;
   s.queue_seq = ++queue_seq_;
-  p.pending.push_back(JobView{j, &table_.jobs[j], &s});
-  p.pending_seq.push_back(s.queue_seq);
-  p.entered.push_back(j);
-  p.entered_seq.push_back(s.queue_seq);
+  p.pending.Push(JobView{j, &table_.jobs[j], &s}, s.queue_seq);
+  p.entered.Push(j, s.queue_seq);
   ++p.pending_count;
   p.dirty = true;
 }
@@ -231,7 +259,7 @@ void Engine::ReleaseRunning(JobIndex j, SimTime t) {
   s.placement = {};
   s.state = RunState::kPending;  // caller sets the final state
   ++version_[j];
-  p.compact_running = true;
+  p.running.stale = true;
   --p.running_count;
   p.dirty = true;
 }
@@ -272,33 +300,15 @@ void Engine::Kill(JobIndex j, SimTime t) {
 }
 
 void Engine::Compact(Partition& p) {
-  if (p.compact_pending) {
-    size_t w = 0;
-    for (size_t r = 0; r < p.pending.size(); ++r) {
-      const JobStatus& s = *p.pending[r].status;
-      if (s.state == RunState::kPending && s.queue_seq == p.pending_seq[r]) {
-        p.pending[w] = p.pending[r];
-        p.pending_seq[w] = p.pending_seq[r];
-        ++w;
-      }
-    }
-    p.pending.resize(w);
-    p.pending_seq.resize(w);
-    p.compact_pending = false;
+  if (p.pending.stale) {
+    p.pending.Keep([](const JobView& v, int64_t seq) {
+      return v.status->state == RunState::kPending && v.status->queue_seq == seq;
+    });
   }
-  if (p.compact_running) {
-    size_t w = 0;
-    for (size_t r = 0; r < p.running.size(); ++r) {
-      const JobStatus& s = *p.running[r].status;
-      if (s.state == RunState::kRunning && s.run_seq == p.running_seq[r]) {
-        p.running[w] = p.running[r];
-        p.running_seq[w] = p.running_seq[r];
-        ++w;
-      }
-    }
-    p.running.resize(w);
-    p.running_seq.resize(w);
-    p.compact_running = false;
+  if (p.running.stale) {
+    p.running.Keep([](const JobView& v, int64_t seq) {
+      return v.status->state == RunState::kRunning && v.status->run_seq == seq;
+    });
   }
 }
 
@@ -366,11 +376,10 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     s.run_seq = ++run_seq_;
     s.updated = t;
     s.finish_lag = lag_[j];
-    p.running.push_back(JobView{j, &table_.jobs[j], &s});
-    p.running_seq.push_back(s.run_seq);
+    p.running.Push(JobView{j, &table_.jobs[j], &s}, s.run_seq);
     --p.pending_count;
     ++p.running_count;
-    p.compact_pending = true;
+    p.pending.stale = true;
     ScheduleFinish(j);
   }
   for (const auto& rj : d.reject) {
@@ -381,7 +390,7 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     result_.jobs[j].rejected = true;
     ++result_.rejected;
     --p.pending_count;
-    p.compact_pending = true;
+    p.pending.stale = true;
   }
   return Status::Ok();
 }
@@ -416,8 +425,7 @@ Status Engine::StartSnapshotJobs() {
     s.state = RunState::kRunning;
     s.run_seq = ++run_seq_;
     s.updated = table_.jobs[j].submit;
-    p.running.push_back(JobView{j, &table_.jobs[j], &s});
-    p.running_seq.push_back(s.run_seq);
+    p.running.Push(JobView{j, &table_.jobs[j], &s}, s.run_seq);
     ++p.running_count;
     p.dirty = true;
     if (options_.record_first_nodes) {
@@ -439,23 +447,15 @@ Status Engine::CallPolicy(Partition& p, SimTime t) {
   view.recently_failed_nodes = p.recently_failed;
   // Keep only entries still pending under the same queue entry: they are then exactly the tail
   // of the pending span, in order (jobs preempted and restarted in one call drop out).
-  size_t w = 0;
-  for (size_t r = 0; r < p.entered.size(); ++r) {
-    const JobStatus& s = status_[p.entered[r]];
-    if (s.state == RunState::kPending && s.queue_seq == p.entered_seq[r]) {
-      p.entered[w] = p.entered[r];
-      p.entered_seq[w] = p.entered_seq[r];
-      ++w;
-    }
-  }
-  p.entered.resize(w);
-  p.entered_seq.resize(w);
-  policy::InputDelta delta{p.entered};
-  policy::SchedulingInput input{t, view, p.pending, p.running, &delta, !p.called};
+  p.entered.Keep([this](JobIndex j, int64_t seq) {
+    const JobStatus& s = status_[j];
+    return s.state == RunState::kPending && s.queue_seq == seq;
+  });
+  policy::InputDelta delta{p.entered.items};
+  policy::SchedulingInput input{t, view, p.pending.items, p.running.items, &delta, !p.called};
   policy::Decisions d = p.policy->Schedule(input);
   p.called = true;
-  p.entered.clear();
-  p.entered_seq.clear();
+  p.entered.Clear();
   p.dirty = false;
   ++result_.scheduling_calls;
   SM_RETURN_IF_ERROR(ApplyDecisions(p, d, t));
@@ -601,12 +601,12 @@ void Engine::ApplyNodeEvent(const Event& e, SimTime t) {
   if (!p.free.IsUp(e.b)) return;
   ++result_.node_failures;
   std::vector<JobIndex> victims;
-  for (size_t r = 0; r < p.running.size(); ++r) {
-    const JobStatus& s = *p.running[r].status;
-    if (s.state != RunState::kRunning || s.run_seq != p.running_seq[r]) continue;
+  for (size_t r = 0; r < p.running.items.size(); ++r) {
+    const JobStatus& s = *p.running.items[r].status;
+    if (s.state != RunState::kRunning || s.run_seq != p.running.seqs[r]) continue;
     for (const auto& ns : s.placement.nodes) {
       if (ns.node == e.b) {
-        victims.push_back(p.running[r].index);
+        victims.push_back(p.running.items[r].index);
         break;
       }
     }
