@@ -10,6 +10,7 @@
 # static functions) and macros of one file are visible in the files after it in its batch; a file
 # whose internal names clash with another file of its component, or which configures a library
 # with a macro or a using-directive, is listed in SCHEDMATE_UNITY_SKIP and compiled on its own.
+# scripts/check-unity.py BUILD_DIR finds such clashes in the generated batches (scripts/test.sh).
 # Tests, benchmarks and fuzz targets are compiled file by file.
 option(SCHEDMATE_UNITY_BUILD "Compile component libraries and the CLI in unity batches" ON)
 set(SCHEDMATE_UNITY_BATCH_SIZE 8 CACHE STRING "Source files per unity batch")

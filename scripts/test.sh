@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds, runs every test.
-#   1. unit + integration tests on a RelWithDebInfo build          (build/)
+#   1. unit + integration tests on a RelWithDebInfo build          (build/); before them,
+#      scripts/check-unity.py on its unity batches (cmake/Unity.cmake)
 #   2. the Debian package: cpack builds it, dpkg installs it, its systemd unit runs (systemctl, or
 #      the unit's command line as its user without systemd), /healthz answers, dpkg --purge
 #      removes it all (label: package; root only, else skipped saying so)
@@ -82,6 +83,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCHEDMATE_BUILD_TESTS=ON
 cmake --build build -j"$jobs"
 
 status=0
+step "unity batches: no two files of a batch keep the same name to themselves"
+scripts/check-unity.py build || status=1
+
 step "unit and integration tests"
 ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs" -LE 'slurm|llama|browser|package|postgres' --timeout 600 || status=1
 

@@ -27,7 +27,7 @@ struct CheckArgs {
   bool json = false;
 };
 
-void Run(CheckArgs a) {
+void RunCheck(CheckArgs a) {
   if (a.slurm_conf.empty()) {
     const char* env = std::getenv("SLURM_CONF");
     a.slurm_conf = env != nullptr ? env : "/etc/slurm/slurm.conf";
@@ -86,7 +86,7 @@ void RegisterCheckConfigCommand(CLI::App& app) {
                   "gres.conf to check (default: the one beside slurm.conf, when present)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", args->json, "Print the findings as JSON");
-  cmd->callback([args] { Run(*args); });
+  cmd->callback([args] { RunCheck(*args); });
 }
 
 }  // namespace schedmate::cli

@@ -20,7 +20,7 @@ struct LlmCheckOptions {
   bool strict = false;
 };
 
-void RunCheck(const LlmCheckOptions& opts) {
+void RunLlmCheck(const LlmCheckOptions& opts) {
   std::optional<std::string> path;
   if (!opts.config_path.empty()) path = opts.config_path;
   auto setup = llm::LoadLlmSetup(path);
@@ -65,7 +65,7 @@ void RegisterLlmCommands(CLI::App& app) {
   check->add_flag("--strict", opts->strict,
                   "Also exit 1 when any capability check (stream, tool calls, json_schema, "
                   "embeddings) fails");
-  check->callback([opts] { RunCheck(*opts); });
+  check->callback([opts] { RunLlmCheck(*opts); });
 }
 
 }  // namespace schedmate::cli

@@ -112,7 +112,7 @@ void RunAgainstService(const ReportArgs& a) {
   }
 }
 
-void Run(const ReportArgs& a) {
+void RunReport(const ReportArgs& a) {
   const SimTime now = SystemClock().Now();
   auto since = service::ParseReportTime(a.since, now, "--since");
   auto until = service::ParseReportTime(a.until, now, "--until");
@@ -180,7 +180,7 @@ void RegisterReportCommand(CLI::App& app) {
           "NAME"));
   cmd->add_option("--html", args->html, "Also write an HTML page with plots to FILE");
   AddJsonFlag(cmd, args->json, "Print the report as JSON");
-  cmd->callback([args] { Run(*args); });
+  cmd->callback([args] { RunReport(*args); });
 }
 
 }  // namespace schedmate::cli

@@ -426,7 +426,7 @@ void PrintRunsJson(const RunContext& c, const std::vector<PolicyRun>& runs) {
   PrintJson(out);
 }
 
-void Run(const SimulateArgs& a) {
+void RunSimulate(const SimulateArgs& a) {
   // Formats, placements, estimators and --preemption-cost are checked by the options'
   // validators; what remains are combinations and the files.
   const policy::PlacementKind placement = *policy::ParsePlacementKind(a.placement);
@@ -592,7 +592,7 @@ void RegisterSimulateCommand(CLI::App& app) {
       "write each job's simulated start and finish (CSV: policy, index, id, submit_s, "
       "start_s, finish_s, queued_s, nodes: its first start's node indices) to this file");
   vc_config->excludes(gpus)->excludes(nodes);
-  cmd->callback([args]() { Run(*args); });
+  cmd->callback([args]() { RunSimulate(*args); });
 }
 
 }  // namespace schedmate::cli

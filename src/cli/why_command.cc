@@ -159,7 +159,7 @@ std::string When(const nlohmann::json& t) {
   return api::IsoUtc(at) + (d > Duration::Zero() ? " (in " + FormatDuration(d) + ")" : " (now)");
 }
 
-void PrintText(const nlohmann::json& j) {
+void PrintAnswer(const nlohmann::json& j) {
   std::cout << "job " << j.value("job_id", "") << ": " << j.value("state", "");
   if (!j.value("reason_code", "").empty())
     std::cout << " (" << j["reason_code"].get<std::string>() << ")";
@@ -201,7 +201,7 @@ void Explain(const WhyArgs& a, nlohmann::json& answer, const std::vector<std::st
   }
 }
 
-void Run(const WhyArgs& a) {
+void RunWhy(const WhyArgs& a) {
   std::vector<std::string> names;
   Result<nlohmann::json> answer = a.slurm ? AskSlurm(a, names) : AskService(a);
   if (!answer.ok()) Fail(answer.status());
@@ -209,7 +209,7 @@ void Run(const WhyArgs& a) {
   if (a.json) {
     std::cout << answer->dump(2) << "\n";
   } else {
-    PrintText(*answer);
+    PrintAnswer(*answer);
   }
 }
 
@@ -239,7 +239,7 @@ void RegisterWhyCommand(CLI::App& app) {
       ->excludes(slurm_flag);
   AddJsonFlag(cmd, args->json, "Print the answer as JSON");
   AddEngineFlags(cmd, args->engine, /*confidence_gate=*/false);
-  cmd->callback([args] { Run(*args); });
+  cmd->callback([args] { RunWhy(*args); });
 }
 
 }  // namespace schedmate::cli
