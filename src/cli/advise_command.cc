@@ -440,10 +440,10 @@ void RunReindex(const ReindexArgs& a) {
 }  // namespace
 
 void RegisterAdviseCommands(CLI::App& app) {
-  auto advise = std::make_shared<AdviseArgs>();
-  CLI::App* ad = app.add_subcommand(
-      "advise",
-      "Read a job's sources (directory, batch script or program): metadata + duration estimate");
+  auto [ad, advise] = AddCommand<AdviseArgs>(
+      app, "advise",
+      "Read a job's sources (directory, batch script or program): metadata + duration estimate",
+      RunAdvise);
   ad->add_option("path", advise->path, "Job directory, batch script, Python program or config")
       ->required();
   AddJsonFlag(ad, advise->json, "Print JSON: metadata, sources, estimate");
@@ -465,15 +465,13 @@ void RegisterAdviseCommands(CLI::App& app) {
             return p.ok() ? std::string() : p.status().message();
           },
           "builtin|llm"));
-  ad->callback([advise] { RunAdvise(*advise); });
 
-  CLI::App* history = app.add_subcommand(
-      "history", "Job history: replay a trace, seed the store, re-embed it with a server");
-  history->require_subcommand(1);
+  CLI::App* history = AddCommandGroup(
+      app, "history", "Job history: replay a trace, seed the store, re-embed it with a server");
 
-  auto replay = std::make_shared<ReplayArgs>();
-  CLI::App* rp = history->add_subcommand(
-      "replay", "Predict every job of a trace online (only jobs finished by its submit time)");
+  auto [rp, replay] = AddCommand<ReplayArgs>(
+      *history, "replay",
+      "Predict every job of a trace online (only jobs finished by its submit time)", RunReplay);
   AddTraceFlags(rp, replay->trace, TraceArg::kOption, "Trace file");
   rp->add_option("--out", replay->out,
                  "Output CSV: job_id,predicted_duration_s,p10_s,p50_s,p90_s (calibrated "
@@ -492,23 +490,21 @@ void RegisterAdviseCommands(CLI::App& app) {
   AddEmbedderFlag(rp, replay->embedder);
   AddMinSimilarityFlag(rp, replay->min_similarity);
   AddLlmConfigFlag(rp, replay->llm_config, "for --embedder server");
-  rp->callback([replay] { RunReplay(*replay); });
 
-  auto import = std::make_shared<ImportArgs>();
-  CLI::App* im = history->add_subcommand("import", "Seed the history store from a trace");
+  auto [im, import] =
+      AddCommand<ImportArgs>(*history, "import", "Seed the history store from a trace", RunImport);
   AddTraceFlags(im, import->trace, TraceArg::kPositional, "Trace file");
   AddJsonFlag(im, import->json,
               "Print the summary as JSON (imported, rows_read, rows_skipped, skip_reasons)");
   im->add_option("--store", import->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
-  im->callback([import] { RunImport(*import); });
 
-  auto reindex = std::make_shared<ReindexArgs>();
-  CLI::App* ri = history->add_subcommand(
-      "reindex",
+  auto [ri, reindex] = AddCommand<ReindexArgs>(
+      *history, "reindex",
       "Embed the history's workload texts with the configured embedding server and store the "
-      "vectors (one per distinct text; replaces those of any other embedder, all or nothing)");
+      "vectors (one per distinct text; replaces those of any other embedder, all or nothing)",
+      RunReindex);
   ri->add_option("--store", reindex->store,
                  "History database (default $SCHEDMATE_HOME/history.db or "
                  "~/.local/share/schedmate/history.db)");
@@ -519,7 +515,6 @@ void RegisterAdviseCommands(CLI::App& app) {
   ri->add_flag("--clear", reindex->clear,
                "Remove the stored vectors instead (the hashing embedder needs none)");
   AddJsonFlag(ri, reindex->json, "Print the summary as JSON");
-  ri->callback([reindex] { RunReindex(*reindex); });
 }
 
 }  // namespace schedmate::cli

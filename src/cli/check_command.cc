@@ -27,7 +27,8 @@ struct CheckArgs {
   bool json = false;
 };
 
-void RunCheck(CheckArgs a) {
+void RunCheck(const CheckArgs& args) {
+  CheckArgs a = args;
   if (a.slurm_conf.empty()) {
     const char* env = std::getenv("SLURM_CONF");
     a.slurm_conf = env != nullptr ? env : "/etc/slurm/slurm.conf";
@@ -74,11 +75,11 @@ void RunCheck(CheckArgs a) {
 }  // namespace
 
 void RegisterCheckConfigCommand(CLI::App& app) {
-  auto args = std::make_shared<CheckArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "check-config",
+  auto [cmd, args] = AddCommand<CheckArgs>(
+      app, "check-config",
       "Check slurm.conf and gres.conf for settings that waste GPUs or hide jobs (GPUs Slurm does "
-      "not schedule, partitions without nodes, backfill off, unlimited default time limits)");
+      "not schedule, partitions without nodes, backfill off, unlimited default time limits)",
+      RunCheck);
   cmd->add_option("--slurm-conf", args->slurm_conf,
                   "slurm.conf to check (default: $SLURM_CONF, else /etc/slurm/slurm.conf)")
       ->check(CLI::ExistingFile);
@@ -86,7 +87,6 @@ void RegisterCheckConfigCommand(CLI::App& app) {
                   "gres.conf to check (default: the one beside slurm.conf, when present)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", args->json, "Print the findings as JSON");
-  cmd->callback([args] { RunCheck(*args); });
 }
 
 }  // namespace schedmate::cli

@@ -1,14 +1,16 @@
 #pragma once
-// Shared helpers for subcommands: error reporting with exit codes, JSON printing.
+// Shared helpers for subcommands: registration, error reporting with exit codes, JSON printing.
 //
 // Exit codes: 0 success; 1 the work failed (bad input file, unreachable service...); 2 usage.
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "core/json_dump.h"
 #include "core/status.h"
@@ -27,6 +29,24 @@ inline constexpr int kExitUsage = 2;
 [[noreturn]] inline void FailUsage(const std::string& message) {
   std::cerr << "schedmate: error: " << message << "\n";
   throw CLI::RuntimeError(kExitUsage);
+}
+
+// Registers subcommand `name` of `parent`: its flags are one Flags value, shared by the options
+// CLI11 binds to its members and by the callback, which calls `run(flags)` after a successful
+// parse. Returns the subcommand and its flags, for declaring the options.
+template <typename Flags>
+std::pair<CLI::App*, Flags*> AddCommand(CLI::App& parent, std::string name, std::string help,
+                                        void (*run)(const Flags&)) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = parent.add_subcommand(std::move(name), std::move(help));
+  cmd->callback([flags, run] { run(*flags); });
+  return {cmd, flags.get()};
+}
+// Registers a group of subcommands (`schedmate trace stats`): exactly one of them is required.
+inline CLI::App* AddCommandGroup(CLI::App& parent, std::string name, std::string help) {
+  CLI::App* group = parent.add_subcommand(std::move(name), std::move(help));
+  group->require_subcommand(1);
+  return group;
 }
 
 // One JSON document on stdout, indented, newline-terminated.

@@ -264,11 +264,11 @@ void RunDiagnose(const DiagnoseArgs& args) {
 }  // namespace
 
 void RegisterDiagnoseCommand(CLI::App& app) {
-  auto args = std::make_shared<DiagnoseArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "diagnose",
+  auto [cmd, args] = AddCommand<DiagnoseArgs>(
+      app, "diagnose",
       "Find the root-cause line of a failed job's log, classify it as infrastructure or "
-      "application, and plan the recovery");
+      "application, and plan the recovery",
+      RunDiagnose);
   cmd->add_option("file", args->file, "The failed job's log file");
   AddJsonFlag(cmd, args->json, "Print the diagnosis and plan as JSON");
   cmd->add_option("--context", args->context, "Lines of context reported around the root cause")
@@ -301,7 +301,6 @@ void RegisterDiagnoseCommand(CLI::App& app) {
   cmd->add_flag("--llm-judge", args->llm_judge,
                 "With the LLM engine, also let the LLM judge lines during the root-cause search "
                 "(more model calls; large chunks still use the built-in rules)");
-  cmd->callback([args] { RunDiagnose(*args); });
 }
 
 }  // namespace schedmate::cli

@@ -53,19 +53,17 @@ void RunLlmCheck(const LlmCheckOptions& opts) {
 
 void RegisterLlmCommands(CLI::App& app) {
   CLI::App* llm_app =
-      app.add_subcommand("llm", "Inspect the optional LLM and embedding endpoints.");
-  llm_app->require_subcommand(1);
-  auto opts = std::make_shared<LlmCheckOptions>();
-  CLI::App* check = llm_app->add_subcommand(
-      "check",
+      AddCommandGroup(app, "llm", "Inspect the optional LLM and embedding endpoints.");
+  auto [check, opts] = AddCommand<LlmCheckOptions>(
+      *llm_app, "check",
       "Probe the configured OpenAI-compatible endpoint: chat, streaming, tool calls, json_schema "
-      "output, embeddings, latency. Exit 1 when the chat endpoint is unreachable or unusable.");
+      "output, embeddings, latency. Exit 1 when the chat endpoint is unreachable or unusable.",
+      RunLlmCheck);
   AddLlmConfigFlag(check, opts->config_path);
   AddJsonFlag(check, opts->json, "Print the report as JSON instead of a table");
   check->add_flag("--strict", opts->strict,
                   "Also exit 1 when any capability check (stream, tool calls, json_schema, "
                   "embeddings) fails");
-  check->callback([opts] { RunLlmCheck(*opts); });
 }
 
 }  // namespace schedmate::cli

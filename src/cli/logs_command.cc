@@ -526,12 +526,16 @@ void RunMetrics(const MetricsOptions& o) {
 }  // namespace
 
 void RegisterLogsCommands(CLI::App& app) {
-  auto* logs = app.add_subcommand("logs", "Analyse training job logs (Metric Tracker)");
-  logs->require_subcommand(1);
-  auto o = std::make_shared<MetricsOptions>();
-  auto* m = logs->add_subcommand(
-      "metrics",
-      "Latest training progress (step, epoch, loss, step time, throughput, ETA) of a log");
+  CLI::App* logs = AddCommandGroup(app, "logs", "Analyse training job logs (Metric Tracker)");
+  auto [m, o] = AddCommand<MetricsOptions>(
+      *logs, "metrics",
+      "Latest training progress (step, epoch, loss, step time, throughput, ETA) of a log",
+      [](const MetricsOptions& flags) {
+        if (flags.follow && flags.filter != "builtin") {
+          FailUsage("--filter embeddings needs the whole log first; it does not apply to --follow");
+        }
+        RunMetrics(flags);
+      });
   m->add_option("file", o->file, "Log file to read")->required();
   AddJsonFlag(m, o->json, "Print JSON (one object; with --all an array; with --follow JSON lines)");
   m->add_flag("--all", o->all, "Print every training-progress record, not only the latest");
@@ -592,12 +596,6 @@ void RegisterLogsCommands(CLI::App& app) {
   m->add_flag("--filter-explain", o->filter_explain,
               "--filter embeddings with --json: list every template with its label, scores and "
               "nearest exemplar (\"filter_templates\")");
-  m->callback([o]() {
-    if (o->follow && o->filter != "builtin") {
-      FailUsage("--filter embeddings needs the whole log first; it does not apply to --follow");
-    }
-    RunMetrics(*o);
-  });
 }
 
 }  // namespace schedmate::cli

@@ -147,12 +147,12 @@ void RunReport(const ReportArgs& a) {
 }  // namespace
 
 void RegisterReportCommand(CLI::App& app) {
-  auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "report",
+  auto [cmd, args] = AddCommand<ReportArgs>(
+      app, "report",
       "What the companion recorded over a period: GPU-hours used vs allocated per user and "
       "partition, waste by category, queueing by partition, failures by root cause, and the "
-      "advisor's prediction accuracy");
+      "advisor's prediction accuracy",
+      RunReport);
   cmd->add_option("--since", args->since,
                   "Start of the period: a duration back from now (7d, 36h, 90m, 2w) or a UTC "
                   "date (2026-11-01, 2026-11-01T06:30)")
@@ -180,7 +180,6 @@ void RegisterReportCommand(CLI::App& app) {
           "NAME"));
   cmd->add_option("--html", args->html, "Also write an HTML page with plots to FILE");
   AddJsonFlag(cmd, args->json, "Print the report as JSON");
-  cmd->callback([args] { RunReport(*args); });
 }
 
 }  // namespace schedmate::cli

@@ -444,11 +444,11 @@ void RunServe(const ServeFlags& f) {
 }  // namespace
 
 void RegisterServeCommands(CLI::App& app) {
-  auto flags = std::make_shared<ServeFlags>();
-  auto* cmd = app.add_subcommand(
-      "serve",
+  auto [cmd, flags] = AddCommand<ServeFlags>(
+      app, "serve",
       "Run the companion beside a real Slurm cluster: advise new jobs, track running jobs' logs,\n"
-      "diagnose failures and act within policy, estimate start times, serve the HTTP API.");
+      "diagnose failures and act within policy, estimate start times, serve the HTTP API.",
+      RunServe);
   cmd->add_flag(
          "--slurm", flags->slurm,
          "Use the Slurm on this machine (squeue/sinfo/scontrol in PATH; SLURM_CONF honoured)")
@@ -505,7 +505,6 @@ void RegisterServeCommands(CLI::App& app) {
   cmd->add_option("--ticks", flags->ticks,
                   "Run this many passes without the API, print a summary and exit")
       ->check(CLI::Range(1, 1000000));
-  cmd->callback([flags] { RunServe(*flags); });
 }
 
 }  // namespace schedmate::cli

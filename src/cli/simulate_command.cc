@@ -473,7 +473,6 @@ void RunSimulate(const SimulateArgs& a) {
 }  // namespace
 
 void RegisterSimulateCommand(CLI::App& app) {
-  auto args = std::make_shared<SimulateArgs>();
   if (!policy::DefaultEstimatorRegistry().Contains("advisor")) {
     Status st = policy::DefaultEstimatorRegistry().Register(
         "advisor",
@@ -486,9 +485,10 @@ void RegisterSimulateCommand(CLI::App& app) {
         });
     SM_CHECK(st.ok()) << st.ToString();
   }
-  CLI::App* cmd = app.add_subcommand(
-      "simulate",
-      "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.");
+  auto [cmd, args] = AddCommand<SimulateArgs>(
+      app, "simulate",
+      "Replay a job trace under scheduling policies; report JCT, queueing, utilisation.",
+      RunSimulate);
   AddTraceFlags(cmd, args->trace, TraceArg::kOption, "job trace file (see --format)");
   auto* vc_config = cmd->add_option(
       "--vc-config", args->vc_config,
@@ -592,7 +592,6 @@ void RegisterSimulateCommand(CLI::App& app) {
       "write each job's simulated start and finish (CSV: policy, index, id, submit_s, "
       "start_s, finish_s, queued_s, nodes: its first start's node indices) to this file");
   vc_config->excludes(gpus)->excludes(nodes);
-  cmd->callback([args]() { RunSimulate(*args); });
 }
 
 }  // namespace schedmate::cli

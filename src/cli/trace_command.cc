@@ -189,32 +189,30 @@ void RunConvert(const ConvertFlags& f) {
 }  // namespace
 
 void RegisterTraceCommands(CLI::App& app) {
-  CLI::App* trace_app = app.add_subcommand(
-      "trace",
+  CLI::App* trace_app = AddCommandGroup(
+      app, "trace",
       "Inspect, synthesize and convert job traces (Lucid/Helios, GPW, Chronus, Gavel, "
       "Pollux/Sia, Alibaba openb, SWF).");
-  trace_app->require_subcommand(1);
 
-  auto sf = std::make_shared<StatsFlags>();
-  CLI::App* stats = trace_app->add_subcommand(
-      "stats",
+  auto [stats, sf] = AddCommand<StatsFlags>(
+      *trace_app, "stats",
       "Summarize a trace: jobs, skipped rows, submit-time span, users, VCs, GPUs-per-job "
-      "histogram, duration percentiles, GPU-hours and final states.");
+      "histogram, duration percentiles, GPU-hours and final states.",
+      RunStats);
   stats->add_option("file", sf->read.trace.path, "Trace file to read")->required();
   AddReadFlags(stats, sf->read);
   AddJsonFlag(stats, sf->json, "Print the statistics as one JSON document");
-  stats->callback([sf] { RunStats(*sf); });
 
-  auto gf = std::make_shared<GenerateFlags>();
-  CLI::App* gen = trace_app->add_subcommand(
-      "generate",
+  auto [gen, gf] = AddCommand<GenerateFlags>(
+      *trace_app, "generate",
       "Write a synthetic trace sampled from a real one: each job copies a random real job "
       "(GPUs, duration, user, VC, workload columns jointly), and gaps between submissions are "
       "drawn from the real inter-arrival gaps divided by a load factor L. Output is the Lucid "
       "CSV schema (venus_sept2020_jobs.csv), deterministic for a seed. Choose L with at most "
       "one of --load-factor, --span-days, or --cluster-gpus [--target-load]; e.g. 1e6 jobs for "
       "a 10,000-GPU cluster: --jobs 1000000 --cluster-gpus 10000 --target-load 0.9 --vc all "
-      "--vc-config-out cluster.csv");
+      "--vc-config-out cluster.csv",
+      RunGenerate);
   gen->add_option("--from", gf->read.trace.path, "Real trace to sample from")->required();
   AddReadFlags(gen, gf->read);
   gen->add_option("--jobs", gf->gen.jobs,
@@ -253,14 +251,13 @@ void RegisterTraceCommands(CLI::App& app) {
                   "in proportion to each VC's GPU-time demand")
       ->needs(cg);
   gen->add_option("--out", gf->out, "Output CSV file (default: stdout)");
-  gen->callback([gf] { RunGenerate(*gf); });
 
-  auto cf = std::make_shared<ConvertFlags>();
-  CLI::App* conv = trace_app->add_subcommand(
-      "convert",
+  auto [conv, cf] = AddCommand<ConvertFlags>(
+      *trace_app, "convert",
       "Rewrite any supported trace in the Lucid CSV schema (venus_sept2020_jobs.csv) that every "
       "schedmate command reads. Columns the schema lacks (name, time limit, estimate) are "
-      "dropped.");
+      "dropped.",
+      RunConvert);
   conv->add_option("file", cf->read.trace.path, "Trace file to read")->required();
   AddReadFlags(conv, cf->read);
   conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
@@ -275,7 +272,6 @@ void RegisterTraceCommands(CLI::App& app) {
                    "Also write a Lucid vc_config.csv giving each VC nodes in proportion to its "
                    "GPU-time demand (at least enough for its largest job)")
       ->needs(conv_gpus);
-  conv->callback([cf] { RunConvert(*cf); });
 }
 
 }  // namespace schedmate::cli

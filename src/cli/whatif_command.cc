@@ -439,12 +439,12 @@ void AddSiteOptions(CLI::App* cmd, WhatIfArgs* args) {
 }  // namespace
 
 void RegisterWhatIfCommand(CLI::App& app) {
-  auto args = std::make_shared<WhatIfArgs>();
-  auto* cmd = app.add_subcommand(
-      "whatif",
+  auto [cmd, args] = AddCommand<WhatIfArgs>(
+      app, "whatif",
       "replay the site's history (sacct export or trace) on its own Slurm configuration and on a "
-      "changed scenario: nodes, load, policy, priority weights, backfill settings");
-  AddSiteOptions(cmd, args.get());
+      "changed scenario: nodes, load, policy, priority weights, backfill settings",
+      RunWhatIf);
+  AddSiteOptions(cmd, args);
   cmd->add_option("--baseline-policy", args->scenario.baseline_policy, "the site's policy")
       ->capture_default_str();
   cmd->add_option("--policy", args->scenario.policy,
@@ -470,13 +470,12 @@ void RegisterWhatIfCommand(CLI::App& app) {
   cmd->add_option("--seed", args->scenario.seed, "first seed")->capture_default_str();
   AddJsonFlag(cmd, args->json, "print one JSON object");
   AddPlotFlag(cmd, args->plot, "the queue-wait CDFs");
-  cmd->callback([args]() { RunWhatIf(*args); });
 
-  auto targs = std::make_shared<TuneArgs>();
-  auto* tune = app.add_subcommand(
-      "tune",
+  auto [tune, targs] = AddCommand<TuneArgs>(
+      app, "tune",
       "search Slurm priority weights and backfill settings on the first part of the history, "
-      "validate on the rest, print slurm.conf lines");
+      "validate on the rest, print slurm.conf lines",
+      RunTune);
   AddSiteOptions(tune, &targs->site);
   tune->add_option("--grid", targs->grid,
                    fmt::format("KEY=v1,v2,... to search (repeatable; default: {})",
@@ -551,7 +550,6 @@ void RegisterWhatIfCommand(CLI::App& app) {
           "K/N"));
   tune->add_option("--worker-out", targs->worker_out)->group("")->needs(worker);
   worker->needs(tune->get_option("--chunk"))->needs(tune->get_option("--worker-out"));
-  tune->callback([targs]() { RunTune(*targs); });
 }
 
 }  // namespace schedmate::cli

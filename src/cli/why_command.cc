@@ -216,11 +216,11 @@ void RunWhy(const WhyArgs& a) {
 }  // namespace
 
 void RegisterWhyCommand(CLI::App& app) {
-  auto args = std::make_shared<WhyArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "why",
+  auto [cmd, args] = AddCommand<WhyArgs>(
+      app, "why",
       "Why a job is not starting: Slurm's reason in plain words, the evidence, and "
-      "changes that would let it start sooner");
+      "changes that would let it start sooner",
+      RunWhy);
   cmd->add_option("job_id", args->job_id, "The Slurm job id (123, or 123_4 for an array task)")
       ->required()
       ->check(CLI::Validator(
@@ -239,7 +239,6 @@ void RegisterWhyCommand(CLI::App& app) {
       ->excludes(slurm_flag);
   AddJsonFlag(cmd, args->json, "Print the answer as JSON");
   AddEngineFlags(cmd, args->engine, /*confidence_gate=*/false);
-  cmd->callback([args] { RunWhy(*args); });
 }
 
 }  // namespace schedmate::cli
