@@ -33,8 +33,10 @@ struct ReadFlags {
   std::string gavel_worker = "v100";
 };
 
-// The trace file is declared by each command (a positional FILE, or generate's --from).
-void AddReadFlags(CLI::App* cmd, ReadFlags& f) {
+// The trace file, required, as `input` (a positional "file", or generate's "--from"), then the
+// trace-reading flags and Gavel's throughputs.
+void AddReadFlags(CLI::App* cmd, ReadFlags& f, const std::string& input, const std::string& help) {
+  cmd->add_option(input, f.trace.path, help)->required();
   AddTraceFlags(cmd, f.trace, TraceArg::kNone, "");
   cmd->add_option("--gavel-throughputs", f.gavel_throughputs,
                   "Gavel throughput JSON (e.g. Gavel's simulation_throughputs.json): derive Gavel "
@@ -199,8 +201,7 @@ void RegisterTraceCommands(CLI::App& app) {
       "Summarize a trace: jobs, skipped rows, submit-time span, users, VCs, GPUs-per-job "
       "histogram, duration percentiles, GPU-hours and final states.",
       RunStats);
-  stats->add_option("file", sf->read.trace.path, "Trace file to read")->required();
-  AddReadFlags(stats, sf->read);
+  AddReadFlags(stats, sf->read, "file", "Trace file to read");
   AddJsonFlag(stats, sf->json, "Print the statistics as one JSON document");
 
   auto [gen, gf] = AddCommand<GenerateFlags>(
@@ -213,8 +214,7 @@ void RegisterTraceCommands(CLI::App& app) {
       "a 10,000-GPU cluster: --jobs 1000000 --cluster-gpus 10000 --target-load 0.9 --vc all "
       "--vc-config-out cluster.csv",
       RunGenerate);
-  gen->add_option("--from", gf->read.trace.path, "Real trace to sample from")->required();
-  AddReadFlags(gen, gf->read);
+  AddReadFlags(gen, gf->read, "--from", "Real trace to sample from");
   gen->add_option("--jobs", gf->gen.jobs,
                   fmt::format("Number of jobs to generate (at most {})", kMaxGenerateJobs))
       ->required()
@@ -258,8 +258,7 @@ void RegisterTraceCommands(CLI::App& app) {
       "schedmate command reads. Columns the schema lacks (name, time limit, estimate) are "
       "dropped.",
       RunConvert);
-  conv->add_option("file", cf->read.trace.path, "Trace file to read")->required();
-  AddReadFlags(conv, cf->read);
+  AddReadFlags(conv, cf->read, "file", "Trace file to read");
   conv->add_option("--out", cf->out, "Output CSV file (default: stdout)");
   auto* conv_gpus =
       conv->add_option("--cluster-gpus", cf->cluster_gpus,
