@@ -14,7 +14,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "api/api_server.h"
@@ -107,6 +110,26 @@ bool IsLoopbackAddress(const std::string& host) {
     return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
   }
   return false;
+}
+
+// "(overrides KEY)" or "(overrides KEY; NOTE)": the help of a flag that replaces the
+// configuration file's KEY (ConfigFromFlags applies them).
+std::string OverridesNote(std::string_view key, std::string_view note = "") {
+  return note.empty() ? fmt::format("(overrides {})", key)
+                      : fmt::format("(overrides {}; {})", key, note);
+}
+
+// Declares `flag` (a switch for a bool `value`, else an option taking a value) that overrides
+// the configuration file's `key`; its help is `help` followed by OverridesNote(key, note).
+template <typename T>
+CLI::Option* AddOverride(CLI::App* cmd, const std::string& flag, T& value, std::string_view help,
+                         std::string_view key, std::string_view note = "") {
+  const std::string text = fmt::format("{} {}", help, OverridesNote(key, note));
+  if constexpr (std::is_same_v<T, bool>) {
+    return cmd->add_flag(flag, value, text);
+  } else {
+    return cmd->add_option(flag, value, text);
+  }
 }
 
 // --submit-policy as the configuration file would say it (kInvalidArgument naming the flag).
@@ -455,49 +478,50 @@ void RegisterServeCommands(CLI::App& app) {
       ->required();
   cmd->add_option("--config", flags->config_path,
                   "YAML configuration (see config/schedmate.example.yaml)");
-  cmd->add_option("--data-dir", flags->data_dir,
-                  "Directory for the database and captured logs (overrides service.data_dir)");
-  cmd->add_option("--store-url", flags->store_url,
-                  "Where the state lives: sqlite:///path or postgresql://... shared by several "
-                  "instances, one of which acts (overrides store.url)");
-  cmd->add_option("--jobcomp", flags->jobcomp,
-                  "Slurm's jobcomp/filetxt file (overrides slurm.jobcomp_path)");
-  cmd->add_option("--listen", flags->listen,
-                  "Address to bind (overrides api.listen; default 127.0.0.1)");
-  cmd->add_option("--port", flags->port,
-                  "Port to bind, 0 = any free port (overrides api.port; default 8787)")
+  AddOverride(cmd, "--data-dir", flags->data_dir, "Directory for the database and captured logs",
+              "service.data_dir");
+  AddOverride(cmd, "--store-url", flags->store_url,
+              "Where the state lives: sqlite:///path or postgresql://... shared by several "
+              "instances, one of which acts",
+              "store.url");
+  AddOverride(cmd, "--jobcomp", flags->jobcomp, "Slurm's jobcomp/filetxt file",
+              "slurm.jobcomp_path");
+  AddOverride(cmd, "--listen", flags->listen, "Address to bind", "api.listen", "default 127.0.0.1");
+  AddOverride(cmd, "--port", flags->port, "Port to bind, 0 = any free port", "api.port",
+              "default 8787")
       ->check(CLI::Range(0, 65535));
-  cmd->add_flag("--allow-remote", flags->allow_remote,
-                "Allow --listen on a non-loopback address without an API token (overrides "
-                "api.allow_remote; a warning is printed)");
+  AddOverride(cmd, "--allow-remote", flags->allow_remote,
+              "Allow --listen on a non-loopback address without an API token", "api.allow_remote",
+              "a warning is printed");
   cmd->add_option("--port-file", flags->port_file,
                   "Write the bound port to this file once listening");
   cmd->add_option("--token-file", flags->token_file,
                   "File whose first line is the API token for state-changing calls");
-  cmd->add_option("--poll", flags->poll_s,
-                  "Seconds between passes over the queue (overrides service.poll_interval_s)")
+  AddOverride(cmd, "--poll", flags->poll_s, "Seconds between passes over the queue",
+              "service.poll_interval_s")
       ->check(CLI::Range(0.05, 3600.0));
   cmd->add_flag("--dry-run", flags->dry_run,
                 "Record every action with its reason but execute none");
-  cmd->add_option("--submit-policy", flags->submit_policy,
-                  "What job_submit.lua applies: off, note, set or cap (overrides submit.policy)")
+  AddOverride(cmd, "--submit-policy", flags->submit_policy,
+              "What job_submit.lua applies: off, note, set or cap", "submit.policy")
       ->check(CLI::Validator(
           [](std::string& v) {
             auto parsed = ParseSubmitPolicy(v);
             return parsed.ok() ? std::string() : parsed.status().message();
           },
           "POLICY"));
-  cmd->add_option("--llm-engine", flags->llm_engine,
-                  "Failure diagnosis engine: builtin, llm or auto (overrides llm.engine; any LLM "
-                  "failure falls back to builtin and is counted in /metrics)")
+  AddOverride(cmd, "--llm-engine", flags->llm_engine,
+              "Failure diagnosis engine: builtin, llm or auto", "llm.engine",
+              "any LLM failure falls back to builtin and is counted in /metrics")
       ->check(CLI::IsMember({"builtin", "llm", "auto"}));
-  AddLlmConfigFlag(cmd, flags->llm_config, "(overrides llm.config)");
-  cmd->add_option("--mode", flags->mode,
-                  "advise (predictions and limits only) or order (also rank the pending queue "
-                  "through job priorities) (overrides scheduling.mode)")
+  AddLlmConfigFlag(cmd, flags->llm_config, OverridesNote("llm.config"));
+  AddOverride(cmd, "--mode", flags->mode,
+              "advise (predictions and limits only) or order (also rank the pending queue "
+              "through job priorities)",
+              "scheduling.mode")
       ->check(CLI::IsMember({"advise", "order"}));
-  cmd->add_option("--order-policy", flags->order_policy,
-                  "Policy that ranks the queue in order mode (overrides scheduling.policy)")
+  AddOverride(cmd, "--order-policy", flags->order_policy,
+              "Policy that ranks the queue in order mode", "scheduling.policy")
       ->check(CLI::IsMember({"fifo", "sjf", "srtf", "qssf", "tiresias", "lucid", "schedmate"}));
   cmd->add_flag("--restore", flags->restore,
                 "Put back the original priority of every job schedmate reordered, print a "
