@@ -91,7 +91,7 @@ void BM_Venus(benchmark::State& state, std::string policy_name) {
       return;
     }
     s = sim::Summarize(*r);
-    benchmark::DoNotOptimize(s.jobs);
+    benchmark::DoNotOptimize(s.counts.jobs);
   }
   state.counters["avg_jct_s"] = s.avg_jct_s;
   state.counters["preemptions"] = static_cast<double>(s.preemptions);

@@ -126,7 +126,7 @@ void BM_WhatIfScenario(benchmark::State& state, int variant) {
     }
     auto m = sim::MeasureWhatIf(run, *r);
     benchmark::DoNotOptimize(m);
-    jobs = m.jobs;
+    jobs = m.counts.jobs;
     state.counters["avg_queue_s"] = m.avg_queue_s;
     state.counters["utilisation"] = m.utilisation;
   }

@@ -172,11 +172,11 @@ void PrintTable(const std::string& trace, const JobTable& table,
     std::cout << fmt::format(
         "{:<14} {:>7} {:>11.0f} {:>10.0f} {:>11.0f} {:>11.0f} {:>11.0f} {:>11.0f} {:>6.3f} "
         "{:>7.3f}\n",
-        s.policy, s.jobs, s.avg_jct_s, s.p50_jct_s, s.p95_jct_s, s.p99_jct_s, s.avg_queue_s,
+        s.policy, s.counts.jobs, s.avg_jct_s, s.p50_jct_s, s.p95_jct_s, s.p99_jct_s, s.avg_queue_s,
         s.makespan_s, s.gpu_utilization, r.wall_s);
-    if (s.rejected || s.unfinished || s.skipped) {
-      std::cout << fmt::format("{:<14} (rejected {}, unfinished {}, skipped {})\n", "", s.rejected,
-                               s.unfinished, s.skipped);
+    if (s.counts.rejected || s.counts.unfinished || s.counts.skipped) {
+      std::cout << fmt::format("{:<14} (rejected {}, unfinished {}, skipped {})\n", "",
+                               s.counts.rejected, s.counts.unfinished, s.counts.skipped);
     }
   }
   if (runs.empty() || runs[0].summary.per_vc.size() <= 1) return;

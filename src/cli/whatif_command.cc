@@ -77,7 +77,8 @@ void PrintText(const sim::WhatIfMetrics& base, const sim::WhatIfMetrics& scen,
                            "p95 queue s", "avg JCT s", "util", "jobs");
   auto row = [](const char* name, const sim::WhatIfMetrics& m) {
     std::cout << fmt::format("{:<14}{:>12.1f}{:>12.1f}{:>12.1f}{:>12.3f}{:>8}\n", name,
-                             m.avg_queue_s, m.p95_queue_s, m.avg_jct_s, m.utilisation, m.jobs);
+                             m.avg_queue_s, m.p95_queue_s, m.avg_jct_s, m.utilisation,
+                             m.counts.jobs);
   };
   row("baseline", base);
   row("scenario", scen);

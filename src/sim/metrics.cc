@@ -14,12 +14,27 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+JobCounts CountJobs(const SimResult& r) {
+  JobCounts c;
+  for (const JobOutcome& o : r.jobs) {
+    if (o.partition >= 0 && o.finished()) ++c.jobs;
+  }
+  c.rejected = r.rejected;
+  c.unfinished = r.unfinished;
+  c.skipped = r.skipped_no_gpu + r.skipped_unknown_vc;
+  return c;
+}
+
+double GpuUtilization(const SimResult& r) {
+  const double makespan_s = (r.last_finish - r.first_submit).seconds_f();
+  if (makespan_s <= 0 || r.total_gpus <= 0) return 0;
+  return r.busy_gpu_seconds / (static_cast<double>(r.total_gpus) * makespan_s);
+}
+
 Summary Summarize(const SimResult& r) {
   Summary s;
   s.policy = r.policy;
-  s.rejected = r.rejected;
-  s.unfinished = r.unfinished;
-  s.skipped = r.skipped_no_gpu + r.skipped_unknown_vc;
+  s.counts = CountJobs(r);
   std::vector<double> jct;
   std::vector<long double> vc_jct(r.partitions.size(), 0), vc_queue(r.partitions.size(), 0);
   std::vector<int64_t> vc_n(r.partitions.size(), 0);
@@ -37,19 +52,17 @@ Summary Summarize(const SimResult& r) {
     s.preemptions += o.preemptions;
     s.failure_restarts += o.failure_restarts;
   }
-  s.jobs = static_cast<int64_t>(jct.size());
-  if (s.jobs > 0) {
-    s.avg_jct_s = static_cast<double>(sum_jct / s.jobs);
-    s.avg_queue_s = static_cast<double>(sum_queue / s.jobs);
+  const auto n = static_cast<int64_t>(jct.size());  // == s.counts.jobs
+  if (n > 0) {
+    s.avg_jct_s = static_cast<double>(sum_jct / n);
+    s.avg_queue_s = static_cast<double>(sum_queue / n);
     std::sort(jct.begin(), jct.end());
     s.p50_jct_s = Quantile(jct, 0.50);
     s.p95_jct_s = Quantile(jct, 0.95);
     s.p99_jct_s = Quantile(jct, 0.99);
   }
   s.makespan_s = (r.last_finish - r.first_submit).seconds_f();
-  if (s.makespan_s > 0 && r.total_gpus > 0) {
-    s.gpu_utilization = r.busy_gpu_seconds / (static_cast<double>(r.total_gpus) * s.makespan_s);
-  }
+  s.gpu_utilization = GpuUtilization(r);
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     PartitionSummary p;
     p.name = r.partitions[i];

@@ -24,12 +24,24 @@ struct PartitionSummary {
   double avg_queue_s = 0;
 };
 
-struct Summary {
-  std::string policy;
-  int64_t jobs = 0;  // finished
+// What became of a run's jobs: Summary and the what-if metrics (whatif.h) report these the same
+// way, and average only over the finished ones.
+struct JobCounts {
+  int64_t jobs = 0;  // finished (in a partition)
   int64_t rejected = 0;
   int64_t unfinished = 0;
-  int64_t skipped = 0;
+  int64_t skipped = 0;  // no GPUs or unknown VC
+};
+
+// `result`'s job counts.
+JobCounts CountJobs(const SimResult& result);
+
+// Busy GPU-time / (cluster GPUs x makespan); 0 for an empty makespan or cluster.
+double GpuUtilization(const SimResult& result);
+
+struct Summary {
+  std::string policy;
+  JobCounts counts;
   int64_t preemptions = 0;
   int64_t failure_restarts = 0;
   double avg_jct_s = 0;

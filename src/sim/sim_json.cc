@@ -5,13 +5,22 @@
 
 namespace schedmate::sim {
 
+namespace {
+
+// The counts as top-level keys of `j` (jobs, rejected, unfinished, skipped).
+void AddJobCounts(nlohmann::json& j, const JobCounts& c) {
+  j["jobs"] = c.jobs;
+  j["rejected"] = c.rejected;
+  j["unfinished"] = c.unfinished;
+  j["skipped"] = c.skipped;
+}
+
+}  // namespace
+
 nlohmann::json SummaryToJson(const Summary& s) {
   nlohmann::json p;
   p["policy"] = s.policy;
-  p["jobs"] = s.jobs;
-  p["rejected"] = s.rejected;
-  p["unfinished"] = s.unfinished;
-  p["skipped"] = s.skipped;
+  AddJobCounts(p, s.counts);
   p["preemptions"] = s.preemptions;
   p["failure_restarts"] = s.failure_restarts;
   p["avg_jct_s"] = s.avg_jct_s;
@@ -37,10 +46,13 @@ nlohmann::json WhatIfMetricsToJson(const WhatIfMetrics& m) {
                                                  {"p95_queue_s", p.p95_queue_s},
                                                  {"avg_jct_s", p.avg_jct_s}};
   }
-  return {
-      {"jobs", m.jobs},           {"rejected", m.rejected},       {"unfinished", m.unfinished},
-      {"skipped", m.skipped},     {"avg_queue_s", m.avg_queue_s}, {"p95_queue_s", m.p95_queue_s},
-      {"avg_jct_s", m.avg_jct_s}, {"utilisation", m.utilisation}, {"per_partition", parts}};
+  nlohmann::json j = {{"avg_queue_s", m.avg_queue_s},
+                      {"p95_queue_s", m.p95_queue_s},
+                      {"avg_jct_s", m.avg_jct_s},
+                      {"utilisation", m.utilisation},
+                      {"per_partition", parts}};
+  AddJobCounts(j, m.counts);
+  return j;
 }
 
 nlohmann::json WhatIfSpreadToJson(const std::vector<WhatIfMetrics>& runs,

@@ -30,24 +30,24 @@ struct Acc {
   long double jct = 0;
 };
 
-void Fill(Acc& a, double& avg_queue, double& p95_queue, double& avg_jct, int64_t& n) {
-  n = static_cast<int64_t>(a.queue.size());
-  if (n == 0) return;
+// The means and p95 of `a`'s jobs; returns how many there are.
+int64_t Fill(Acc& a, double& avg_queue, double& p95_queue, double& avg_jct) {
+  const auto n = static_cast<int64_t>(a.queue.size());
+  if (n == 0) return 0;
   long double q = 0;
   for (double v : a.queue) q += v;
   avg_queue = static_cast<double>(q / n);
   avg_jct = static_cast<double>(a.jct / n);
   std::sort(a.queue.begin(), a.queue.end());
   p95_queue = Quantile(a.queue, 0.95);
+  return n;
 }
 
 }  // namespace
 
 WhatIfMetrics MeasureWhatIf(const JobTable& jobs, const SimResult& result) {
   WhatIfMetrics m;
-  m.rejected = result.rejected;
-  m.unfinished = result.unfinished;
-  m.skipped = result.skipped_no_gpu + result.skipped_unknown_vc;
+  m.counts = CountJobs(result);
   Acc all;
   std::map<std::string, Acc> parts;
   for (size_t i = 0; i < result.jobs.size() && i < jobs.jobs.size(); ++i) {
@@ -61,14 +61,14 @@ WhatIfMetrics MeasureWhatIf(const JobTable& jobs, const SimResult& result) {
     p.queue.push_back(q);
     p.jct += j;
   }
-  Fill(all, m.avg_queue_s, m.p95_queue_s, m.avg_jct_s, m.jobs);
+  Fill(all, m.avg_queue_s, m.p95_queue_s, m.avg_jct_s);
   for (auto& [name, acc] : parts) {
     PartitionMetrics pm;
     pm.name = name;
-    Fill(acc, pm.avg_queue_s, pm.p95_queue_s, pm.avg_jct_s, pm.jobs);
+    pm.jobs = Fill(acc, pm.avg_queue_s, pm.p95_queue_s, pm.avg_jct_s);
     m.per_partition.push_back(std::move(pm));
   }
-  m.utilisation = Summarize(result).gpu_utilization;
+  m.utilisation = GpuUtilization(result);
   return m;
 }
 
@@ -124,10 +124,10 @@ WhatIfMetrics MeanWhatIfMetrics(const std::vector<WhatIfMetrics>& runs) {
   const double n = static_cast<double>(runs.size());
   std::map<std::string, std::pair<PartitionMetrics, int>> parts;
   for (const auto& r : runs) {
-    m.jobs += r.jobs;
-    m.rejected += r.rejected;
-    m.unfinished += r.unfinished;
-    m.skipped += r.skipped;
+    m.counts.jobs += r.counts.jobs;
+    m.counts.rejected += r.counts.rejected;
+    m.counts.unfinished += r.counts.unfinished;
+    m.counts.skipped += r.counts.skipped;
     m.avg_queue_s += r.avg_queue_s / n;
     m.p95_queue_s += r.p95_queue_s / n;
     m.avg_jct_s += r.avg_jct_s / n;
@@ -145,10 +145,10 @@ WhatIfMetrics MeanWhatIfMetrics(const std::vector<WhatIfMetrics>& runs) {
   auto mean_count = [](int64_t total, double over) {
     return static_cast<int64_t>(std::llround(static_cast<double>(total) / over));
   };
-  m.jobs = mean_count(m.jobs, n);
-  m.rejected = mean_count(m.rejected, n);
-  m.unfinished = mean_count(m.unfinished, n);
-  m.skipped = mean_count(m.skipped, n);
+  m.counts.jobs = mean_count(m.counts.jobs, n);
+  m.counts.rejected = mean_count(m.counts.rejected, n);
+  m.counts.unfinished = mean_count(m.counts.unfinished, n);
+  m.counts.skipped = mean_count(m.counts.skipped, n);
   for (auto& [name, pc] : parts) {
     auto& [acc, count] = pc;
     const double c = count;

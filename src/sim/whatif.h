@@ -16,6 +16,7 @@
 
 #include "core/job.h"
 #include "core/status.h"
+#include "sim/metrics.h"
 #include "sim/simulator.h"
 
 namespace schedmate::sim {
@@ -29,10 +30,7 @@ struct PartitionMetrics {
 };
 
 struct WhatIfMetrics {
-  int64_t jobs = 0;  // finished
-  int64_t rejected = 0;
-  int64_t unfinished = 0;
-  int64_t skipped = 0;  // no GPUs or unknown VC
+  JobCounts counts;
   double avg_queue_s = 0;
   double p95_queue_s = 0;
   double avg_jct_s = 0;

@@ -71,7 +71,7 @@ TEST(LucidCompatTest, VenusMatchesReferenceInEveryVc) {
         so);
     ASSERT_OK(result);
     const Summary s = Summarize(*result);
-    EXPECT_EQ(s.jobs, 23859);
+    EXPECT_EQ(s.counts.jobs, 23859);
     std::map<std::string, std::pair<double, double>> ours;
     for (const auto& v : s.per_vc) ours[v.name] = {v.avg_jct_s, v.avg_queue_s};
     ours["all"] = {s.avg_jct_s, s.avg_queue_s};

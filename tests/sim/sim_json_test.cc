@@ -16,7 +16,7 @@ using testing::Table;
 
 WhatIfMetrics Metrics(int64_t jobs, double queue, std::vector<PartitionMetrics> parts = {}) {
   WhatIfMetrics m;
-  m.jobs = jobs;
+  m.counts.jobs = jobs;
   m.avg_queue_s = queue;
   m.p95_queue_s = 2 * queue;
   m.avg_jct_s = queue + 100;
@@ -28,8 +28,8 @@ WhatIfMetrics Metrics(int64_t jobs, double queue, std::vector<PartitionMetrics> 
 TEST(SimJsonTest, SummaryCarriesEveryFieldAndVcsByName) {
   Summary s;
   s.policy = "fifo";
-  s.jobs = 7;
-  s.rejected = 1;
+  s.counts.jobs = 7;
+  s.counts.rejected = 1;
   s.preemptions = 3;
   s.avg_jct_s = 12.5;
   s.p99_jct_s = 40;
@@ -62,7 +62,7 @@ TEST(SimJsonTest, MeanRoundsCountsAndAveragesPartitionsOverTheRunsThatHaveThem) 
   const WhatIfMetrics m =
       MeanWhatIfMetrics({Metrics(3, 10, {{"a", 2, 10, 20, 30}}),
                          Metrics(4, 20, {{"a", 3, 30, 40, 50}, {"b", 1, 5, 5, 5}})});
-  EXPECT_EQ(m.jobs, 4);  // 3.5 rounds away from zero
+  EXPECT_EQ(m.counts.jobs, 4);  // 3.5 rounds away from zero
   EXPECT_DOUBLE_EQ(m.avg_queue_s, 15);
   ASSERT_EQ(m.per_partition.size(), 2u);
   EXPECT_EQ(m.per_partition[0].name, "a");
@@ -70,7 +70,7 @@ TEST(SimJsonTest, MeanRoundsCountsAndAveragesPartitionsOverTheRunsThatHaveThem) 
   EXPECT_DOUBLE_EQ(m.per_partition[0].avg_queue_s, 20);
   EXPECT_EQ(m.per_partition[1].name, "b");  // only in the second run: its own value
   EXPECT_DOUBLE_EQ(m.per_partition[1].avg_queue_s, 5);
-  EXPECT_EQ(MeanWhatIfMetrics({}).jobs, 0);
+  EXPECT_EQ(MeanWhatIfMetrics({}).counts.jobs, 0);
 }
 
 TEST(SimJsonTest, SpreadIsMinMaxAndSampleStdev) {

@@ -167,7 +167,7 @@ TEST(SimulatorTest, RejectAllRunsNothing) {
   ASSERT_OK(r);
   EXPECT_EQ(r->rejected, 2);
   EXPECT_FALSE(r->jobs[0].finished());
-  EXPECT_EQ(Summarize(*r).jobs, 0);
+  EXPECT_EQ(Summarize(*r).counts.jobs, 0);
 }
 
 TEST(SimulatorTest, OneAtATimeSerialises) {
@@ -255,7 +255,7 @@ TEST(SimulatorTest, FailureInjectionIsDeterministicPerSeed) {
   EXPECT_TRUE(SameOutcomes(*a, *b));
   EXPECT_FALSE(SameOutcomes(*a, *c));
   EXPECT_EQ(a->unfinished, 0);
-  EXPECT_EQ(Summarize(*a).jobs, 200);
+  EXPECT_EQ(Summarize(*a).counts.jobs, 200);
   // Killed jobs restart from scratch: a restarted job runs its whole duration after its last
   // start, so finish - last possible start >= duration; JCT is at least the duration.
   int64_t restarts = 0;
