@@ -21,12 +21,9 @@
 
 namespace schedmate::sim {
 
-struct PartitionMetrics {
-  std::string name;
-  int64_t jobs = 0;
-  double avg_queue_s = 0;
+// One partition's jobs: the simulator's per-VC summary (metrics.h) plus the p95 queue wait.
+struct PartitionMetrics : PartitionSummary {
   double p95_queue_s = 0;
-  double avg_jct_s = 0;
 };
 
 struct WhatIfMetrics {

@@ -51,7 +51,7 @@ TEST(SimJsonTest, SummaryCarriesEveryFieldAndVcsByName) {
 
 TEST(SimJsonTest, WhatIfMetricsNameTheUnnamedPartition) {
   const nlohmann::json j =
-      WhatIfMetricsToJson(Metrics(5, 10, {{"", 2, 1, 2, 3}, {"gpu", 3, 4, 5, 6}}));
+      WhatIfMetricsToJson(Metrics(5, 10, {{{"", 2, 3, 1}, 2}, {{"gpu", 3, 6, 4}, 5}}));
   EXPECT_EQ(j["jobs"], 5);
   EXPECT_DOUBLE_EQ(j["p95_queue_s"].get<double>(), 20);
   EXPECT_EQ(j["per_partition"]["(none)"]["jobs"], 2);
@@ -60,8 +60,8 @@ TEST(SimJsonTest, WhatIfMetricsNameTheUnnamedPartition) {
 
 TEST(SimJsonTest, MeanRoundsCountsAndAveragesPartitionsOverTheRunsThatHaveThem) {
   const WhatIfMetrics m =
-      MeanWhatIfMetrics({Metrics(3, 10, {{"a", 2, 10, 20, 30}}),
-                         Metrics(4, 20, {{"a", 3, 30, 40, 50}, {"b", 1, 5, 5, 5}})});
+      MeanWhatIfMetrics({Metrics(3, 10, {{{"a", 2, 30, 10}, 20}}),
+                         Metrics(4, 20, {{{"a", 3, 50, 30}, 40}, {{"b", 1, 5, 5}, 5}})});
   EXPECT_EQ(m.counts.jobs, 4);  // 3.5 rounds away from zero
   EXPECT_DOUBLE_EQ(m.avg_queue_s, 15);
   ASSERT_EQ(m.per_partition.size(), 2u);
