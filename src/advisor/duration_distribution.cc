@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
+#include "advisor/fast_exp.h"
 #include "core/check.h"
 
 namespace schedmate::advisor {
@@ -57,30 +59,54 @@ double DurationDistribution::CdfAt(double x) const {
   return f;
 }
 
-double DurationDistribution::CdfAndDensityAt(double x, double* density, double* slope) const {
-  double f = 0, d = 0, d2 = 0;
-  for (size_t i = 0; i < log2_.size(); ++i) {
-    const double e = std::exp(-(x - log2_[i]) / scale_);
-    const double term = weight_[i] / (1.0 + e);  // the same operations as CdfAt
-    f += term;
-    if (std::isfinite(e)) {
-      const double k = term * e / (1.0 + e);  // w s(1 - s) for the logistic s
-      d += k;
-      d2 += k * (e - 1.0) / (e + 1.0);  // w s(1 - s)(1 - 2s)
-    }
+// Four samples a block, the last one padded with weight 0; vector code for AVX2 where the CPU
+// has it (the approximation's bound holds for either clone; only the search's speed depends on
+// this function, never a result).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+double
+DurationDistribution::ApproxCdfAt(double x, double* density, double* slope) const {
+  const size_t n = log2_.size();
+  const double inv_scale = 1.0 / scale_;
+  Double4 f{}, d{}, d2{};
+  auto block = [&](const Double4& l, const Double4& w) {
+    Double4 e = (l - x) * inv_scale;
+    ExpBlock(&e);  // exp(-(x - l) / scale)
+    const Double4 s = 1.0 / (1.0 + e);
+    const Double4 ws = w * s;
+    f += ws;
+    const Double4 k = ws * (e * s);  // w s(1 - s) for the logistic s
+    d += k;
+    d2 += k * ((e - 1.0) * s);  // w s(1 - s)(1 - 2s)
+  };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    Double4 l, w;
+    std::memcpy(&l, &log2_[i], sizeof l);
+    std::memcpy(&w, &weight_[i], sizeof w);
+    block(l, w);
   }
-  *density = d / scale_;
-  *slope = d2 / (scale_ * scale_);
-  return f;
+  if (i < n) {
+    Double4 l = Double4{} + x, w{};
+    for (size_t j = 0; i + j < n; ++j) {
+      l[j] = log2_[i + j];
+      w[j] = weight_[i + j];
+    }
+    block(l, w);
+  }
+  *density = ((d[0] + d[1]) + (d[2] + d[3])) * inv_scale;
+  *slope = ((d2[0] + d2[1]) + (d2[2] + d2[3])) * inv_scale * inv_scale;
+  return (f[0] + f[1]) + (f[2] + f[3]);
 }
 
 double DurationDistribution::Cdf(double seconds) const {
   return std::clamp(CdfAt(Log2Seconds(seconds)), 0.0, 1.0);
 }
 
-void DurationDistribution::Learn(double x, double f, double q, double eps, Bracket* br) {
-  if (f < q - 2 * eps) br->lo = std::max(br->lo, x);
-  if (f >= q + 2 * eps) br->hi = std::min(br->hi, x);
+void DurationDistribution::Learn(double x, double f, double q, double margin, Bracket* br) {
+  if (f < q - margin) br->lo = std::max(br->lo, x);
+  if (f >= q + margin) br->hi = std::min(br->hi, x);
 }
 
 double DurationDistribution::Quantile(double q) const {
@@ -92,9 +118,11 @@ double DurationDistribution::Quantile(double q, double* root_log2) const {
   q = std::clamp(q, 1e-4, 1 - 1e-4);
   // The answer is defined by a 32-step bisection of the computed CdfAt over
   // [first - 10 scales, last + 10 scales] (F is increasing; the q-quantile lies in there).
-  // Evaluating CdfAt at all 32 midpoints costs 32 x n exponentials, so a Newton search first
-  // finds points lo and hi close around the root with CdfAt(lo) < q - 2 eps and
-  // CdfAt(hi) >= q + 2 eps, where eps bounds |CdfAt(x) - F(x)| for the exact F. F being
+  // Evaluating CdfAt at all 32 midpoints costs 32 x n exponentials, so a Newton search on the
+  // cheaper ApproxCdfAt first finds points lo and hi close around the root with
+  // G(lo) < q - margin and G(hi) >= q + margin, where G is the value used (CdfAt or
+  // ApproxCdfAt), eps bounds |CdfAt(x) - F(x)| for the exact F and margin is |G - F|'s bound
+  // plus eps. F being
   // increasing, every midpoint <= lo then has CdfAt < q and every midpoint >= hi has CdfAt >= q:
   // the bisection takes the same steps as with every CdfAt evaluated, and evaluates only
   // midpoints between the two (rarely any). The result is bit-identical to the plain bisection.
@@ -112,7 +140,7 @@ double DurationDistribution::Quantile(double q, double* root_log2) const {
       below = false;
     } else {
       const double f = CdfAt(mid);
-      Learn(mid, f, q, eps, &proven);
+      Learn(mid, f, q, 2 * eps, &proven);
       below = f < q;
     }
     (below ? lo : hi) = mid;
@@ -142,13 +170,16 @@ void DurationDistribution::NewtonBracket(double q, double a, double b, double ep
 
 void DurationDistribution::RefineBracket(double q, double a, double b, double eps, Bracket* proven,
                                          double* root) const {
+  // ApproxCdfAt is within eps + kExpBlockRelError of F, a midpoint's CdfAt within eps: a point
+  // whose approximate value clears q by their sum is on its side for every midpoint beyond it.
+  const double margin = 2 * eps + kExpBlockRelError;
   double& x = *root;
   double density = 0, miss = 0;  // miss: how far x may still be from the root (log2 s)
   for (int it = 0; it < 16 && b > a; ++it) {
     double slope = 0;
-    const double f = CdfAndDensityAt(x, &density, &slope);
-    Learn(x, f, q, eps, proven);
-    if (std::abs(f - q) < 2 * eps) break;
+    const double f = ApproxCdfAt(x, &density, &slope);
+    Learn(x, f, q, margin, proven);
+    if (std::abs(f - q) < margin) break;
     (f < q ? a : b) = x;
     // Halley's step (Newton's when the curvature term would flip it).
     const double r = f - q, halley = 2 * density * density - r * slope;
@@ -167,11 +198,16 @@ void DurationDistribution::RefineBracket(double q, double a, double b, double ep
     x = next;
   }
   if (!(density > 0)) return;
-  // Probe both sides of the root where F has moved by a few eps, further if that was too close.
-  double delta = std::max(8 * eps / density + 4 * miss, 1e-13 * (1 + std::abs(x)));
+  // Probe both sides of the root where F has moved by a few margins, further if that was too
+  // close.
+  double delta = std::max(4 * margin / density + 4 * miss, 1e-13 * (1 + std::abs(x)));
+  double unused_density = 0, unused_slope = 0;
+  auto probe = [&](double at) {
+    Learn(at, ApproxCdfAt(at, &unused_density, &unused_slope), q, margin, proven);
+  };
   for (int tries = 0; tries < 3; ++tries, delta *= 16) {
-    if (proven->lo < x - delta) Learn(x - delta, CdfAt(x - delta), q, eps, proven);
-    if (proven->hi > x + delta) Learn(x + delta, CdfAt(x + delta), q, eps, proven);
+    if (proven->lo < x - delta) probe(x - delta);
+    if (proven->hi > x + delta) probe(x + delta);
     if (proven->lo >= x - delta && proven->hi <= x + delta) break;
   }
 }

@@ -56,13 +56,16 @@ class DurationDistribution {
   struct Bracket {
     double lo = -1e308, hi = 1e308;
   };
-  // The mixture's CDF at log2 seconds x, unclamped (the bisection's function); with its density.
+  // The mixture's CDF at log2 seconds x, unclamped (the bisection's function).
   double CdfAt(double x) const;
-  // With the density and its slope.
-  double CdfAndDensityAt(double x, double* density, double* slope) const;
-  static void Learn(double x, double f, double q, double eps, Bracket* br);
+  // CdfAt with exp() by ExpBlock (fast_exp.h), four samples at a time, with the density and its
+  // slope: within `eps + kExpBlockRelError` of the exact CDF when CdfAt is within eps.
+  double ApproxCdfAt(double x, double* density, double* slope) const;
+  // Records x as below (f < q - margin) or above (f >= q + margin) the q-quantile, where margin
+  // covers the error of f plus that of CdfAt at the bisection's midpoints.
+  static void Learn(double x, double f, double q, double margin, Bracket* br);
   // Narrows `proven` around the q-quantile by Newton steps from the weighted sample quantile.
-  // *x: the start (NaN: none) and, on return, the root found.
+  // *x: the start (NaN: none) and, on return, the root found. eps: CdfAt's error bound.
   void NewtonBracket(double q, double a, double b, double eps, Bracket* proven, double* x) const;
   // Newton steps from *root, then probes on both sides of it.
   void RefineBracket(double q, double a, double b, double eps, Bracket* proven, double* root) const;

@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "advisor/fast_exp.h"
 #include "advisor/history_estimator.h"
 #include "advisor/replay.h"
 #include "testing/job_builder.h"
@@ -83,6 +84,37 @@ TEST(DurationDistributionTest, QuantileIsBitIdenticalToThePlainBisection) {
     }
   }
   EXPECT_EQ(differing, 0) << "of " << cases;
+}
+
+TEST(ExpBlockTest, RelativeErrorFarBelowTheBudget) {
+  // A dense sweep of [-700, 700] plus the points around each k ln 2 boundary of the reduction.
+  double worst = 0;
+  auto check = [&](double a, double b, double c, double d) {
+    Double4 v{a, b, c, d};
+    ExpBlock(&v);
+    const double in[4] = {a, b, c, d};
+    for (int i = 0; i < 4; ++i) {
+      worst = std::max(worst, std::abs(v[i] / std::exp(in[i]) - 1));
+    }
+  };
+  for (int i = 0; i < 500000; ++i) {
+    const double y = -700 + 1400.0 * i / 500000;
+    check(y, y + 7e-4, -y / 3, std::nextafter(y, 0.0));
+  }
+  for (int k = -1009; k <= 1009; ++k) {
+    const double y = k * 0.6931471805599453;
+    check(y, std::nextafter(y, -1e9), std::nextafter(y, 1e9), y + 0.5 * 0.6931471805599453);
+  }
+  EXPECT_LT(worst, 2e-15);
+  EXPECT_LT(worst * 100, kExpBlockRelError * 1.0001);
+  // Beyond the clamp: the values at +-700 (finite, positive), never inf, NaN or 0.
+  Double4 v{-1e300, 1e300, -800, 800};
+  ExpBlock(&v);
+  EXPECT_EQ(v[0], v[2]);
+  EXPECT_EQ(v[1], v[3]);
+  EXPECT_GT(v[0], 0);
+  EXPECT_TRUE(std::isfinite(v[1]));
+  EXPECT_NEAR(v[1] / std::exp(700.0), 1, 1e-14);
 }
 
 TEST(DurationDistributionTest, WindowModePicksTheDenserMode) {
