@@ -70,7 +70,19 @@ DurationDistribution::ApproxCdfAt(double x, double* density, double* slope) cons
   const size_t n = log2_.size();
   const double inv_scale = 1.0 / scale_;
   Double4 f{}, d{}, d2{};
-  auto block = [&](const Double4& l, const Double4& w) {
+  for (size_t i = 0; i < n; i += 4) {
+    Double4 l, w;
+    if (i + 4 <= n) {
+      std::memcpy(&l, &log2_[i], sizeof l);
+      std::memcpy(&w, &weight_[i], sizeof w);
+    } else {
+      l = Double4{} + x;  // padding: exp(0), weight 0
+      w = Double4{};
+      for (size_t j = 0; i + j < n; ++j) {
+        l[j] = log2_[i + j];
+        w[j] = weight_[i + j];
+      }
+    }
     Double4 e = (l - x) * inv_scale;
     ExpBlock(&e);  // exp(-(x - l) / scale)
     const Double4 s = 1.0 / (1.0 + e);
@@ -79,21 +91,6 @@ DurationDistribution::ApproxCdfAt(double x, double* density, double* slope) cons
     const Double4 k = ws * (e * s);  // w s(1 - s) for the logistic s
     d += k;
     d2 += k * ((e - 1.0) * s);  // w s(1 - s)(1 - 2s)
-  };
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    Double4 l, w;
-    std::memcpy(&l, &log2_[i], sizeof l);
-    std::memcpy(&w, &weight_[i], sizeof w);
-    block(l, w);
-  }
-  if (i < n) {
-    Double4 l = Double4{} + x, w{};
-    for (size_t j = 0; i + j < n; ++j) {
-      l[j] = log2_[i + j];
-      w[j] = weight_[i + j];
-    }
-    block(l, w);
   }
   *density = ((d[0] + d[1]) + (d[2] + d[3])) * inv_scale;
   *slope = ((d2[0] + d2[1]) + (d2[2] + d2[3])) * inv_scale * inv_scale;

@@ -195,6 +195,9 @@ class Engine {
   int64_t max_events_ = 0;
   int64_t queue_seq_ = 0;
   int64_t run_seq_ = 0;
+  // Per partition: the queue (run) numbers of the pending (running) list entries whose job has
+  // left that state since the last Compact.
+  std::vector<std::vector<int64_t>> gone_pending_, gone_running_;
   SimTime now_;
   int64_t busy_gpus_ = 0;
   long double busy_gpu_us_ = 0;
@@ -259,6 +262,7 @@ void Engine::ReleaseRunning(JobIndex j, SimTime t) {
   s.placement = {};
   s.state = RunState::kPending;  // caller sets the final state
   ++version_[j];
+  gone_running_[s.partition].push_back(s.run_seq);
   p.running.stale = true;
   --p.running_count;
   p.dirty = true;
@@ -299,16 +303,41 @@ void Engine::Kill(JobIndex j, SimTime t) {
   Enqueue(j, t);
 }
 
+// Drops from `list` the entries whose sequence number is in `gone`, keeping the order of the
+// others (what Keep() does with the jobs' states, without reading them), and clears `gone`. The
+// list's numbers ascend, so only its tail from the first gone entry moves: short jobs leave
+// near the end of the running list, so a compaction rarely touches its head.
+void DropGone(SequencedList<JobView>& list, std::vector<int64_t>& gone) {
+  if (gone.empty()) return;
+  std::sort(gone.begin(), gone.end());
+  std::vector<int64_t>& seqs = list.seqs;
+  size_t w =
+      static_cast<size_t>(std::lower_bound(seqs.begin(), seqs.end(), gone.front()) - seqs.begin());
+  size_t g = 0;
+  for (size_t r = w; r < seqs.size(); ++r) {
+    while (g < gone.size() && gone[g] < seqs[r]) ++g;
+    if (g < gone.size() && gone[g] == seqs[r]) continue;
+    list.items[w] = list.items[r];
+    seqs[w] = seqs[r];
+    ++w;
+  }
+  list.items.resize(w);
+  seqs.resize(w);
+  gone.clear();
+}
+
 void Engine::Compact(Partition& p) {
+  // An entry is current while its job is still pending (running) under the queue (run) number
+  // it entered with; it stops being current when the job leaves that state, which records the
+  // number in gone_pending_ (gone_running_).
+  const size_t i = static_cast<size_t>(&p - parts_.data());
   if (p.pending.stale) {
-    p.pending.Keep([](const JobView& v, int64_t seq) {
-      return v.status->state == RunState::kPending && v.status->queue_seq == seq;
-    });
+    DropGone(p.pending, gone_pending_[i]);
+    p.pending.stale = false;
   }
   if (p.running.stale) {
-    p.running.Keep([](const JobView& v, int64_t seq) {
-      return v.status->state == RunState::kRunning && v.status->run_seq == seq;
-    });
+    DropGone(p.running, gone_running_[i]);
+    p.running.stale = false;
   }
 }
 
@@ -379,6 +408,7 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     p.running.Push(JobView{j, &table_.jobs[j], &s}, s.run_seq);
     --p.pending_count;
     ++p.running_count;
+    gone_pending_[s.partition].push_back(s.queue_seq);
     p.pending.stale = true;
     ScheduleFinish(j);
   }
@@ -390,6 +420,7 @@ Status Engine::ApplyDecisions(Partition& p, const policy::Decisions& d, SimTime 
     result_.jobs[j].rejected = true;
     ++result_.rejected;
     --p.pending_count;
+    gone_pending_[status_[j].partition].push_back(status_[j].queue_seq);
     p.pending.stale = true;
   }
   return Status::Ok();
@@ -475,6 +506,8 @@ Status Engine::CallPolicy(Partition& p, SimTime t) {
 
 Status Engine::SetUpPartitions(const ClusterSpec& cluster, const PolicyMaker& make_policy) {
   parts_.resize(cluster.vcs.size());
+  gone_pending_.assign(parts_.size(), {});
+  gone_running_.assign(parts_.size(), {});
   for (size_t i = 0; i < cluster.vcs.size(); ++i) {
     const VcSpec& vc = cluster.vcs[i];
     Partition& p = parts_[i];
