@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "advisor/fast_exp.h"
 #include "core/check.h"
@@ -49,6 +50,15 @@ DurationDistribution::DurationDistribution(const std::vector<std::pair<double, d
     weight_.push_back(total > 0 ? std::max(samples[i].second, 0.0) / total
                                 : 1.0 / static_cast<double>(n));
   }
+}
+
+DurationDistribution::DurationDistribution(std::vector<double> sorted_log2,
+                                           std::vector<double> normalised_weights, double bandwidth)
+    : log2_(std::move(sorted_log2)),
+      weight_(std::move(normalised_weights)),
+      scale_(std::max(bandwidth, 1e-3) * kLogisticPerSd) {
+  SM_CHECK(!log2_.empty() && log2_.size() == weight_.size())
+      << "a distribution needs at least one sample and one weight per sample";
 }
 
 double DurationDistribution::CdfAt(double x) const {
@@ -219,18 +229,18 @@ double DurationDistribution::WindowMass(double seconds) const {
 }
 
 double DurationDistribution::WindowMode(double over_penalty) const {
-  // Samples are sorted: a two-pointer sweep gives each candidate's window in O(n).
+  // Samples are sorted: a two-pointer sweep gives each candidate's window in O(n). below_lo and
+  // below_hi are the weights' prefix sums before lo and hi, added in sample order.
   const size_t n = log2_.size();
-  std::vector<double> prefix(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weight_[i];
   size_t lo = 0, hi = 0;  // window [lo, hi) of samples within 1 of candidate c
+  double below_lo = 0, below_hi = 0;
   double best_score = -1e300, best = log2_.front();
   for (size_t k = 0; k < n; ++k) {
     const double c = log2_[k];
-    while (log2_[lo] < c - 1.0) ++lo;
-    if (hi < k) hi = k;
-    while (hi < n && log2_[hi] <= c + 1.0) ++hi;
-    const double score = (prefix[hi] - prefix[lo]) - over_penalty * prefix[lo];
+    while (log2_[lo] < c - 1.0) below_lo += weight_[lo++];
+    while (hi < k) below_hi += weight_[hi++];
+    while (hi < n && log2_[hi] <= c + 1.0) below_hi += weight_[hi++];
+    const double score = (below_hi - below_lo) - over_penalty * below_lo;
     if (score > best_score + 1e-12) {
       best_score = score;
       best = c;

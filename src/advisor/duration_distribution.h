@@ -35,6 +35,12 @@ class DurationDistribution {
   // `samples`: (duration in s (values below 1 s count as 1 s), weight > 0); at least one.
   // `bandwidth`: kernel scale in log2 units (> 0).
   DurationDistribution(const std::vector<std::pair<double, double>>& samples, double bandwidth);
+  // The same distribution from what that constructor computes: log2 of each duration (of at
+  // least 1 s) in ascending order of duration, equal durations in input order, and the weights
+  // in that order, each divided by the sum of all weights (summed in input order). For callers
+  // that order their samples more cheaply; at least one sample.
+  DurationDistribution(std::vector<double> sorted_log2, std::vector<double> normalised_weights,
+                       double bandwidth);
 
   // P(D <= seconds).
   double Cdf(double seconds) const;

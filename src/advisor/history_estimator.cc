@@ -283,7 +283,7 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   const uint32_t user = UserId(job.user);
   const uint32_t res = ResourceId(job);
   const int64_t gpus = job.gpus.milli();
-  entries_.push_back({d, fp.work, outcome});
+  entries_.push_back({d, std::log2(d), fp.work, outcome});
   entry_info_.push_back({job.id, user, finish.seconds()});
   Push({GroupKind::kExact, user, fid, res}, idx);
   Push({GroupKind::kResources, user, 0, res}, idx);
@@ -403,18 +403,48 @@ double HistoryEstimator::PointOf(const Samples& s) const {
                                                       : dist.Quantile(calibrator_.Level(0.5));
 }
 
-HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const Query& q, const GroupKey& key,
+std::shared_ptr<const DurationDistribution> HistoryEstimator::UnscaledDist(
+    const Items& items) const {
+  // SamplesOf lists the evidence newest first with weights 1, decay, decay^2, ...; the
+  // distribution orders it by duration, equal durations newest first, and divides each weight by
+  // their sum in list order. The same here, without the samples' list.
+  const size_t n = items.size();
+  struct Key {
+    double duration_s;
+    uint32_t rank;  // 0 = newest
+  };
+  std::vector<Key> keys(n);
+  std::vector<double> w(n);
+  double total = 0, decayed = 1;
+  for (size_t k = 0; k < n; ++k) {
+    keys[k] = {entries_[items[n - 1 - k].first].duration_s, static_cast<uint32_t>(k)};
+    w[k] = decayed;
+    total += decayed;
+    decayed *= options_.recency_decay;
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.duration_s != b.duration_s ? a.duration_s < b.duration_s : a.rank < b.rank;
+  });
+  std::vector<double> log2(n), weight(n);
+  for (size_t i = 0; i < n; ++i) {
+    log2[i] = entries_[items[n - 1 - keys[i].rank].first].log2_s;
+    weight[i] = total > 0 ? w[keys[i].rank] / total : 1.0 / static_cast<double>(n);
+  }
+  return std::make_shared<const DurationDistribution>(std::move(log2), std::move(weight),
+                                                      BandwidthFor(n));
+}
+
+HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const GroupKey& key,
                                                              const Items& items) {
   if (dist_cache_.empty()) dist_cache_.resize(kDistCacheSize);
   CachedDist& c = dist_cache_[GroupKeyHash()(key) % kDistCacheSize];
   const uint32_t newest = items.back().first;
   if (c.newest == newest && c.key == key) return c;
-  const Samples s = SamplesOf(q, items, {});
   c.key = key;
   c.newest = newest;
-  c.dist = std::make_shared<const DurationDistribution>(s, BandwidthFor(s.size()));
-  c.n = s.size();
-  c.first = s.front().first;
+  c.dist = UnscaledDist(items);
+  c.n = items.size();
+  c.first = entries_[newest].duration_s;
   c.point =
       options_.point == PointEstimate::kWindowMode ? c.dist->WindowMode(options_.over_penalty) : 0;
   std::fill(std::begin(c.roots), std::end(c.roots), std::nan(""));
@@ -471,9 +501,9 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
       take(resources, 1.0f);
       b.swap(*ev);
       const bool window = options_.point == PointEstimate::kWindowMode;
-      pend->exact_point = q.cacheable && window ? CachedDistOf(q, exact_key, a).point
-                                                : PointOf(SamplesOf(q, a, {}));
-      pend->resources_point = q.cacheable && window ? CachedDistOf(q, resources_key, b).point
+      pend->exact_point =
+          q.cacheable && window ? CachedDistOf(exact_key, a).point : PointOf(SamplesOf(q, a, {}));
+      pend->resources_point = q.cacheable && window ? CachedDistOf(resources_key, b).point
                                                     : PointOf(SamplesOf(q, b, {}));
       if (exact_hits_ >= resources_hits_) {
         ev->swap(a);
@@ -642,7 +672,7 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     OutcomeOdds odds = PredictOutcome(q);
     pend.outcome_context = odds.context;
     if (q.cacheable && chosen) {
-      cached = &CachedDistOf(q, *chosen, ev);  // the same samples as SamplesOf(q, ev, odds)
+      cached = &CachedDistOf(*chosen, ev);  // the same samples as SamplesOf(q, ev, odds)
     } else {
       samples = SamplesOf(q, ev, odds);
       bandwidth = BandwidthFor(samples.size());

@@ -169,7 +169,8 @@ class HistoryEstimator final : public DurationEstimator {
  private:
   // What every estimate reads of a past job, apart from what only explanations name.
   struct Entry {
-    double duration_s;
+    double duration_s;  // at least 1
+    double log2_s;      // log2(duration_s)
     double work;
     uint8_t outcome;  // kOutcome* in history_estimator.cc
   };
@@ -296,7 +297,10 @@ class HistoryEstimator final : public DurationEstimator {
   const TierSpec* GatherEvidence(const Query& q, Items* ev, Pending* pend, bool* split_ignored,
                                  std::string* embed_note, std::optional<GroupKey>* chosen);
   // The cached distribution of a group's evidence `items` (q.cacheable), made on a miss.
-  CachedDist& CachedDistOf(const Query& q, const GroupKey& key, const Items& items);
+  CachedDist& CachedDistOf(const GroupKey& key, const Items& items);
+  // DurationDistribution(SamplesOf(q, items, {}), BandwidthFor(n)) for unscaled samples, from
+  // the entries' own log2 durations.
+  std::shared_ptr<const DurationDistribution> UnscaledDist(const Items& items) const;
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;

@@ -86,6 +86,37 @@ TEST(DurationDistributionTest, QuantileIsBitIdenticalToThePlainBisection) {
   EXPECT_EQ(differing, 0) << "of " << cases;
 }
 
+TEST(DurationDistributionTest, SortedConstructorGivesTheSameDistribution) {
+  // Many equal durations (ties keep input order, each with its own weight).
+  std::mt19937_64 rng(3);
+  for (int c = 0; c < 300; ++c) {
+    const size_t n = 1 + rng() % 40;
+    std::vector<std::pair<double, double>> s;
+    double w = 1;
+    for (size_t i = 0; i < n; ++i) {
+      s.emplace_back(static_cast<double>(1 + rng() % 6) * 100, w);
+      w *= 0.7;
+    }
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return s[a].first < s[b].first; });
+    double total = 0;
+    for (const auto& p : s) total += p.second;
+    std::vector<double> log2, weight;
+    for (size_t i : order) {
+      log2.push_back(std::log2(s[i].first));
+      weight.push_back(s[i].second / total);
+    }
+    const DurationDistribution a(s, 0.6);
+    const DurationDistribution b(log2, weight, 0.6);
+    SCOPED_TRACE(c);
+    EXPECT_EQ(a.WindowMode(0.6), b.WindowMode(0.6));
+    for (double q : {0.1, 0.5, 0.9}) EXPECT_EQ(a.Quantile(q), b.Quantile(q));
+    for (double x : {50.0, 250.0, 450.0}) EXPECT_EQ(a.Cdf(x), b.Cdf(x));
+  }
+}
+
 TEST(ExpBlockTest, RelativeErrorFarBelowTheBudget) {
   // A dense sweep of [-700, 700] plus the points around each k ln 2 boundary of the reduction.
   double worst = 0;
