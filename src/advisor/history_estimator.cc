@@ -125,6 +125,7 @@ size_t HistoryEstimator::ResourceShapeHash::operator()(const ResourceShape& r) c
 }
 
 void HistoryEstimator::Group::Push(uint32_t entry, size_t capacity) {
+  ++pushed_;
   if (items_.size() < capacity) {
     items_.push_back(entry);
     return;
@@ -403,32 +404,52 @@ double HistoryEstimator::PointOf(const Samples& s) const {
                                                       : dist.Quantile(calibrator_.Level(0.5));
 }
 
-std::shared_ptr<const DurationDistribution> HistoryEstimator::UnscaledDist(
-    const Items& items) const {
-  // SamplesOf lists the evidence newest first with weights 1, decay, decay^2, ...; the
-  // distribution orders it by duration, equal durations newest first, and divides each weight by
-  // their sum in list order. The same here, without the samples' list.
-  const size_t n = items.size();
-  struct Key {
-    double duration_s;
-    uint32_t rank;  // 0 = newest
+uint32_t HistoryEstimator::UpdateSorted(const GroupKey& key, const Items& items,
+                                        CachedDist* c) const {
+  // The distribution's order: duration, equal durations newest first (SamplesOf lists the
+  // evidence newest first and the distribution's sort is stable).
+  auto before = [](const SortedSample& a, const SortedSample& b) {
+    return a.duration_s != b.duration_s ? a.duration_s < b.duration_s : a.ordinal > b.ordinal;
   };
-  std::vector<Key> keys(n);
-  std::vector<double> w(n);
+  const Group* group = Find(key);
+  const uint32_t pushed = group->pushed();
+  const uint32_t first = pushed - static_cast<uint32_t>(items.size());  // items[0]'s ordinal
+  std::vector<SortedSample>& sorted = c->sorted;
+  uint32_t known = 0;  // ordinals below this are in `sorted` (if still in the group)
+  if (c->key == key && c->newest != UINT32_MAX && !sorted.empty()) {
+    // Entry indexes grow with each Observe, so the group's items are in entry order: the
+    // entries newer than c->newest are the new ones.
+    size_t fresh = 0;
+    while (fresh < items.size() && items[items.size() - 1 - fresh].first > c->newest) ++fresh;
+    known = pushed - static_cast<uint32_t>(fresh);
+    std::erase_if(sorted, [&](const SortedSample& s) { return s.ordinal < first; });
+  } else {
+    sorted.clear();
+    known = first;
+  }
+  for (uint32_t ord = std::max(known, first); ord < pushed; ++ord) {
+    const Entry& en = entries_[items[ord - first].first];
+    const SortedSample s{en.duration_s, en.log2_s, ord};
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), s, before), s);
+  }
+  return pushed;
+}
+
+std::shared_ptr<const DurationDistribution> HistoryEstimator::UnscaledDist(
+    const std::vector<SortedSample>& sorted, uint32_t pushed) const {
+  // SamplesOf's weights: 1, decay, decay^2, ... from the newest, each divided by their sum in
+  // that order (the sum is positive: every weight is).
+  const size_t n = sorted.size();
+  std::vector<double> log2(n), weight(n), by_rank(n);
   double total = 0, decayed = 1;
   for (size_t k = 0; k < n; ++k) {
-    keys[k] = {entries_[items[n - 1 - k].first].duration_s, static_cast<uint32_t>(k)};
-    w[k] = decayed;
+    by_rank[k] = decayed;
     total += decayed;
     decayed *= options_.recency_decay;
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return a.duration_s != b.duration_s ? a.duration_s < b.duration_s : a.rank < b.rank;
-  });
-  std::vector<double> log2(n), weight(n);
   for (size_t i = 0; i < n; ++i) {
-    log2[i] = entries_[items[n - 1 - keys[i].rank].first].log2_s;
-    weight[i] = total > 0 ? w[keys[i].rank] / total : 1.0 / static_cast<double>(n);
+    log2[i] = sorted[i].log2_s;
+    weight[i] = by_rank[pushed - 1 - sorted[i].ordinal] / total;
   }
   return std::make_shared<const DurationDistribution>(std::move(log2), std::move(weight),
                                                       BandwidthFor(n));
@@ -440,14 +461,17 @@ HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const GroupKey& key
   CachedDist& c = dist_cache_[GroupKeyHash()(key) % kDistCacheSize];
   const uint32_t newest = items.back().first;
   if (c.newest == newest && c.key == key) return c;
+  // The same group's earlier quantiles are where the new ones' searches start (the searches'
+  // results do not depend on where they start).
+  if (!(c.key == key)) std::fill(std::begin(c.roots), std::end(c.roots), std::nan(""));
+  const uint32_t pushed = UpdateSorted(key, items, &c);
   c.key = key;
   c.newest = newest;
-  c.dist = UnscaledDist(items);
+  c.dist = UnscaledDist(c.sorted, pushed);
   c.n = items.size();
   c.first = entries_[newest].duration_s;
   c.point =
       options_.point == PointEstimate::kWindowMode ? c.dist->WindowMode(options_.over_penalty) : 0;
-  std::fill(std::begin(c.roots), std::end(c.roots), std::nan(""));
   return c;
 }
 

@@ -67,6 +67,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -220,10 +221,13 @@ class HistoryEstimator final : public DurationEstimator {
     size_t size() const { return items_.size(); }
     bool empty() const { return items_.empty(); }
     uint32_t operator[](size_t i) const { return items_[(head_ + i) % items_.size()]; }
+    // Entries pushed so far: item i (oldest first) was the (pushed() - size() + i)-th.
+    uint32_t pushed() const { return pushed_; }
 
    private:
     std::vector<uint32_t> items_;
     uint32_t head_ = 0;  // the oldest once full
+    uint32_t pushed_ = 0;
   };
   // Groups by key: open addressing with linear probing (power-of-two slots, at most half
   // full), the group held in its slot, so a lookup touches one cache line before the items.
@@ -258,16 +262,25 @@ class HistoryEstimator final : public DurationEstimator {
   };
   // A one-group tier's distribution by (group key, the group's newest entry, which fixes its
   // content), with its window-mode point and where its quantiles were last found.
+  // One evidence job of a cached distribution: its group ordinal (Group::pushed() order).
+  struct SortedSample {
+    double duration_s, log2_s;
+    uint32_t ordinal;
+  };
+  static constexpr double kNoRoot = std::numeric_limits<double>::quiet_NaN();
   struct CachedDist {
     GroupKey key{GroupKind::kGlobal};
     uint32_t newest = UINT32_MAX;
+    // The group's evidence by duration, equal durations newest first (the distribution's
+    // order): a newer version of the group updates it by its few new and dropped jobs.
+    std::vector<SortedSample> sorted;
     std::shared_ptr<const DurationDistribution> dist;
-    size_t n = 0;          // samples
-    double first = 0;      // the first sample (seconds)
-    double point = 0;      // WindowMode(over_penalty)
-    double roots[3] = {};  // log2 s of p10/p50/p90 last time (NaN: none)
+    size_t n = 0;                                   // samples
+    double first = 0;                               // the first sample (seconds)
+    double point = 0;                               // WindowMode(over_penalty)
+    double roots[3] = {kNoRoot, kNoRoot, kNoRoot};  // log2 s of p10/p50/p90 last time
   };
-  static constexpr size_t kDistCacheSize = 4096;           // direct-mapped by key hash
+  static constexpr size_t kDistCacheSize = 16384;          // direct-mapped by key hash
   using Items = std::vector<std::pair<uint32_t, float>>;   // (entry, similarity)
   using Samples = std::vector<std::pair<double, double>>;  // (seconds, weight)
   // What an estimate left to learn from once its job finishes (keyed by job id).
@@ -298,9 +311,13 @@ class HistoryEstimator final : public DurationEstimator {
                                  std::string* embed_note, std::optional<GroupKey>* chosen);
   // The cached distribution of a group's evidence `items` (q.cacheable), made on a miss.
   CachedDist& CachedDistOf(const GroupKey& key, const Items& items);
+  // Brings c.sorted (of group `key`'s earlier items, or anything when c.key != key) to `items`,
+  // the group's current evidence. Returns the group's Group::pushed().
+  uint32_t UpdateSorted(const GroupKey& key, const Items& items, CachedDist* c) const;
   // DurationDistribution(SamplesOf(q, items, {}), BandwidthFor(n)) for unscaled samples, from
-  // the entries' own log2 durations.
-  std::shared_ptr<const DurationDistribution> UnscaledDist(const Items& items) const;
+  // the sorted evidence of a group that has pushed `pushed` entries.
+  std::shared_ptr<const DurationDistribution> UnscaledDist(const std::vector<SortedSample>& sorted,
+                                                           uint32_t pushed) const;
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;
