@@ -229,12 +229,16 @@ double DurationDistribution::WindowMass(double seconds) const {
 }
 
 double DurationDistribution::WindowMode(double over_penalty) const {
+  return WindowModeOf(log2_.data(), weight_.data(), log2_.size(), over_penalty);
+}
+
+double DurationDistribution::WindowModeOf(const double* log2_, const double* weight_, size_t n,
+                                          double over_penalty) {
   // Samples are sorted: a two-pointer sweep gives each candidate's window in O(n). below_lo and
   // below_hi are the weights' prefix sums before lo and hi, added in sample order.
-  const size_t n = log2_.size();
   size_t lo = 0, hi = 0;  // window [lo, hi) of samples within 1 of candidate c
   double below_lo = 0, below_hi = 0;
-  double best_score = -1e300, best = log2_.front();
+  double best_score = -1e300, best = log2_[0];
   for (size_t k = 0; k < n; ++k) {
     const double c = log2_[k];
     while (log2_[lo] < c - 1.0) below_lo += weight_[lo++];

@@ -53,6 +53,9 @@ class DurationDistribution {
   // The sample value c maximising mass(|log2 v - log2 c| <= 1) - over_penalty * mass(v < c/2)
   // over the samples (ties: the smaller c). Mass here is the samples' weights, without kernel.
   double WindowMode(double over_penalty) const;
+  // WindowMode of n samples given as the constructor from sorted samples takes them.
+  static double WindowModeOf(const double* sorted_log2, const double* normalised_weights, size_t n,
+                             double over_penalty);
   // Weighted share of samples within a factor 2 of `seconds`.
   double WindowMass(double seconds) const;
   size_t size() const { return log2_.size(); }

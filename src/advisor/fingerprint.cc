@@ -76,7 +76,10 @@ double ParseParamCount(std::string_view text) {
   return n >= 1 && n <= 1e15 ? n : 0;
 }
 
-JobFingerprint FingerprintOf(const JobRecord& job, std::string_view extra) {
+namespace {
+
+// The workload text and work of FingerprintOf(job, extra), without semantics.
+JobFingerprint WorkloadOf(const JobRecord& job, std::string_view extra) {
   JobFingerprint fp;
   std::string& w = fp.workload;
   auto add = [&w](std::string_view key, std::string_view value) {
@@ -85,11 +88,11 @@ JobFingerprint FingerprintOf(const JobRecord& job, std::string_view extra) {
     if (!w.empty()) w += ' ';
     w += key;
     w += '=';
-    w += ToLower(value);
+    for (char c : value) w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   };
   add("model", job.model);
   add("dataset", job.dataset);
-  if (job.batch_size > 0) add("batch", std::to_string(job.batch_size));
+  if (job.batch_size > 0) add("batch", fmt::format_int(job.batch_size).str());
   if (job.amp >= 0) add("amp", job.amp ? "1" : "0");
   add("name", job.name);
   extra = Trim(extra);
@@ -101,14 +104,23 @@ JobFingerprint FingerprintOf(const JobRecord& job, std::string_view extra) {
   if (job.iterations > 0 && job.batch_size > 0 && gpus > 0) {
     fp.work = static_cast<double>(job.iterations) * job.batch_size / gpus;
   }
+  return fp;
+}
+
+}  // namespace
+
+JobFingerprint FingerprintOf(const JobRecord& job, std::string_view extra) {
+  JobFingerprint fp = WorkloadOf(job, extra);
   SemanticsFromJob(job, fp.semantics);
-  for (std::string_view word : Split(extra, ' ')) {
+  for (std::string_view word : Split(Trim(extra), ' ')) {
     const size_t eq = word.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
     SetSemantic(fp.semantics, word.substr(0, eq), word.substr(eq + 1));
   }
   return fp;
 }
+
+JobFingerprint WorkloadFingerprintOf(const JobRecord& job) { return WorkloadOf(job, {}); }
 
 JobFingerprint FingerprintOf(const JobRecord& job, const JobMetadata& meta) {
   JobRecord j = job;

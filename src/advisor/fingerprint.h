@@ -42,6 +42,10 @@ struct JobFingerprint {
 // sequence_length, image_size, epochs, max_steps and params also fill `semantics`.
 JobFingerprint FingerprintOf(const JobRecord& job, std::string_view extra = {});
 
+// FingerprintOf(job) without `semantics` (left empty): what an observation of a finished job
+// learns from.
+JobFingerprint WorkloadFingerprintOf(const JobRecord& job);
+
 // From extracted metadata: the workload text is meta.FingerprintText(); semantics take every
 // field the metadata has (epochs and params included), the job's fields where it has none.
 JobFingerprint FingerprintOf(const JobRecord& job, const JobMetadata& meta);

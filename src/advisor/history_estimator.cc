@@ -272,7 +272,7 @@ std::vector<std::pair<uint32_t, float>> HistoryEstimator::SimilarFingerprints(
 }
 
 void HistoryEstimator::Observe(const JobRecord& job, SimTime finish) {
-  ObserveWithFingerprint(job, finish, FingerprintOf(job));
+  ObserveWithFingerprint(job, finish, WorkloadFingerprintOf(job));  // semantics unused there
 }
 
 void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime finish,
@@ -404,74 +404,83 @@ double HistoryEstimator::PointOf(const Samples& s) const {
                                                       : dist.Quantile(calibrator_.Level(0.5));
 }
 
-uint32_t HistoryEstimator::UpdateSorted(const GroupKey& key, const Items& items,
-                                        CachedDist* c) const {
+void HistoryEstimator::UpdateSorted(const GroupKey& key, const Group& group, CachedDist* c) const {
   // The distribution's order: duration, equal durations newest first (SamplesOf lists the
   // evidence newest first and the distribution's sort is stable).
   auto before = [](const SortedSample& a, const SortedSample& b) {
     return a.duration_s != b.duration_s ? a.duration_s < b.duration_s : a.ordinal > b.ordinal;
   };
-  const Group* group = Find(key);
-  const uint32_t pushed = group->pushed();
-  const uint32_t first = pushed - static_cast<uint32_t>(items.size());  // items[0]'s ordinal
+  const size_t n = group.size();
+  const uint32_t pushed = group.pushed();
+  const uint32_t first = pushed - static_cast<uint32_t>(n);  // group[0]'s ordinal
   std::vector<SortedSample>& sorted = c->sorted;
-  uint32_t known = 0;  // ordinals below this are in `sorted` (if still in the group)
+  uint32_t known = first;  // the ordinals from `known` on are not in `sorted` yet
   if (c->key == key && c->newest != UINT32_MAX && !sorted.empty()) {
     // Entry indexes grow with each Observe, so the group's items are in entry order: the
     // entries newer than c->newest are the new ones.
     size_t fresh = 0;
-    while (fresh < items.size() && items[items.size() - 1 - fresh].first > c->newest) ++fresh;
+    while (fresh < n && group[n - 1 - fresh] > c->newest) ++fresh;
     known = pushed - static_cast<uint32_t>(fresh);
     std::erase_if(sorted, [&](const SortedSample& s) { return s.ordinal < first; });
   } else {
     sorted.clear();
-    known = first;
   }
-  for (uint32_t ord = std::max(known, first); ord < pushed; ++ord) {
-    const Entry& en = entries_[items[ord - first].first];
+  for (uint32_t ord = known; ord < pushed; ++ord) {
+    const Entry& en = entries_[group[ord - first]];
     const SortedSample s{en.duration_s, en.log2_s, ord};
     sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), s, before), s);
   }
-  return pushed;
 }
 
-std::shared_ptr<const DurationDistribution> HistoryEstimator::UnscaledDist(
-    const std::vector<SortedSample>& sorted, uint32_t pushed) const {
+void HistoryEstimator::UnscaledSamples(uint32_t pushed, CachedDist* c) const {
   // SamplesOf's weights: 1, decay, decay^2, ... from the newest, each divided by their sum in
   // that order (the sum is positive: every weight is).
+  const std::vector<SortedSample>& sorted = c->sorted;
   const size_t n = sorted.size();
-  std::vector<double> log2(n), weight(n), by_rank(n);
+  std::array<double, 64> small;
+  std::vector<double> large(n > small.size() ? n : 0);
+  double* by_rank = n > small.size() ? large.data() : small.data();
   double total = 0, decayed = 1;
   for (size_t k = 0; k < n; ++k) {
     by_rank[k] = decayed;
     total += decayed;
     decayed *= options_.recency_decay;
   }
+  c->log2.resize(n);
+  c->weight.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    log2[i] = sorted[i].log2_s;
-    weight[i] = by_rank[pushed - 1 - sorted[i].ordinal] / total;
+    c->log2[i] = sorted[i].log2_s;
+    c->weight[i] = by_rank[pushed - 1 - sorted[i].ordinal] / total;
   }
-  return std::make_shared<const DurationDistribution>(std::move(log2), std::move(weight),
-                                                      BandwidthFor(n));
+}
+
+const DurationDistribution& HistoryEstimator::EnsureDist(CachedDist* c) const {
+  if (!c->dist) {
+    c->dist = std::make_shared<const DurationDistribution>(c->log2, c->weight, BandwidthFor(c->n));
+  }
+  return *c->dist;
 }
 
 HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const GroupKey& key,
-                                                             const Items& items) {
+                                                             const Group& group) {
   if (dist_cache_.empty()) dist_cache_.resize(kDistCacheSize);
   CachedDist& c = dist_cache_[GroupKeyHash()(key) % kDistCacheSize];
-  const uint32_t newest = items.back().first;
+  const uint32_t newest = group[group.size() - 1];
   if (c.newest == newest && c.key == key) return c;
   // The same group's earlier quantiles are where the new ones' searches start (the searches'
   // results do not depend on where they start).
   if (!(c.key == key)) std::fill(std::begin(c.roots), std::end(c.roots), std::nan(""));
-  const uint32_t pushed = UpdateSorted(key, items, &c);
+  UpdateSorted(key, group, &c);
   c.key = key;
   c.newest = newest;
-  c.dist = UnscaledDist(c.sorted, pushed);
-  c.n = items.size();
+  UnscaledSamples(group.pushed(), &c);
+  c.dist.reset();
+  c.n = group.size();
   c.first = entries_[newest].duration_s;
-  c.point =
-      options_.point == PointEstimate::kWindowMode ? c.dist->WindowMode(options_.over_penalty) : 0;
+  c.point = options_.point == PointEstimate::kWindowMode
+                ? DurationDistribution::WindowModeOf(c.log2.data(), c.weight.data(), c.n,
+                                                     options_.over_penalty)
+                : 0;
   return c;
 }
 
@@ -518,17 +527,25 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   if (known_fp) {
     const Group* exact = Find(exact_key);
     const Group* resources = Find(resources_key);
-    if (exact != nullptr && resources != nullptr) {
+    const bool window = options_.point == PointEstimate::kWindowMode;
+    if (exact != nullptr && resources != nullptr && q.cacheable && window) {
+      pend->exact_point = CachedDistOf(exact_key, *exact).point;
+      pend->resources_point = CachedDistOf(resources_key, *resources).point;
+      if (exact_hits_ >= resources_hits_) {
+        take(exact, 1.0f);
+        tier = &kExact;
+        *chosen = exact_key;
+      } else {
+        *split_ignored = true;
+      }
+    } else if (exact != nullptr && resources != nullptr) {
       Items a, b;
       take(exact, 1.0f);
       a.swap(*ev);
       take(resources, 1.0f);
       b.swap(*ev);
-      const bool window = options_.point == PointEstimate::kWindowMode;
-      pend->exact_point =
-          q.cacheable && window ? CachedDistOf(exact_key, a).point : PointOf(SamplesOf(q, a, {}));
-      pend->resources_point = q.cacheable && window ? CachedDistOf(resources_key, b).point
-                                                    : PointOf(SamplesOf(q, b, {}));
+      pend->exact_point = PointOf(SamplesOf(q, a, {}));
+      pend->resources_point = PointOf(SamplesOf(q, b, {}));
       if (exact_hits_ >= resources_hits_) {
         ev->swap(a);
         tier = &kExact;
@@ -696,7 +713,8 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
     OutcomeOdds odds = PredictOutcome(q);
     pend.outcome_context = odds.context;
     if (q.cacheable && chosen) {
-      cached = &CachedDistOf(*chosen, ev);  // the same samples as SamplesOf(q, ev, odds)
+      cached = &CachedDistOf(*chosen, *Find(*chosen));  // SamplesOf(q, ev, odds)'s samples
+      EnsureDist(cached);
     } else {
       samples = SamplesOf(q, ev, odds);
       bandwidth = BandwidthFor(samples.size());

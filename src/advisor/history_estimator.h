@@ -274,6 +274,9 @@ class HistoryEstimator final : public DurationEstimator {
     // The group's evidence by duration, equal durations newest first (the distribution's
     // order): a newer version of the group updates it by its few new and dropped jobs.
     std::vector<SortedSample> sorted;
+    // The distribution's samples (log2 s) and normalised weights, in that order.
+    std::vector<double> log2, weight;
+    // Made from log2/weight when an estimate needs its quantiles (EnsureDist); null until then.
     std::shared_ptr<const DurationDistribution> dist;
     size_t n = 0;                                   // samples
     double first = 0;                               // the first sample (seconds)
@@ -309,15 +312,16 @@ class HistoryEstimator final : public DurationEstimator {
   // *chosen: the group of a one-group tier (unchanged when the evidence is pooled or none).
   const TierSpec* GatherEvidence(const Query& q, Items* ev, Pending* pend, bool* split_ignored,
                                  std::string* embed_note, std::optional<GroupKey>* chosen);
-  // The cached distribution of a group's evidence `items` (q.cacheable), made on a miss.
-  CachedDist& CachedDistOf(const GroupKey& key, const Items& items);
-  // Brings c.sorted (of group `key`'s earlier items, or anything when c.key != key) to `items`,
-  // the group's current evidence. Returns the group's Group::pushed().
-  uint32_t UpdateSorted(const GroupKey& key, const Items& items, CachedDist* c) const;
-  // DurationDistribution(SamplesOf(q, items, {}), BandwidthFor(n)) for unscaled samples, from
-  // the sorted evidence of a group that has pushed `pushed` entries.
-  std::shared_ptr<const DurationDistribution> UnscaledDist(const std::vector<SortedSample>& sorted,
-                                                           uint32_t pushed) const;
+  // The cached distribution of a group's evidence (q.cacheable), made on a miss.
+  CachedDist& CachedDistOf(const GroupKey& key, const Group& group);
+  // Brings c.sorted (of group `key`'s earlier items, or anything when c.key != key) to the
+  // group's current evidence.
+  void UpdateSorted(const GroupKey& key, const Group& group, CachedDist* c) const;
+  // c->log2/weight: what DurationDistribution(SamplesOf(q, items, {}), ...) holds for unscaled
+  // samples, from c->sorted of a group that has pushed `pushed` entries.
+  void UnscaledSamples(uint32_t pushed, CachedDist* c) const;
+  // c->dist, made on first use.
+  const DurationDistribution& EnsureDist(CachedDist* c) const;
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;
