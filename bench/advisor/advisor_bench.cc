@@ -3,6 +3,8 @@
 //   BM_AdviseTypicalRepo      metadata extraction + estimate for a typical job repository
 //   BM_EstimateLargeHistory   one estimate with N finished jobs observed (p50/p99 as counters)
 //   BM_EstimateAndObserve     the simulator's estimate + update per job (N / 10 warm jobs)
+//   BM_DistributionQuantiles  p10/p50/p90 and the window point of a 32-job evidence mixture
+//                             (the estimate's arithmetic, without the group lookups)
 //   BM_VectorIndexSearch      HNSW k-NN over N fingerprints (p50/p99 as counters)
 //   BM_StoreBytesPerJob       SQLite history: bytes per stored job (counter)
 // N defaults to 1,000,000; SCHEDMATE_BENCH_N overrides it for quick runs.
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "advisor/builtin_extractor.h"
+#include "advisor/duration_distribution.h"
 #include "advisor/history_estimator.h"
 #include "store/history_store.h"
 #include "text/vector_index.h"
@@ -118,6 +122,28 @@ void BM_EstimateAndObserve(benchmark::State& state) {
   state.counters["history_jobs"] = static_cast<double>(est.observed());
 }
 BENCHMARK(BM_EstimateAndObserve)->Unit(benchmark::kMicrosecond)->Iterations(200000);
+
+// One estimate's distribution work: a group of 32 durations (recency weights 0.7^k, bandwidth
+// as the estimator sets it), its window point and three quantiles from scratch (no start
+// hints). 64 different groups in turn, so no branch history carries over.
+void BM_DistributionQuantiles(benchmark::State& state) {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> dur(7, 2);
+  std::vector<advisor::DurationDistribution> dists;
+  for (int g = 0; g < 64; ++g) {
+    std::vector<std::pair<double, double>> s;
+    double w = 1;
+    for (int i = 0; i < 32; ++i, w *= 0.7) s.emplace_back(std::round(dur(rng)), w);
+    dists.emplace_back(s, 0.6 * (1 + 2.0 / 32));
+  }
+  size_t k = 0;
+  for (auto _ : state) {
+    const advisor::DurationDistribution& d = dists[k++ % dists.size()];
+    benchmark::DoNotOptimize(d.WindowMode(0.6));
+    for (double q : {0.1, 0.5, 0.9}) benchmark::DoNotOptimize(d.Quantile(q));
+  }
+}
+BENCHMARK(BM_DistributionQuantiles)->Unit(benchmark::kMicrosecond);
 
 void BM_VectorIndexSearch(benchmark::State& state) {
   const size_t n = BenchN();

@@ -82,13 +82,19 @@ namespace {
 JobFingerprint WorkloadOf(const JobRecord& job, std::string_view extra) {
   JobFingerprint fp;
   std::string& w = fp.workload;
+  w.reserve(job.model.size() + job.dataset.size() + job.name.size() + extra.size() + 48);
   auto add = [&w](std::string_view key, std::string_view value) {
     value = Trim(value);
     if (value.empty()) return;
     if (!w.empty()) w += ' ';
     w += key;
     w += '=';
-    for (char c : value) w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const size_t from = w.size();
+    w += value;
+    // ToLower's mapping: the "C" locale's (the program never sets another), i.e. ASCII.
+    for (size_t i = from; i < w.size(); ++i) {
+      if (w[i] >= 'A' && w[i] <= 'Z') w[i] = static_cast<char>(w[i] - 'A' + 'a');
+    }
   };
   add("model", job.model);
   add("dataset", job.dataset);
