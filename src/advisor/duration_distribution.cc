@@ -111,6 +111,24 @@ double DurationDistribution::Cdf(double seconds) const {
   return std::clamp(CdfAt(Log2Seconds(seconds)), 0.0, 1.0);
 }
 
+int DurationDistribution::CdfBin(double seconds, int bins) const {
+  // |ApproxCdfAt - CdfAt| <= 2 eps + kExpBlockRelError (each is within its bound of the exact
+  // F); the bin is a non-decreasing function of the value, so equal bins at both ends of that
+  // interval are the exact value's bin.
+  const double x = Log2Seconds(seconds);
+  const double eps = kCdfErrorPerSample * static_cast<double>(log2_.size() + 8);
+  const double margin = 2 * eps + kExpBlockRelError;
+  double density = 0, slope = 0;
+  const double f = ApproxCdfAt(x, &density, &slope);
+  auto bin = [bins](double v) {  // -1: NaN, which Record ignores too
+    if (std::isnan(v)) return -1;
+    return std::min(bins - 1, static_cast<int>(std::clamp(v, 0.0, 1.0) * bins));
+  };
+  const int lo = bin(f - margin);
+  if (lo == bin(f + margin)) return lo;
+  return bin(CdfAt(x));
+}
+
 void DurationDistribution::Learn(double x, double f, double q, double margin, Bracket* br) {
   if (f < q - margin) br->lo = std::max(br->lo, x);
   if (f >= q + margin) br->hi = std::min(br->hi, x);
@@ -255,7 +273,11 @@ double DurationDistribution::WindowModeOf(const double* log2_, const double* wei
 
 void QuantileCalibrator::Record(double pit) {
   if (!(pit >= 0 && pit <= 1)) return;
-  int b = std::min(kBins - 1, static_cast<int>(pit * kBins));
+  RecordBin(BinOf(pit));
+}
+
+void QuantileCalibrator::RecordBin(int b) {
+  if (b < 0 || b >= kBins) return;
   ++hist_[b];
   for (int i = b + 1; i <= kBins; i += i & -i) ++tree_[i];
   ++n_;

@@ -23,6 +23,7 @@
 // Determinism: pure functions of their inputs and of the order of Record() calls.
 // Thread-safety: none.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -44,6 +45,9 @@ class DurationDistribution {
 
   // P(D <= seconds).
   double Cdf(double seconds) const;
+  // min(bins - 1, floor(Cdf(seconds) * bins)), the histogram bin of Cdf(seconds), exactly; from
+  // the approximate CDF unless its error bound straddles a bin edge (then from Cdf).
+  int CdfBin(double seconds, int bins) const;
   // The q-quantile in seconds, q in (0, 1) (clamped to [1e-4, 1 - 1e-4]).
   double Quantile(double q) const;
   // The same, with *root_log2 as where the search starts (NaN: the samples' weighted quantile)
@@ -90,6 +94,9 @@ class QuantileCalibrator {
   explicit QuantileCalibrator(int64_t min_samples = 50) : min_samples_(min_samples) {}
   // Records one finished job's PIT value u = F(actual), in [0, 1].
   void Record(double pit);
+  // The same by the value's bin (BinOf(pit)), e.g. from DurationDistribution::CdfBin.
+  void RecordBin(int bin);
+  static int BinOf(double pit) { return std::min(kBins - 1, static_cast<int>(pit * kBins)); }
   // The nominal level whose empirical PIT share is q (the identity until min_samples).
   double Level(double q) const;
   int64_t samples() const { return n_; }

@@ -305,7 +305,7 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   auto it = pending_.find(job.id);
   if (it != pending_.end()) {
     const Pending& p = it->second;
-    if (p.dist) calibrator_.Record(p.dist->Cdf(d));
+    if (p.dist) calibrator_.RecordBin(p.dist->CdfBin(d, QuantileCalibrator::kBins));
     if (p.exact_point > 0 && p.resources_point > 0) {
       exact_hits_ += WithinFactor2(p.exact_point, d);
       resources_hits_ += WithinFactor2(p.resources_point, d);
