@@ -88,6 +88,9 @@ struct SchedmateOptions {
   bool use_distribution = true;
   // Rank a job whose tracker gives an ETA (JobView::EtaAt) by that remaining time instead.
   bool use_eta = true;
+  // Multi-node jobs may be preempted for a wider job when their tracker ETA is known (use_eta)
+  // and they hold at most half of the partition's up nodes.
+  bool wide_victims = true;
 };
 
 class SchedmatePolicy : public SchedulingPolicy {
@@ -107,6 +110,8 @@ class SchedmatePolicy : public SchedulingPolicy {
   double RankOrEtaSeconds(const JobView& v, SimTime now);
   double RankServiceAt(const JobView& v, SimTime now);
   double CostSeconds(int32_t gpus) const;
+  // Whether multi-node running job `r` may be a preemption victim (SchedmateOptions::wide_victims).
+  bool WideVictim(const JobView& r, SimTime now, const FreeMap& free) const;
   static int64_t AttainedUs(const JobView& v, SimTime now);
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
                                                FreeMap& free) const;
