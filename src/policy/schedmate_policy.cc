@@ -313,11 +313,15 @@ double SchedmatePolicy::RankServiceAt(const JobView& v, SimTime now) {
 }
 
 bool SchedmatePolicy::WideVictim(const JobView& r, SimTime now, const FreeMap& free) const {
-  // Only on measured remaining time (a tracker ETA: a wide job's rank from estimates alone is too
-  // often far off, and its restart costs much), and only jobs that hold at most half of the
-  // partition's nodes (a wider one would wait for most of the partition to drain at once).
-  return opt_.wide_victims && opt_.use_eta && r.EtaAt(now).has_value() &&
-         2 * static_cast<int64_t>(r.status->placement.nodes.size()) <= free.up_nodes();
+  // A job that holds more than half of the partition's nodes would wait for most of it to drain
+  // at once to restart. From estimates alone a wide job is preempted at most once (ranks of wide
+  // jobs are too often far off: repeated preemptions pass its nodes back and forth); with a
+  // measured remaining time (tracker ETA) as often as the exchange argument says.
+  if (!opt_.wide_victims ||
+      2 * static_cast<int64_t>(r.status->placement.nodes.size()) > free.up_nodes()) {
+    return false;
+  }
+  return r.status->preemptions == 0 || (opt_.use_eta && r.EtaAt(now).has_value());
 }
 
 double SchedmatePolicy::CostSeconds(int32_t gpus) const {

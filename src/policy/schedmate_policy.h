@@ -88,8 +88,8 @@ struct SchedmateOptions {
   bool use_distribution = true;
   // Rank a job whose tracker gives an ETA (JobView::EtaAt) by that remaining time instead.
   bool use_eta = true;
-  // Multi-node jobs may be preempted for a wider job when their tracker ETA is known (use_eta)
-  // and they hold at most half of the partition's up nodes.
+  // Multi-node jobs that hold at most half of the partition's up nodes may be preempted for a
+  // wider job: once, or again whenever their tracker ETA is known (use_eta).
   bool wide_victims = true;
 };
 

@@ -189,9 +189,9 @@ TEST(SchedmatePolicyTest, DoesNotPreemptWhenTheWaitIsShorterThanTheDelay) {
   EXPECT_EQ(End(*r, 2), 690);
 }
 
-TEST(SchedmatePolicyTest, NeverPreemptsMultiNodeJobsWithoutAnEta) {
-  // A (16 GPUs on both nodes, est 100, runs 10,000) outlives its estimate, but without a tracker
-  // ETA a job spread over two nodes is never a victim: B (8 GPUs, est 50, at 500) waits until
+TEST(SchedmatePolicyTest, NarrowJobsNeverPreemptMultiNodeJobs) {
+  // A (16 GPUs on both nodes, est 100, runs 10,000) outlives its estimate, but a job spread over
+  // two nodes is never a victim of a job of one node: B (8 GPUs, est 50, at 500) waits until
   // 10,000.
   JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(100),
                       JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
@@ -230,6 +230,29 @@ TEST(SchedmatePolicyTest, PreemptsAMultiNodeJobWhoseEtaIsKnownForAWideJob) {
   EXPECT_EQ(End(*r, 2), 600);
   EXPECT_EQ(End(*r, 0), 10160);
   EXPECT_EQ(End(*r, 1), 20000);
+}
+
+TEST(SchedmatePolicyTest, PreemptsAMultiNodeJobOnceWithoutAnEta) {
+  // Four nodes, no ETA. A (16 GPUs, est 100, runs 10,000) on nodes 0-1, X (16 GPUs, est and
+  // runs 100,000) on nodes 2-3 from 0. B (16 GPUs, est 50) at 500: A's rank 100 x edge(5) =
+  // 487 s, X's 99,500; each node adds a loss of 50 + 60, tie: A's nodes. Saved min(487, W =
+  // 487) > 110: A is preempted, B runs 500..550, A restarts at 550 with 9,560 s left (ends
+  // 10,110). D (16 GPUs, est 50) at 1,000: A outranks D again, but it was preempted once; X
+  // (rank 99,000) is the victim: saved min(99,000, W = A's rank) > 110. D runs 1,000..1,050, X
+  // restarts at 1,050 with 99,000 + 60 s left.
+  JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(16).SubmitAt(0).Runtime(100000).Estimate(100000),
+                      JobBuilder().Gpus(16).SubmitAt(500).Runtime(50).Estimate(50),
+                      JobBuilder().Gpus(16).SubmitAt(1000).Runtime(50).Estimate(50)});
+  auto r = RunPolicy("schedmate", t, OneVc(4));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->jobs[1].preemptions, 1);
+  EXPECT_EQ(Start(*r, 2), 500);
+  EXPECT_EQ(Start(*r, 3), 1000);
+  EXPECT_EQ(End(*r, 3), 1050);
+  EXPECT_EQ(End(*r, 0), 10110);
+  EXPECT_EQ(End(*r, 1), 100110);
 }
 
 TEST(SchedmatePolicyTest, WideVictimsCanBeSwitchedOff) {
