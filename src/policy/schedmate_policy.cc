@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "policy/placer.h"
 
@@ -121,67 +122,106 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
                                 const std::function<bool(size_t)>& usable) {
   const int32_t g = free.gpus_per_node();
   const auto nodes = static_cast<size_t>(free.nodes());
-  std::vector<int32_t> victim_gpus(nodes, 0);
-  std::vector<std::vector<size_t>> on(nodes);  // victims holding GPUs on each node
+  const auto want = static_cast<size_t>((gpus + g - 1) / g);
+  if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
+  // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
+  // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
+  std::vector<char> ok(to, 0);
+  size_t widest = 0;
+  double least_cost = std::numeric_limits<double>::infinity();
   for (size_t i = from; i < to; ++i) {
     if (!usable(i)) continue;
-    for (const NodeShare& ns : q[i].view->status->placement.nodes) {
-      victim_gpus[static_cast<size_t>(ns.node)] += ns.gpus;
-      on[static_cast<size_t>(ns.node)].push_back(i);
-    }
+    ok[i] = 1;
+    widest = std::max(widest, q[i].view->status->placement.nodes.size());
+    least_cost = std::min(least_cost, q[i].cost);
   }
-  const auto want = static_cast<size_t>((gpus + g - 1) / g);
-  size_t idle = 0;
-  std::vector<int32_t> coverable;
+  if (widest == 0) return {};
+  const size_t needed = want - static_cast<size_t>(free.CountWithFree(g));
+  if (static_cast<double>((needed + widest - 1) / widest) * (rank + least_cost) >= wait) return {};
+  std::vector<int32_t> victim_gpus(nodes, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes)
+      victim_gpus[static_cast<size_t>(ns.node)] += ns.gpus;
+  }
+  size_t idle = 0, coverable = 0;
+  std::vector<bool> is_coverable(nodes, false);
   for (size_t n = 0; n < nodes; ++n) {
     const auto node = static_cast<int32_t>(n);
     if (!free.IsUp(node)) continue;
     if (free.Free(node) == g) {
       ++idle;
     } else if (g - free.Free(node) == victim_gpus[n]) {
-      coverable.push_back(node);
+      is_coverable[n] = true;
+      ++coverable;
     }
   }
-  if (idle >= want || idle + coverable.size() < want) return {};
+  if (idle >= want || idle + coverable < want) return {};
+  // Victims on each coverable node (flat, by node), the loss each node would add, and how many
+  // of its victims are not taken yet.
+  std::vector<size_t> start(nodes + 1, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes)
+      if (is_coverable[static_cast<size_t>(ns.node)]) ++start[static_cast<size_t>(ns.node) + 1];
+  }
+  for (size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
+  std::vector<size_t> on(start[nodes]);
+  std::vector<size_t> fill(start.begin(), start.end() - 1);
+  std::vector<double> add(nodes, 0);
+  std::vector<size_t> left(nodes, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes) {
+      const auto n = static_cast<size_t>(ns.node);
+      if (!is_coverable[n]) continue;
+      on[fill[n]++] = i;
+      add[n] += rank + q[i].cost;
+      ++left[n];
+    }
+  }
+  // The greedy looks at the 4k + 16 nodes of least loss at the start (k: nodes still needed),
+  // which bounds a call's cost on large partitions.
+  std::vector<std::pair<double, int32_t>> initial;
+  for (size_t n = 0; n < nodes; ++n) {
+    if (is_coverable[n]) initial.push_back({add[n], static_cast<int32_t>(n)});
+  }
+  const size_t keep = std::min(initial.size(), 4 * (want - idle) + 16);
+  std::nth_element(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(keep - 1),
+                   initial.end());
+  std::set<std::pair<double, int32_t>> by_loss(initial.begin(),
+                                               initial.begin() + static_cast<std::ptrdiff_t>(keep));
+  std::vector<bool> in_set(nodes, false);
+  for (const auto& e : by_loss) in_set[static_cast<size_t>(e.second)] = true;
   std::vector<size_t> chosen;
   std::vector<bool> is_chosen(to, false);
-  std::vector<bool> cleared(nodes, false);
   double saved = wait, lost = 0;
-  while (idle < want) {
-    int32_t best = -1;
-    double best_add = std::numeric_limits<double>::infinity();
-    for (int32_t n : coverable) {
-      if (cleared[static_cast<size_t>(n)]) continue;
-      double add = 0;
-      for (size_t i : on[static_cast<size_t>(n)]) {
-        if (!is_chosen[i]) add += rank + q[i].cost;
-      }
-      if (add < best_add) {
-        best = n;
-        best_add = add;
-      }
-    }
-    if (best < 0) return {};
-    for (size_t i : on[static_cast<size_t>(best)]) {
+  while (idle < want && !by_loss.empty()) {
+    const auto best = static_cast<size_t>(by_loss.begin()->second);
+    for (size_t k = start[best]; k < start[best + 1]; ++k) {
+      const size_t i = on[k];
       if (is_chosen[i]) continue;
       is_chosen[i] = true;
       chosen.push_back(i);
       lost += rank + q[i].cost;
       saved = std::min(saved, q[i].gain + q[i].cost);
-    }
-    // Every coverable node whose occupants are now all taken is idle (a multi-node victim may
-    // clear nodes beyond `best`).
-    for (int32_t n : coverable) {
-      if (cleared[static_cast<size_t>(n)]) continue;
-      bool all = true;
-      for (size_t i : on[static_cast<size_t>(n)]) all = all && is_chosen[i];
-      if (all) {
-        cleared[static_cast<size_t>(n)] = true;
-        ++idle;
+      // Every node of the victim loses it: a node whose victims are all taken is idle (a
+      // multi-node victim may clear nodes beyond `best`).
+      for (const NodeShare& ns : q[i].view->status->placement.nodes) {
+        const auto n = static_cast<size_t>(ns.node);
+        if (!is_coverable[n] || left[n] == 0) continue;
+        if (in_set[n]) by_loss.erase({add[n], ns.node});
+        add[n] -= rank + q[i].cost;
+        if (--left[n] == 0) {
+          ++idle;
+          in_set[n] = false;
+        } else if (in_set[n]) {
+          by_loss.insert({add[n], ns.node});
+        }
       }
     }
   }
-  if (saved <= lost) return {};
+  if (idle < want || saved <= lost) return {};
   return chosen;
 }
 

@@ -37,15 +37,20 @@
 //    do not fit are passed over (backfilling), for at most kScanDepth jobs past the first one.
 //  - Preemption, under contention only, decided by the exchange argument for mean JCT. For a
 //    job p that does not fit, with Gittins rank r_p (s): candidate victims are running jobs that
-//    run alone on one node (multi-node jobs are never preempted: that would fragment capacity
-//    for one job) and were neither started nor given a co-runner in this call, with
-//    rank(v) - cost(v) > r_p. Preempting a set V saves p its wait, about
+//    were neither started nor given a co-runner in this call, do not share their GPUs, and have
+//    rank(v) - cost(v) > r_p: jobs on one node, and multi-node jobs that hold at most half of the
+//    partition's up nodes (a wider one would wait for most of the partition to drain at once to
+//    restart) and either were never preempted or have a tracker ETA (WideVictim: ranks of wide
+//    jobs from estimates alone are often far off, and repeated preemptions passed their nodes
+//    back and forth). Preempting a set V saves p its wait, about
 //    min(min over V of rank(v), W), where W is when the running jobs (by rank) would have freed
 //    the GPUs that p and the jobs passed over before it need; it delays each victim by r_p +
 //    cost(v). Preempt only if saved > lost. p of at most one node: on each node take its
-//    candidates in decreasing rank - cost until p fits there; the node with the largest
-//    saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those already
-//    idle, then nodes all of whose occupants are candidates, by least loss (ties: lowest index).
+//    single-node candidates in decreasing rank - cost until p fits there; the node with the
+//    largest saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those
+//    already idle, then nodes all of whose occupants are candidates, one node at a time by least
+//    added loss (a victim already taken adds none; a multi-node victim clears all its nodes;
+//    ties: lowest index).
 //    A job size that found no profitable room is not searched again in the call for larger
 //    ranks until a preemption changes the cluster. The walk goes on past a blocked job while
 //    free GPUs, a partner, or a candidate that outranks the job remain.
