@@ -50,7 +50,8 @@
 //    largest saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those
 //    already idle, then nodes all of whose occupants are candidates, one node at a time by least
 //    added loss (a victim already taken adds none; a multi-node victim clears all its nodes;
-//    ties: lowest index).
+//    ties: lowest index; among the 4k + 16 nodes of least loss at the start, k the nodes still
+//    needed, which bounds a call on large partitions).
 //    A job size that found no profitable room is not searched again in the call for larger
 //    ranks until a preemption changes the cluster. The walk goes on past a blocked job while
 //    free GPUs, a partner, or a candidate that outranks the job remain.
@@ -61,10 +62,12 @@
 // default checkpoint/restore cost (Lucid's 40 s, 60 s above 8 GPUs), the ranker has no knobs
 // beyond its histogram resolution (see gittins_ranker.h). The policy assumes the default cost;
 // a backend configured with another one should pass it in SchedmateOptions.
-// Measured (Helios Venus, 15 VCs, advisor estimates, no future leak): average JCT 12,618 s over
-// the predicted distribution (12,631 s with the window-mode point estimate alone; 12,430 s with
-// oracle durations); with the modelled tracker ETA (sigma 0.3, after 10% of the run) 12,555 s;
-// lucid with Lucid's own EBM estimates 13,260 s.
+// Measured (Helios Venus, 15 VCs, advisor estimates from `history replay`, no future leak;
+// bench/sim/run_policy_table.sh): average JCT 12,436 s (12,634 before multi-node victims;
+// oracle durations 12,388, before 12,430); with the modelled tracker ETA (sigma 0.3, after 10%
+// of the run) 12,271 s (before 12,508). The wide-victim rules were chosen on Venus' first half
+// by submit time, Helios GPW and Philly GPW (12,690 -> 12,586, 13,938 -> 13,938, 148,947 ->
+// 148,144 s); Venus' second half went 11,780 -> 11,893 s (ETA: 11,736 -> 11,730).
 
 #include <memory>
 #include <optional>
