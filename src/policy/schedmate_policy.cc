@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "policy/placer.h"
 
@@ -63,93 +65,181 @@ bool Contains(const std::vector<JobIndex>& v, JobIndex j) {
   return std::find(v.begin(), v.end(), j) != v.end();
 }
 
-// Victims [from, to) of `q` (single-node jobs whose rank exceeds `rank` by more than their cost)
-// to preempt so that a job of `gpus` GPUs and Gittins rank `rank` can start, or none. The
-// exchange argument for mean JCT: preempting victims V lets the job start now instead of when
-// the first of them would end (it saves about min rank(V)) and delays each victim by the job's
-// run time plus its own preemption cost (it loses sum over V of rank + cost(v)); preempt only
-// when saved > lost, choosing the nodes where saved - lost is largest.
-//  - gpus <= G: one node; on each node, take its victims in decreasing gain until the job fits.
-//    Ties: lowest node index.
-//  - gpus > G: ceil(gpus / G) idle nodes; already idle nodes first, then nodes all of whose
-//    occupants are victims, by least loss (ties lowest index).
-std::vector<size_t> ChooseVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
-                                  const VictimQueue& q, size_t from, size_t to,
-                                  const std::vector<bool>& used,
-                                  const std::vector<JobIndex>& taken) {
-  const int32_t g = free.gpus_per_node();
-  const int32_t nodes = free.nodes();
+bool SingleNode(const VictimQueue::Victim& v) {
+  return v.view->status->placement.nodes.size() == 1;
+}
+
+// For a job of at most one node: on each node, take its single-node victims in decreasing gain
+// until the job fits; the node with the largest saved - lost wins (ties: lowest index).
+std::vector<size_t> NodeVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
+                                const VictimQueue& q, size_t from, size_t to,
+                                const std::function<bool(size_t)>& usable) {
   struct NodeTake {
     int32_t released = 0;
     double lost = 0;
     double min_rank = std::numeric_limits<double>::infinity();
-    int32_t occupied_by_victims = 0;  // all eligible victims' GPUs on the node
   };
-  std::vector<NodeTake> at(static_cast<size_t>(nodes));
-  auto usable = [&](size_t i) { return !used[i] && !Contains(taken, q[i].view->index); };
+  std::vector<NodeTake> at(static_cast<size_t>(free.nodes()));
   for (size_t i = from; i < to; ++i) {
-    if (!usable(i)) continue;
+    if (!usable(i) || !SingleNode(q[i])) continue;
     const NodeShare& ns = q[i].view->status->placement.nodes.front();
     NodeTake& t = at[static_cast<size_t>(ns.node)];
-    t.occupied_by_victims += ns.gpus;
-    if (gpus <= g && free.Free(ns.node) + t.released >= gpus) continue;  // enough already
+    if (free.Free(ns.node) + t.released >= gpus) continue;  // enough already
     t.released += ns.gpus;
     t.lost += rank + q[i].cost;
     t.min_rank = std::min(t.min_rank, q[i].gain + q[i].cost);
   }
-  std::vector<int32_t> picked;
-  if (gpus <= g) {
-    int32_t best = -1;
-    double best_net = 0;
-    for (int32_t n = 0; n < nodes; ++n) {
-      const NodeTake& t = at[static_cast<size_t>(n)];
-      if (!free.IsUp(n) || t.released == 0 || free.Free(n) + t.released < gpus) continue;
-      const double net = std::min(t.min_rank, wait) - t.lost;
-      if (net > best_net) {
-        best = n;
-        best_net = net;
-      }
+  int32_t best = -1;
+  double best_net = 0;
+  for (int32_t n = 0; n < free.nodes(); ++n) {
+    const NodeTake& t = at[static_cast<size_t>(n)];
+    if (!free.IsUp(n) || t.released == 0 || free.Free(n) + t.released < gpus) continue;
+    const double net = std::min(t.min_rank, wait) - t.lost;
+    if (net > best_net) {
+      best = n;
+      best_net = net;
     }
-    if (best < 0) return {};
-    picked.push_back(best);
-  } else {
-    const int32_t want = (gpus + g - 1) / g;
-    int32_t idle = 0;
-    std::vector<int32_t> coverable;
-    for (int32_t n = 0; n < nodes && idle < want; ++n) {
-      if (!free.IsUp(n)) continue;
-      if (free.Free(n) == g) {
-        ++idle;
-      } else if (g - free.Free(n) == at[static_cast<size_t>(n)].occupied_by_victims) {
-        coverable.push_back(n);
-      }
-    }
-    if (idle + static_cast<int32_t>(coverable.size()) < want) return {};
-    std::stable_sort(coverable.begin(), coverable.end(), [&](int32_t a, int32_t b) {
-      return at[static_cast<size_t>(a)].lost < at[static_cast<size_t>(b)].lost;
-    });
-    coverable.resize(static_cast<size_t>(want - idle));
-    double saved = wait, lost = 0;
-    for (int32_t n : coverable) {
-      saved = std::min(saved, at[static_cast<size_t>(n)].min_rank);
-      lost += at[static_cast<size_t>(n)].lost;
-    }
-    if (coverable.empty() || saved <= lost) return {};
-    picked = std::move(coverable);
   }
   std::vector<size_t> chosen;
-  for (int32_t n : picked) {
-    int32_t released = 0;
-    for (size_t i = from; i < to; ++i) {
-      if (!usable(i)) continue;
-      const NodeShare& ns = q[i].view->status->placement.nodes.front();
-      if (ns.node != n) continue;
-      if (gpus <= g && free.Free(n) + released >= gpus) break;
-      released += ns.gpus;
-      chosen.push_back(i);
-    }
+  if (best < 0) return chosen;
+  int32_t released = 0;
+  for (size_t i = from; i < to && free.Free(best) + released < gpus; ++i) {
+    if (!usable(i) || !SingleNode(q[i])) continue;
+    const NodeShare& ns = q[i].view->status->placement.nodes.front();
+    if (ns.node != best) continue;
+    released += ns.gpus;
+    chosen.push_back(i);
   }
   return chosen;
+}
+
+// For a wider job: ceil(gpus / G) idle nodes, first those already idle, then nodes all of whose
+// occupants are victims, taken one node at a time by least added loss (a victim already taken
+// adds none; ties: lowest index); a multi-node victim frees all its nodes. Saved: min(wait,
+// least victim rank); lost: rank + cost per victim. None when it does not pay.
+std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
+                                const VictimQueue& q, size_t from, size_t to,
+                                const std::function<bool(size_t)>& usable) {
+  const int32_t g = free.gpus_per_node();
+  const auto nodes = static_cast<size_t>(free.nodes());
+  const auto want = static_cast<size_t>((gpus + g - 1) / g);
+  if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
+  // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
+  // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
+  std::vector<char> ok(to, 0);
+  size_t widest = 0;
+  double least_cost = std::numeric_limits<double>::infinity();
+  for (size_t i = from; i < to; ++i) {
+    if (!usable(i)) continue;
+    ok[i] = 1;
+    widest = std::max(widest, q[i].view->status->placement.nodes.size());
+    least_cost = std::min(least_cost, q[i].cost);
+  }
+  if (widest == 0) return {};
+  const size_t needed = want - static_cast<size_t>(free.CountWithFree(g));
+  if (static_cast<double>((needed + widest - 1) / widest) * (rank + least_cost) >= wait) return {};
+  std::vector<int32_t> victim_gpus(nodes, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes)
+      victim_gpus[static_cast<size_t>(ns.node)] += ns.gpus;
+  }
+  size_t idle = 0, coverable = 0;
+  std::vector<bool> is_coverable(nodes, false);
+  for (size_t n = 0; n < nodes; ++n) {
+    const auto node = static_cast<int32_t>(n);
+    if (!free.IsUp(node)) continue;
+    if (free.Free(node) == g) {
+      ++idle;
+    } else if (g - free.Free(node) == victim_gpus[n]) {
+      is_coverable[n] = true;
+      ++coverable;
+    }
+  }
+  if (idle >= want || idle + coverable < want) return {};
+  // Victims on each coverable node (flat, by node), the loss each node would add, and how many
+  // of its victims are not taken yet.
+  std::vector<size_t> start(nodes + 1, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes)
+      if (is_coverable[static_cast<size_t>(ns.node)]) ++start[static_cast<size_t>(ns.node) + 1];
+  }
+  for (size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
+  std::vector<size_t> on(start[nodes]);
+  std::vector<size_t> fill(start.begin(), start.end() - 1);
+  std::vector<double> add(nodes, 0);
+  std::vector<size_t> left(nodes, 0);
+  for (size_t i = from; i < to; ++i) {
+    if (!ok[i]) continue;
+    for (const NodeShare& ns : q[i].view->status->placement.nodes) {
+      const auto n = static_cast<size_t>(ns.node);
+      if (!is_coverable[n]) continue;
+      on[fill[n]++] = i;
+      add[n] += rank + q[i].cost;
+      ++left[n];
+    }
+  }
+  // The greedy looks at the 4k + 16 nodes of least loss at the start (k: nodes still needed),
+  // which bounds a call's cost on large partitions.
+  std::vector<std::pair<double, int32_t>> initial;
+  for (size_t n = 0; n < nodes; ++n) {
+    if (is_coverable[n]) initial.push_back({add[n], static_cast<int32_t>(n)});
+  }
+  const size_t keep = std::min(initial.size(), 4 * (want - idle) + 16);
+  std::nth_element(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(keep - 1),
+                   initial.end());
+  std::set<std::pair<double, int32_t>> by_loss(initial.begin(),
+                                               initial.begin() + static_cast<std::ptrdiff_t>(keep));
+  std::vector<bool> in_set(nodes, false);
+  for (const auto& e : by_loss) in_set[static_cast<size_t>(e.second)] = true;
+  std::vector<size_t> chosen;
+  std::vector<bool> is_chosen(to, false);
+  double saved = wait, lost = 0;
+  while (idle < want && !by_loss.empty()) {
+    const auto best = static_cast<size_t>(by_loss.begin()->second);
+    for (size_t k = start[best]; k < start[best + 1]; ++k) {
+      const size_t i = on[k];
+      if (is_chosen[i]) continue;
+      is_chosen[i] = true;
+      chosen.push_back(i);
+      lost += rank + q[i].cost;
+      saved = std::min(saved, q[i].gain + q[i].cost);
+      // Every node of the victim loses it: a node whose victims are all taken is idle (a
+      // multi-node victim may clear nodes beyond `best`).
+      for (const NodeShare& ns : q[i].view->status->placement.nodes) {
+        const auto n = static_cast<size_t>(ns.node);
+        if (!is_coverable[n] || left[n] == 0) continue;
+        if (in_set[n]) by_loss.erase({add[n], ns.node});
+        add[n] -= rank + q[i].cost;
+        if (--left[n] == 0) {
+          ++idle;
+          in_set[n] = false;
+        } else if (in_set[n]) {
+          by_loss.insert({add[n], ns.node});
+        }
+      }
+    }
+  }
+  if (idle < want || saved <= lost) return {};
+  return chosen;
+}
+
+// Victims [from, to) of `q` (jobs whose rank exceeds `rank` by more than their cost) to preempt
+// so that a job of `gpus` GPUs and Gittins rank `rank` can start, or none. The exchange argument
+// for mean JCT: preempting victims V lets the job start now instead of when the first of them
+// would end (it saves about min rank(V), at most `wait`) and delays each victim by the job's run
+// time plus its own preemption cost (it loses sum over V of rank + cost(v)); preempt only when
+// saved > lost, where saved - lost is largest.
+std::vector<size_t> ChooseVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
+                                  const VictimQueue& q, size_t from, size_t to,
+                                  const std::vector<bool>& used,
+                                  const std::vector<JobIndex>& taken) {
+  const std::function<bool(size_t)> usable = [&](size_t i) {
+    return !used[i] && !Contains(taken, q[i].view->index);
+  };
+  if (gpus <= free.gpus_per_node()) return NodeVictims(gpus, rank, wait, free, q, from, to, usable);
+  return WideVictims(gpus, rank, wait, free, q, from, to, usable);
 }
 
 }  // namespace
@@ -262,6 +352,18 @@ double SchedmatePolicy::RankServiceAt(const JobView& v, SimTime now) {
   return RankOrEtaSeconds(v, now) * v.gpus();
 }
 
+bool SchedmatePolicy::WideVictim(const JobView& r, SimTime now, const FreeMap& free) const {
+  // A job that holds more than half of the partition's nodes would wait for most of it to drain
+  // at once to restart. From estimates alone a wide job is preempted at most once (ranks of wide
+  // jobs are too often far off: repeated preemptions pass its nodes back and forth); with a
+  // measured remaining time (tracker ETA) as often as the exchange argument says.
+  if (!opt_.wide_victims ||
+      2 * static_cast<int64_t>(r.status->placement.nodes.size()) > free.up_nodes()) {
+    return false;
+  }
+  return r.status->preemptions == 0 || (opt_.use_eta && r.EtaAt(now).has_value());
+}
+
 double SchedmatePolicy::CostSeconds(int32_t gpus) const {
   return (gpus > opt_.large_above_gpus ? opt_.preemption_cost_large : opt_.preemption_cost)
       .seconds_f();
@@ -364,8 +466,8 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         if (s.placement.share_with != kNoJob) continue;  // a guest holds no GPUs
         const double r_rank = RankServiceAt(r, in.now) / r.gpus();
         natural.push_back({r_rank, r.gpus()});
-        if (s.shared_with != kNoJob) continue;        // owners of shared GPUs stay
-        if (s.placement.nodes.size() != 1) continue;  // multi-node jobs are not preempted
+        if (s.shared_with != kNoJob) continue;  // owners of shared GPUs stay
+        if (s.placement.nodes.size() != 1 && !WideVictim(r, in.now, free)) continue;
         victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
       std::sort(natural.begin(), natural.end());

@@ -37,15 +37,21 @@
 //    do not fit are passed over (backfilling), for at most kScanDepth jobs past the first one.
 //  - Preemption, under contention only, decided by the exchange argument for mean JCT. For a
 //    job p that does not fit, with Gittins rank r_p (s): candidate victims are running jobs that
-//    run alone on one node (multi-node jobs are never preempted: that would fragment capacity
-//    for one job) and were neither started nor given a co-runner in this call, with
-//    rank(v) - cost(v) > r_p. Preempting a set V saves p its wait, about
+//    were neither started nor given a co-runner in this call, do not share their GPUs, and have
+//    rank(v) - cost(v) > r_p: jobs on one node, and multi-node jobs that hold at most half of the
+//    partition's up nodes (a wider one would wait for most of the partition to drain at once to
+//    restart) and either were never preempted or have a tracker ETA (WideVictim: ranks of wide
+//    jobs from estimates alone are often far off, and repeated preemptions passed their nodes
+//    back and forth). Preempting a set V saves p its wait, about
 //    min(min over V of rank(v), W), where W is when the running jobs (by rank) would have freed
 //    the GPUs that p and the jobs passed over before it need; it delays each victim by r_p +
 //    cost(v). Preempt only if saved > lost. p of at most one node: on each node take its
-//    candidates in decreasing rank - cost until p fits there; the node with the largest
-//    saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those already
-//    idle, then nodes all of whose occupants are candidates, by least loss (ties: lowest index).
+//    single-node candidates in decreasing rank - cost until p fits there; the node with the
+//    largest saved - lost wins (ties: lowest index). Wider p: whole idle nodes, first those
+//    already idle, then nodes all of whose occupants are candidates, one node at a time by least
+//    added loss (a victim already taken adds none; a multi-node victim clears all its nodes;
+//    ties: lowest index; among the 4k + 16 nodes of least loss at the start, k the nodes still
+//    needed, which bounds a call on large partitions).
 //    A job size that found no profitable room is not searched again in the call for larger
 //    ranks until a preemption changes the cluster. The walk goes on past a blocked job while
 //    free GPUs, a partner, or a candidate that outranks the job remain.
@@ -56,10 +62,12 @@
 // default checkpoint/restore cost (Lucid's 40 s, 60 s above 8 GPUs), the ranker has no knobs
 // beyond its histogram resolution (see gittins_ranker.h). The policy assumes the default cost;
 // a backend configured with another one should pass it in SchedmateOptions.
-// Measured (Helios Venus, 15 VCs, advisor estimates, no future leak): average JCT 12,618 s over
-// the predicted distribution (12,631 s with the window-mode point estimate alone; 12,430 s with
-// oracle durations); with the modelled tracker ETA (sigma 0.3, after 10% of the run) 12,555 s;
-// lucid with Lucid's own EBM estimates 13,260 s.
+// Measured (Helios Venus, 15 VCs, advisor estimates from `history replay`, no future leak;
+// bench/sim/run_policy_table.sh): average JCT 12,436 s (12,634 before multi-node victims;
+// oracle durations 12,388, before 12,430); with the modelled tracker ETA (sigma 0.3, after 10%
+// of the run) 12,271 s (before 12,508). The wide-victim rules were chosen on Venus' first half
+// by submit time, Helios GPW and Philly GPW (12,690 -> 12,586, 13,938 -> 13,938, 148,947 ->
+// 148,144 s); Venus' second half went 11,780 -> 11,893 s (ETA: 11,736 -> 11,730).
 
 #include <memory>
 #include <optional>
@@ -88,6 +96,9 @@ struct SchedmateOptions {
   bool use_distribution = true;
   // Rank a job whose tracker gives an ETA (JobView::EtaAt) by that remaining time instead.
   bool use_eta = true;
+  // Multi-node jobs that hold at most half of the partition's up nodes may be preempted for a
+  // wider job: once, or again whenever their tracker ETA is known (use_eta).
+  bool wide_victims = true;
 };
 
 class SchedmatePolicy : public SchedulingPolicy {
@@ -107,6 +118,8 @@ class SchedmatePolicy : public SchedulingPolicy {
   double RankOrEtaSeconds(const JobView& v, SimTime now);
   double RankServiceAt(const JobView& v, SimTime now);
   double CostSeconds(int32_t gpus) const;
+  // Whether multi-node running job `r` may be a preemption victim (SchedmateOptions::wide_victims).
+  bool WideVictim(const JobView& r, SimTime now, const FreeMap& free) const;
   static int64_t AttainedUs(const JobView& v, SimTime now);
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
                                                FreeMap& free) const;

@@ -189,15 +189,100 @@ TEST(SchedmatePolicyTest, DoesNotPreemptWhenTheWaitIsShorterThanTheDelay) {
   EXPECT_EQ(End(*r, 2), 690);
 }
 
-TEST(SchedmatePolicyTest, NeverPreemptsMultiNodeJobs) {
-  // A (16 GPUs on both nodes, est 100, runs 10,000) outlives its estimate, but a job spread
-  // over two nodes is never a victim: B (8 GPUs, est 50, at 500) waits until 10,000.
+TEST(SchedmatePolicyTest, NarrowJobsNeverPreemptMultiNodeJobs) {
+  // A (16 GPUs on both nodes, est 100, runs 10,000) outlives its estimate, but a job spread over
+  // two nodes is never a victim of a job of one node: B (8 GPUs, est 50, at 500) waits until
+  // 10,000.
   JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(100),
                       JobBuilder().Gpus(8).SubmitAt(500).Runtime(50).Estimate(50)});
   auto r = RunPolicy("schedmate", t, OneVc(2));
   ASSERT_OK(r);
   EXPECT_EQ(r->jobs[0].preemptions, 0);
   EXPECT_EQ(Start(*r, 1), 10000);
+}
+
+// Four nodes: A (16 GPUs, runs 10,000) and C (16 GPUs, runs 20,000) fill them from 0; B (16
+// GPUs, est 100) arrives at 500.
+JobTable TwoWideJobsAndAShortWideOne() {
+  return Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(10000),
+                JobBuilder().Gpus(16).SubmitAt(0).Runtime(20000).Estimate(20000),
+                JobBuilder().Gpus(16).SubmitAt(500).Runtime(100).Estimate(100)});
+}
+
+sim::SimOptions ExactEta() {
+  sim::SimOptions so;
+  so.eta.enabled = true;
+  so.eta.sigma = 0;
+  so.eta.after_fraction = 0.01;
+  return so;
+}
+
+TEST(SchedmatePolicyTest, PreemptsAMultiNodeJobWhoseEtaIsKnownForAWideJob) {
+  // With exact ETAs at 500: A has 9,500 s left, C 19,500 (minus the 60 s cost, both outrank B's
+  // 100). B needs two idle nodes: A's (nodes 0-1) and C's (2-3) each add a loss of 100 + 60;
+  // tie, lowest node: A's. Saved: B's wait min(9,500, W = 9,500) > lost 160. B runs 500..600;
+  // A restarts at 600 with 9,500 + 60 s left: ends 10,160. C is untouched.
+  auto r = RunPolicy("schedmate", TwoWideJobsAndAShortWideOne(), OneVc(4), {}, ExactEta());
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->jobs[1].preemptions, 0);
+  EXPECT_EQ(Start(*r, 2), 500);
+  EXPECT_EQ(End(*r, 2), 600);
+  EXPECT_EQ(End(*r, 0), 10160);
+  EXPECT_EQ(End(*r, 1), 20000);
+}
+
+TEST(SchedmatePolicyTest, PreemptsAMultiNodeJobOnceWithoutAnEta) {
+  // Four nodes, no ETA. A (16 GPUs, est 100, runs 10,000) on nodes 0-1, X (16 GPUs, est and
+  // runs 100,000) on nodes 2-3 from 0. B (16 GPUs, est 50) at 500: A's rank 100 x edge(5) =
+  // 487 s, X's 99,500; each node adds a loss of 50 + 60, tie: A's nodes. Saved min(487, W =
+  // 487) > 110: A is preempted, B runs 500..550, A restarts at 550 with 9,560 s left (ends
+  // 10,110). D (16 GPUs, est 50) at 1,000: A outranks D again, but it was preempted once; X
+  // (rank 99,000) is the victim: saved min(99,000, W = A's rank) > 110. D runs 1,000..1,050, X
+  // restarts at 1,050 with 99,000 + 60 s left.
+  JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(100),
+                      JobBuilder().Gpus(16).SubmitAt(0).Runtime(100000).Estimate(100000),
+                      JobBuilder().Gpus(16).SubmitAt(500).Runtime(50).Estimate(50),
+                      JobBuilder().Gpus(16).SubmitAt(1000).Runtime(50).Estimate(50)});
+  auto r = RunPolicy("schedmate", t, OneVc(4));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->jobs[1].preemptions, 1);
+  EXPECT_EQ(Start(*r, 2), 500);
+  EXPECT_EQ(Start(*r, 3), 1000);
+  EXPECT_EQ(End(*r, 3), 1050);
+  EXPECT_EQ(End(*r, 0), 10110);
+  EXPECT_EQ(End(*r, 1), 100110);
+}
+
+TEST(SchedmatePolicyTest, WideVictimsCanBeSwitchedOff) {
+  // The case above with SchedmateOptions::wide_victims off: B waits for A (10,000..10,100).
+  SchedmateOptions o;
+  o.wide_victims = false;
+  auto r = sim::Simulate(
+      TwoWideJobsAndAShortWideOne(), OneVc(4),
+      [&]() -> Result<std::unique_ptr<SchedulingPolicy>> {
+        return std::unique_ptr<SchedulingPolicy>(
+            std::make_unique<SchedmatePolicy>(PolicyConfig{}, o));
+      },
+      ExactEta());
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 2), 10000);
+}
+
+TEST(SchedmatePolicyTest, KeepsAMultiNodeJobHoldingMoreThanHalfThePartition) {
+  // Three nodes: A (16 GPUs, 2 of the 3 nodes, runs 10,000) with an exact ETA, and D (8 GPUs,
+  // runs 20,000) on the third. B (16 GPUs, est 100) at 500 would save 9,500 s by taking A's
+  // nodes, but A holds more than half of the nodes: once preempted it would need most of the
+  // partition idle at once. Not a victim: B waits for A (10,000..10,100).
+  JobTable t = Table({JobBuilder().Gpus(16).SubmitAt(0).Runtime(10000).Estimate(10000),
+                      JobBuilder().Gpus(8).SubmitAt(0).Runtime(20000).Estimate(20000),
+                      JobBuilder().Gpus(16).SubmitAt(500).Runtime(100).Estimate(100)});
+  auto r = RunPolicy("schedmate", t, OneVc(3), {}, ExactEta());
+  ASSERT_OK(r);
+  EXPECT_EQ(r->jobs[0].preemptions, 0);
+  EXPECT_EQ(Start(*r, 2), 10000);
 }
 
 TEST(SchedmatePolicyTest, PreemptionCanBeSwitchedOff) {
