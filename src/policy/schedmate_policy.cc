@@ -15,7 +15,9 @@ namespace {
 constexpr int64_t kMinEstimateUs = 1'000'000;  // 1 s: ranks stay positive
 
 // Running jobs that may be preempted, in decreasing order of preemption gain (rank - cost,
-// ties: latest start first), with prefix sums of their GPUs.
+// ties: latest start first), with prefix sums of their GPUs. The order is produced lazily from a
+// heap, only as far as a query needs it (most calls look at a short prefix); run_seq is unique
+// among running jobs, so the order is the same as a full sort's.
 class VictimQueue {
  public:
   struct Victim {
@@ -26,39 +28,74 @@ class VictimQueue {
   };
   void Add(Victim v) {
     top_ = std::max(top_, v.gain);
-    sorted_.push_back(v);
+    heap_.push_back(v);
   }
-  // Sorts the victims; done once, on first need (most calls never preempt).
+  // Makes the heap; done once, on first need (most calls never preempt).
   void Build() {
     if (built_) return;
     built_ = true;
-    std::sort(sorted_.begin(), sorted_.end(), [](const Victim& a, const Victim& b) {
-      return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
-    });
-    gpus_prefix_.assign(1, 0);
-    for (const Victim& v : sorted_) gpus_prefix_.push_back(gpus_prefix_.back() + v.view->gpus());
+    std::make_heap(heap_.begin(), heap_.end(), After);
   }
   // Number of victims (a prefix of the order) whose gain exceeds `service`.
-  size_t EligibleFor(double service) const {
+  size_t EligibleFor(double service) {
+    while (!heap_.empty() && heap_.front().gain > service) Pop();
     return static_cast<size_t>(
         std::partition_point(sorted_.begin(), sorted_.end(),
                              [&](const Victim& v) { return v.gain > service; }) -
         sorted_.begin());
   }
   const Victim& operator[](size_t i) const { return sorted_[i]; }
-  // GPUs of victims [0, n).
+  // GPUs of victims [0, n), n <= EligibleFor's last answer.
   int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
   // Gain of victim `from` (-1 if none).
-  double TopGain(size_t from) const {
-    if (!built_) return sorted_.empty() ? -1.0 : top_;  // from is 0 before any preemption
+  double TopGain(size_t from) {
+    if (!built_) return heap_.empty() ? -1.0 : top_;  // from is 0 before any preemption
+    while (sorted_.size() <= from && !heap_.empty()) Pop();
     return from < sorted_.size() ? sorted_[from].gain : -1.0;
   }
 
  private:
+  // Heap order: a after b in the victim order (decreasing gain, ties: latest start first).
+  static bool After(const Victim& a, const Victim& b) {
+    return a.gain != b.gain ? a.gain < b.gain : a.run_seq < b.run_seq;
+  }
+  void Pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), After);
+    sorted_.push_back(heap_.back());
+    heap_.pop_back();
+    gpus_prefix_.push_back(gpus_prefix_.back() + sorted_.back().view->gpus());
+  }
   bool built_ = false;
   double top_ = -std::numeric_limits<double>::infinity();
+  std::vector<Victim> heap_;
   std::vector<Victim> sorted_;
   std::vector<int64_t> gpus_prefix_{0};
+};
+
+// Running jobs holding GPUs, by rank: when the running jobs (in increasing rank) would have freed
+// `need` GPUs. Ordered lazily from a heap as far as queries need (they ask for few GPUs); the
+// answer, the least rank whose jobs up to it hold `need` GPUs, does not depend on tie order.
+class FreedByRank {
+ public:
+  void Add(double rank_s, int64_t gpus) { heap_.push_back({rank_s, gpus}); }
+  void Build() { std::make_heap(heap_.begin(), heap_.end(), std::greater<>()); }
+  // Rank (s) by which `need` GPUs are freed; infinity if the running jobs hold fewer.
+  double WaitFor(int64_t need) {
+    while (!heap_.empty() && (sorted_.empty() || sorted_.back().second < need)) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      const int64_t sum = (sorted_.empty() ? 0 : sorted_.back().second) + heap_.back().second;
+      sorted_.push_back({heap_.back().first, sum});
+      heap_.pop_back();
+    }
+    const auto freed = std::lower_bound(
+        sorted_.begin(), sorted_.end(), need,
+        [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
+    return freed == sorted_.end() ? std::numeric_limits<double>::infinity() : freed->first;
+  }
+
+ private:
+  std::vector<std::pair<double, int64_t>> heap_;    // (rank s, GPUs)
+  std::vector<std::pair<double, int64_t>> sorted_;  // (rank s, GPUs freed by then)
 };
 
 bool Contains(const std::vector<JobIndex>& v, JobIndex j) {
@@ -401,8 +438,21 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   FreeMap free = *in.partition.free;
   const bool contention = wanted > free.total_free();
 
+  // Co-located guests this instance started (or found running on a first call, or on every
+  // call without a delta) that still share their GPUs: without any, the un-pack pass below has
+  // nothing to look at and is skipped (it would touch every running job's status).
+  if (in.first_call || in.delta == nullptr) {
+    guests_.clear();
+    for (const JobView& v : in.running) {
+      if (v.status->placement.share_with != kNoJob) guests_.push_back(v.status);
+    }
+  }
+  std::erase_if(guests_, [](const JobStatus* s) {
+    return s->state != RunState::kRunning || s->placement.share_with == kNoJob;
+  });
+
   // Un-pack co-located jobs that would gain more than the move costs, while nobody waits.
-  if (opt_.unpack && !contention) {
+  if (opt_.unpack && !contention && !guests_.empty()) {
     for (const JobView& v : in.running) {
       if (v.status->placement.share_with == kNoJob || v.status->rate >= 1.0) continue;
       const double saved_s = RankServiceAt(v, in.now) / v.gpus() * (1.0 / v.status->rate - 1.0);
@@ -431,8 +481,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   int skipped = 0;
   double rank = 0;            // the current blocked job's Gittins rank (s)
   int64_t blocked_ahead = 0;  // GPUs of the jobs passed over so far
-  // Running jobs holding GPUs by rank: (rank s, GPUs freed once they and all before have ended).
-  std::vector<std::pair<double, int64_t>> natural;
+  FreedByRank natural;        // running jobs holding GPUs, by rank
 
   index_.ForEach([&](const JobView& v, bool* erase) {
     if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
@@ -443,6 +492,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         Placement pl;
         pl.share_with = partner;
         taken.push_back(partner);
+        guests_.push_back(v.status);
         d.start.push_back({v.index, std::move(pl)});
         *erase = true;
         return true;
@@ -465,14 +515,12 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         const JobStatus& s = *r.status;
         if (s.placement.share_with != kNoJob) continue;  // a guest holds no GPUs
         const double r_rank = RankServiceAt(r, in.now) / r.gpus();
-        natural.push_back({r_rank, r.gpus()});
+        natural.Add(r_rank, r.gpus());
         if (s.shared_with != kNoJob) continue;  // owners of shared GPUs stay
         if (s.placement.nodes.size() != 1 && !WideVictim(r, in.now, free)) continue;
         victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
       }
-      std::sort(natural.begin(), natural.end());
-      int64_t sum = 0;
-      for (auto& e : natural) e.second = (sum += e.second);  // GPUs freed by then
+      natural.Build();
     }
     rank = RankServiceAt(v, in.now) / v.gpus();
     // Without preemption the job starts once running jobs have freed the GPUs it and the blocked
@@ -480,11 +528,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     // that wait and costs at least rank + the smaller preemption cost: skip the search when it
     // cannot pay.
     const int64_t need = blocked_ahead + v.gpus() - free.total_free();
-    const auto freed = std::lower_bound(
-        natural.begin(), natural.end(), need,
-        [](const std::pair<double, int64_t>& e, int64_t n) { return e.second < n; });
-    const double wait =
-        freed == natural.end() ? std::numeric_limits<double>::infinity() : freed->first;
+    const double wait = natural.WaitFor(need);
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
     if (may_pay) victims.Build();
     const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
