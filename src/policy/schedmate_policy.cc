@@ -15,9 +15,10 @@ namespace {
 constexpr int64_t kMinEstimateUs = 1'000'000;  // 1 s: ranks stay positive
 
 // Running jobs that may be preempted, in decreasing order of preemption gain (rank - cost,
-// ties: latest start first), with prefix sums of their GPUs. The order is produced lazily from a
-// heap, only as far as a query needs it (most calls look at a short prefix); run_seq is unique
-// among running jobs, so the order is the same as a full sort's.
+// ties: latest start first), with prefix sums of their GPUs. The order is made lazily, only as
+// far as the queries' gains need: the victims above a query's gain are split off the rest and
+// sorted (most calls look at a prefix). run_seq is unique among running jobs, so the order is
+// the same as one full sort's.
 class VictimQueue {
  public:
   struct Victim {
@@ -28,17 +29,13 @@ class VictimQueue {
   };
   void Add(Victim v) {
     top_ = std::max(top_, v.gain);
-    heap_.push_back(v);
+    rest_.push_back(v);
   }
-  // Makes the heap; done once, on first need (most calls never preempt).
-  void Build() {
-    if (built_) return;
-    built_ = true;
-    std::make_heap(heap_.begin(), heap_.end(), After);
-  }
+  // Starts ordering; done once, on first need (most calls never preempt).
+  void Build() { built_ = true; }
   // Number of victims (a prefix of the order) whose gain exceeds `service`.
   size_t EligibleFor(double service) {
-    while (!heap_.empty() && heap_.front().gain > service) Pop();
+    if (service < floor_) SortAbove(service);
     return static_cast<size_t>(
         std::partition_point(sorted_.begin(), sorted_.end(),
                              [&](const Victim& v) { return v.gain > service; }) -
@@ -49,26 +46,40 @@ class VictimQueue {
   int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
   // Gain of victim `from` (-1 if none).
   double TopGain(size_t from) {
-    if (!built_) return heap_.empty() ? -1.0 : top_;  // from is 0 before any preemption
-    while (sorted_.size() <= from && !heap_.empty()) Pop();
+    if (!built_) return sorted_.empty() && rest_.empty() ? -1.0 : top_;  // from is 0 before
+    if (from == sorted_.size() && !rest_.empty()) {
+      return std::min_element(rest_.begin(), rest_.end(), Before{})->gain;
+    }
+    if (from > sorted_.size()) SortAbove(-std::numeric_limits<double>::infinity());
     return from < sorted_.size() ? sorted_[from].gain : -1.0;
   }
 
  private:
-  // Heap order: a after b in the victim order (decreasing gain, ties: latest start first).
-  static bool After(const Victim& a, const Victim& b) {
-    return a.gain != b.gain ? a.gain < b.gain : a.run_seq < b.run_seq;
-  }
-  void Pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), After);
-    sorted_.push_back(heap_.back());
-    heap_.pop_back();
-    gpus_prefix_.push_back(gpus_prefix_.back() + sorted_.back().view->gpus());
+  struct Before {  // the victim order
+    bool operator()(const Victim& a, const Victim& b) const {
+      return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
+    }
+  };
+  // Moves the unsorted victims whose gain exceeds `service` (all when -inf) to the sorted
+  // prefix; they all rank below the prefix's (whose gains exceed the previous floor).
+  void SortAbove(double service) {
+    floor_ = service;
+    const auto mid = std::partition(rest_.begin(), rest_.end(),
+                                    [&](const Victim& v) { return !(v.gain > service); });
+    const size_t old = sorted_.size();
+    sorted_.insert(sorted_.end(), mid, rest_.end());
+    rest_.erase(mid, rest_.end());
+    std::sort(sorted_.begin() + static_cast<std::ptrdiff_t>(old), sorted_.end(), Before{});
+    for (size_t i = old; i < sorted_.size(); ++i) {
+      gpus_prefix_.push_back(gpus_prefix_.back() + sorted_[i].view->gpus());
+    }
   }
   bool built_ = false;
   double top_ = -std::numeric_limits<double>::infinity();
-  std::vector<Victim> heap_;
+  // Victims with gain > floor_ are in sorted_, the others in rest_ (unordered).
+  double floor_ = std::numeric_limits<double>::infinity();
   std::vector<Victim> sorted_;
+  std::vector<Victim> rest_;
   std::vector<int64_t> gpus_prefix_{0};
 };
 
@@ -163,24 +174,29 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
   if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
   // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
   // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
-  std::vector<char> ok(to, 0);
+  // One pass over the usable victims' placements (each a chain of pointers), flattened in
+  // victim order for the passes below.
+  struct Share {
+    size_t victim;
+    size_t node;
+    int32_t gpus;
+  };
+  std::vector<Share> shares;
   size_t widest = 0;
   double least_cost = std::numeric_limits<double>::infinity();
   for (size_t i = from; i < to; ++i) {
     if (!usable(i)) continue;
-    ok[i] = 1;
-    widest = std::max(widest, q[i].view->status->placement.nodes.size());
+    const std::vector<NodeShare>& on_nodes = q[i].view->status->placement.nodes;
+    widest = std::max(widest, on_nodes.size());
     least_cost = std::min(least_cost, q[i].cost);
+    for (const NodeShare& ns : on_nodes)
+      shares.push_back({i, static_cast<size_t>(ns.node), ns.gpus});
   }
   if (widest == 0) return {};
   const size_t needed = want - static_cast<size_t>(free.CountWithFree(g));
   if (static_cast<double>((needed + widest - 1) / widest) * (rank + least_cost) >= wait) return {};
   std::vector<int32_t> victim_gpus(nodes, 0);
-  for (size_t i = from; i < to; ++i) {
-    if (!ok[i]) continue;
-    for (const NodeShare& ns : q[i].view->status->placement.nodes)
-      victim_gpus[static_cast<size_t>(ns.node)] += ns.gpus;
-  }
+  for (const Share& sh : shares) victim_gpus[sh.node] += sh.gpus;
   size_t idle = 0, coverable = 0;
   std::vector<bool> is_coverable(nodes, false);
   for (size_t n = 0; n < nodes; ++n) {
@@ -197,25 +213,20 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
   // Victims on each coverable node (flat, by node), the loss each node would add, and how many
   // of its victims are not taken yet.
   std::vector<size_t> start(nodes + 1, 0);
-  for (size_t i = from; i < to; ++i) {
-    if (!ok[i]) continue;
-    for (const NodeShare& ns : q[i].view->status->placement.nodes)
-      if (is_coverable[static_cast<size_t>(ns.node)]) ++start[static_cast<size_t>(ns.node) + 1];
+  for (const Share& sh : shares) {
+    if (is_coverable[sh.node]) ++start[sh.node + 1];
   }
   for (size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
   std::vector<size_t> on(start[nodes]);
   std::vector<size_t> fill(start.begin(), start.end() - 1);
   std::vector<double> add(nodes, 0);
   std::vector<size_t> left(nodes, 0);
-  for (size_t i = from; i < to; ++i) {
-    if (!ok[i]) continue;
-    for (const NodeShare& ns : q[i].view->status->placement.nodes) {
-      const auto n = static_cast<size_t>(ns.node);
-      if (!is_coverable[n]) continue;
-      on[fill[n]++] = i;
-      add[n] += rank + q[i].cost;
-      ++left[n];
-    }
+  for (const Share& sh : shares) {
+    const size_t n = sh.node;
+    if (!is_coverable[n]) continue;
+    on[fill[n]++] = sh.victim;
+    add[n] += rank + q[sh.victim].cost;
+    ++left[n];
   }
   // The greedy looks at the 4k + 16 nodes of least loss at the start (k: nodes still needed),
   // which bounds a call's cost on large partitions.
