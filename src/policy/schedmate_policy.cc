@@ -48,7 +48,8 @@ class VictimQueue {
   double TopGain(size_t from) {
     if (!built_) return sorted_.empty() && rest_.empty() ? -1.0 : top_;  // from is 0 before
     if (from == sorted_.size() && !rest_.empty()) {
-      return std::min_element(rest_.begin(), rest_.end(), Before{})->gain;
+      if (!rest_top_) rest_top_ = std::min_element(rest_.begin(), rest_.end(), Before{})->gain;
+      return *rest_top_;
     }
     if (from > sorted_.size()) SortAbove(-std::numeric_limits<double>::infinity());
     return from < sorted_.size() ? sorted_[from].gain : -1.0;
@@ -64,6 +65,7 @@ class VictimQueue {
   // prefix; they all rank below the prefix's (whose gains exceed the previous floor).
   void SortAbove(double service) {
     floor_ = service;
+    rest_top_.reset();
     const auto mid = std::partition(rest_.begin(), rest_.end(),
                                     [&](const Victim& v) { return !(v.gain > service); });
     const size_t old = sorted_.size();
@@ -80,6 +82,7 @@ class VictimQueue {
   double floor_ = std::numeric_limits<double>::infinity();
   std::vector<Victim> sorted_;
   std::vector<Victim> rest_;
+  std::optional<double> rest_top_;  // largest gain in rest_, once asked for
   std::vector<int64_t> gpus_prefix_{0};
 };
 
@@ -450,21 +453,24 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   const bool contention = wanted > free.total_free();
 
   // Co-located guests this instance started (or found running on a first call, or on every
-  // call without a delta) that still share their GPUs: without any, the un-pack pass below has
-  // nothing to look at and is skipped (it would touch every running job's status).
+  // call without a delta) that still share their GPUs, in start order (run_seq, the order of
+  // in.running): the un-pack pass looks at them instead of every running job.
   if (in.first_call || in.delta == nullptr) {
     guests_.clear();
     for (const JobView& v : in.running) {
-      if (v.status->placement.share_with != kNoJob) guests_.push_back(v.status);
+      if (v.status->placement.share_with != kNoJob) guests_.push_back(v);
     }
   }
-  std::erase_if(guests_, [](const JobStatus* s) {
-    return s->state != RunState::kRunning || s->placement.share_with == kNoJob;
+  std::erase_if(guests_, [](const JobView& v) {
+    return v.status->state != RunState::kRunning || v.status->placement.share_with == kNoJob;
+  });
+  std::sort(guests_.begin(), guests_.end(), [](const JobView& a, const JobView& b) {
+    return a.status->run_seq < b.status->run_seq;
   });
 
   // Un-pack co-located jobs that would gain more than the move costs, while nobody waits.
-  if (opt_.unpack && !contention && !guests_.empty()) {
-    for (const JobView& v : in.running) {
+  if (opt_.unpack && !contention) {
+    for (const JobView& v : guests_) {
       if (v.status->placement.share_with == kNoJob || v.status->rate >= 1.0) continue;
       const double saved_s = RankServiceAt(v, in.now) / v.gpus() * (1.0 / v.status->rate - 1.0);
       if (saved_s <= CostSeconds(v.gpus())) continue;
@@ -503,7 +509,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         Placement pl;
         pl.share_with = partner;
         taken.push_back(partner);
-        guests_.push_back(v.status);
+        guests_.push_back(v);
         d.start.push_back({v.index, std::move(pl)});
         *erase = true;
         return true;
@@ -542,10 +548,12 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     const double wait = natural.WaitFor(need);
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
     if (may_pay) victims.Build();
-    const size_t eligible = may_pay ? victims.EligibleFor(rank) : 0;
-    if (used.size() < eligible) used.resize(eligible, false);
+    // A size that found no room for a smaller rank needs no victims (nor their order).
     const auto no_room = no_room_at.find(v.gpus());
-    if (eligible > first_unused && !(no_room != no_room_at.end() && rank >= no_room->second) &&
+    const bool no_room_yet = no_room != no_room_at.end() && rank >= no_room->second;
+    const size_t eligible = may_pay && !no_room_yet ? victims.EligibleFor(rank) : 0;
+    if (used.size() < eligible) used.resize(eligible, false);
+    if (eligible > first_unused &&
         free.total_free() + victims.GpusBefore(eligible) - victims.GpusBefore(first_unused) >=
             v.gpus()) {
       std::vector<size_t> chosen =

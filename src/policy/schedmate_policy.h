@@ -150,9 +150,9 @@ class SchedmatePolicy : public SchedulingPolicy {
   };
   std::vector<RankCache> rank_cache_;
   std::unordered_map<const JobRecord*, JobIndex> index_of_;  // jobs this instance estimated
-  // Statuses of jobs started as co-located guests that may still share their GPUs (pruned at
-  // each call); the un-pack pass runs only while there are some.
-  std::vector<const JobStatus*> guests_;
+  // Jobs started as co-located guests that may still share their GPUs (pruned at each call):
+  // the only running jobs the un-pack pass needs to look at.
+  std::vector<JobView> guests_;
 };
 
 }  // namespace schedmate::policy
