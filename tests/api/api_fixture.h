@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/api_server.h"
