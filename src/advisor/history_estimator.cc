@@ -17,6 +17,7 @@ constexpr TierSpec kSimilar{"similar", 0.7};
 constexpr TierSpec kUserGpus{"user-gpus", 0.55};
 constexpr TierSpec kUser{"user", 0.45};
 constexpr TierSpec kPeers{"peers", 0.4};
+constexpr TierSpec kWorkloadRange{"workload-range", 0.4};
 constexpr TierSpec kClass{"class", 0.25};
 constexpr TierSpec kGlobal{"global", 0.15};
 
@@ -29,6 +30,7 @@ std::string Why(const TierSpec& tier) {
   if (n == "user-gpus") return "same user, same GPU count";
   if (n == "user") return "same user";
   if (n == "peers") return "other users, same or similar workload";
+  if (n == "workload-range") return "any user, same workload";
   if (n == "class") return "any user, same GPU count";
   return "recent jobs cluster-wide";
 }
@@ -122,6 +124,34 @@ size_t HistoryEstimator::ResourceShapeHash::operator()(const ResourceShape& r) c
                static_cast<uint32_t>(r.nodes)));
   h = Mix(h ^ static_cast<uint64_t>(r.limit_s));
   return static_cast<size_t>(Mix(h ^ r.vc));
+}
+
+void HistoryEstimator::RangeRing::Push(double log2_s, size_t capacity) {
+  ++pushed_;
+  if (values_.size() < capacity) {
+    values_.push_back(log2_s);
+    return;
+  }
+  values_[head_] = log2_s;  // replaces the oldest
+  head_ = static_cast<uint32_t>((head_ + 1) % values_.size());
+}
+
+std::pair<double, double> HistoryEstimator::RangeRing::Range(double tail) {
+  const size_t n = values_.size();
+  if (n == 0) return {0, 0};
+  const bool filling = scratch_.size() != n;
+  if (computed_at_ != 0 && pushed_ == computed_at_) return range_;
+  if (computed_at_ != 0 && !filling && pushed_ - computed_at_ < kRangeRefresh) return range_;
+  // Values are run times: ties are equal values, so the order among them does not matter.
+  scratch_ = values_;
+  const auto lo = static_cast<ptrdiff_t>(tail * static_cast<double>(n - 1));
+  const auto hi = static_cast<ptrdiff_t>((1 - tail) * static_cast<double>(n - 1));
+  std::nth_element(scratch_.begin(), scratch_.begin() + hi, scratch_.end());
+  const double top = scratch_[hi];
+  std::nth_element(scratch_.begin(), scratch_.begin() + lo, scratch_.begin() + hi);
+  range_ = {scratch_[lo], top};
+  computed_at_ = pushed_;
+  return range_;
 }
 
 void HistoryEstimator::Group::Push(uint32_t entry, size_t capacity) {
@@ -296,6 +326,13 @@ void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime fini
   Push({GroupKind::kAnyWorkload, 0, fid}, idx);
   Push({GroupKind::kClass, 0, 0, 0, gpus}, idx);
   Push({GroupKind::kGlobal}, idx);
+  if (options_.workload_range) {
+    if (!fp.workload.empty()) {
+      if (workload_runs_.size() <= fid) workload_runs_.resize(fid + 1);
+      workload_runs_[fid].Push(std::log2(d), options_.workload_range_window);
+    }
+    cluster_runs_.Push(std::log2(d), options_.workload_range_window);
+  }
   if (job.time_limit && *job.time_limit > Duration::Zero()) {
     limit_ratios_.push_back(d / std::max(job.time_limit->seconds_f(), 1.0));
     if (limit_ratios_.size() > kLimitRatios) limit_ratios_.pop_front();
@@ -573,6 +610,49 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   return tier;
 }
 
+const TierSpec* HistoryEstimator::RestrictToWorkloadRange(const Query& q, const TierSpec* tier,
+                                                          Items* ev,
+                                                          std::optional<GroupKey>* chosen,
+                                                          std::string* text) {
+  const bool blind = tier == &kResources || tier == &kUserGpus || tier == &kUser ||
+                     tier == &kClass || tier == &kGlobal;
+  if (!blind || q.fid >= workload_runs_.size() || q.fp.workload.empty()) return tier;
+  RangeRing& runs = workload_runs_[q.fid];
+  if (runs.size() < std::max<size_t>(options_.workload_range_min_jobs, 1)) return tier;
+  const double tail = std::clamp(options_.workload_range_tail, 0.0, 0.5);
+  const auto [lo, hi] = runs.Range(tail);
+  const auto [cluster_lo, cluster_hi] = cluster_runs_.Range(tail);
+  if (hi - lo >= options_.workload_range_narrowing * (cluster_hi - cluster_lo)) return tier;
+  const size_t before = ev->size();
+  std::erase_if(*ev, [&](const std::pair<uint32_t, float>& e) {
+    const double l = entries_[e.first].log2_s;
+    return l < lo || l > hi;
+  });
+  const size_t kept = ev->size();
+  if (kept == before) return tier;
+  chosen->reset();
+  if (kept == 0) {
+    const GroupKey key{GroupKind::kAnyWorkload, 0, q.fid};
+    const Group* grp = Find(key);
+    if (grp == nullptr) return tier;  // cannot happen: the ring and the group grow together
+    const size_t from = grp->size() > options_.recent ? grp->size() - options_.recent : 0;
+    for (size_t i = from; i < grp->size(); ++i) ev->emplace_back((*grp)[i], 1.0f);
+    *chosen = key;
+  }
+  if (options_.explain) {
+    *text = fmt::format(
+        "; the workload's last {} runs (any user) took {} .. {} (p{:g}..p{:g}; the cluster's {} .. "
+        "{}): {} of the {} jobs of tier {} fell outside and {} set aside{}",
+        runs.size(), FormatDuration(Duration::FromSecondsF(std::exp2(lo))),
+        FormatDuration(Duration::FromSecondsF(std::exp2(hi))), 100 * tail, 100 * (1 - tail),
+        FormatDuration(Duration::FromSecondsF(std::exp2(cluster_lo))),
+        FormatDuration(Duration::FromSecondsF(std::exp2(cluster_hi))), before - kept, before,
+        tier->name, before - kept == 1 ? "is" : "are",
+        kept == 0 ? "; the workload's own last runs are the evidence" : "");
+  }
+  return kept == 0 ? &kWorkloadRange : tier;
+}
+
 void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandwidth,
                                  std::string* text) const {
   const JobRecord& job = q.job;
@@ -700,6 +780,10 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   std::string embed_note;
   std::optional<GroupKey> chosen;
   const TierSpec* tier = GatherEvidence(q, &ev, &pend, &split_ignored, &embed_note, &chosen);
+  std::string range_note;
+  if (tier != nullptr && options_.workload_range) {
+    tier = RestrictToWorkloadRange(q, tier, &ev, &chosen, &range_note);
+  }
   CachedDist* cached = nullptr;
 
   Samples samples;
@@ -729,7 +813,8 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
       evidence_text =
           fmt::format("{} ({}): {} finished job{}, newest weighted most (x{:.2f} per older job){}",
                       tier->name, Why(*tier), samples.size(), samples.size() == 1 ? "" : "s",
-                      options_.recency_decay, odds.text);
+                      options_.recency_decay, odds.text) +
+          range_note;
     }
     out.p_complete = odds.p_complete;
   }

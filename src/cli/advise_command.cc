@@ -65,6 +65,7 @@ struct ReplayArgs {
   std::string out;
   std::string point = "mode";
   double over_penalty = advisor::HistoryEstimatorOptions{}.over_penalty;
+  std::string workload_range = "on";
   std::string embedder = "hashing";
   double min_similarity = -1;
   std::string llm_config;
@@ -76,6 +77,7 @@ void RunReplay(const ReplayArgs& a) {
   opts.point =
       a.point == "median" ? advisor::PointEstimate::kMedian : advisor::PointEstimate::kWindowMode;
   opts.over_penalty = a.over_penalty;
+  opts.workload_range = a.workload_range == "on";
   opts.explain = false;  // the CSV holds the numbers only
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
   auto embedder = SimilarityEmbedder::Resolve(a.embedder, a.llm_config, /*required=*/false);
@@ -487,6 +489,11 @@ void RegisterAdviseCommands(CLI::App& app) {
                  "fewer over-estimates)")
       ->capture_default_str()
       ->check(FiniteRange(0.0, 100.0));
+  rp->add_option("--workload-range", replay->workload_range,
+                 "Set aside a workload-blind tier's evidence outside the range of the workload's "
+                 "own recent runs (any user), when that range is narrower than the cluster's")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   AddEmbedderFlag(rp, replay->embedder);
   AddMinSimilarityFlag(rp, replay->min_similarity);
   AddLlmConfigFlag(rp, replay->llm_config, "for --embedder server");

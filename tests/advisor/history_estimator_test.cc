@@ -254,5 +254,92 @@ TEST(HistoryEstimatorTest, OutcomeMixtureReweightsTheEvidence) {
   EXPECT_GT(m.p50_s, 1000);
 }
 
+// Workload range. Other users' runs: a "CNN" workload of 30 s .. 3,000 s and an "LLM" one of
+// 50,000 .. 80,000 s, so the cluster spans 30 s .. 80,000 s and each label a narrow part of it.
+JobBuilder Labelled(const std::string& id, const std::string& user, const std::string& model,
+                    int64_t runtime) {
+  return JobBuilder().Id(id).User(user).Gpus(4).Cpus(8).Model(model).Runtime(runtime);
+}
+
+void FeedCluster(HistoryEstimator& e) {
+  for (int i = 0; i < 30; ++i) {
+    const std::string n = std::to_string(i);
+    Feed(e, Labelled("c" + n, "u" + n, "CNN", 30 + 100 * i).Gpus(1).Build(), 2 * i);
+    Feed(e, Labelled("l" + n, "v" + n, "LLM", 50000 + 1000 * i).Gpus(1).Build(), 2 * i + 1);
+  }
+}
+
+TEST(HistoryEstimatorTest, WorkloadRangeReplacesEvidenceThatCannotBeThisWorkload) {
+  HistoryEstimator e;
+  FeedCluster(e);
+  for (int i = 0; i < 5; ++i) {
+    Feed(e, Labelled("a" + std::to_string(i), "alice", "CNN", 100 + 50 * i).Build(), 100 + i);
+  }
+  // alice's same-resource jobs all ran under 400 s; LLM runs take 50,000 s or more.
+  JobRecord q = Labelled("q", "alice", "LLM", 0).Build();
+  DetailedEstimate d = e.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(d.tier, "workload-range");
+  EXPECT_GE(d.estimate.duration, Duration::Seconds(50000));
+  EXPECT_LE(d.estimate.duration, Duration::Seconds(80000));
+  ASSERT_EQ(d.neighbours.size(), 30u);  // the LLM group's last `recent` runs
+  for (const Evidence& n : d.neighbours) EXPECT_EQ(n.job_id[0], 'l');
+
+  // alice's CNN jobs are inside CNN's range: nothing is set aside.
+  JobRecord cnn = Labelled("q2", "alice", "CNN", 0).Build();
+  DetailedEstimate c = e.EstimateDetailed(cnn, FingerprintOf(cnn));
+  EXPECT_EQ(c.tier, "exact");
+  EXPECT_EQ(c.neighbours.size(), 5u);
+
+  // Off: the resources tier's short runs decide.
+  HistoryEstimator off({.workload_range = false});
+  FeedCluster(off);
+  for (int i = 0; i < 5; ++i) {
+    Feed(off, Labelled("a" + std::to_string(i), "alice", "CNN", 100 + 50 * i).Build(), 100 + i);
+  }
+  DetailedEstimate o = off.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(o.tier, "resources");
+  EXPECT_LT(o.estimate.duration, Duration::Seconds(1000));
+}
+
+TEST(HistoryEstimatorTest, WorkloadRangeKeepsTheEvidenceInsideIt) {
+  HistoryEstimator e;
+  FeedCluster(e);
+  for (int i = 0; i < 5; ++i) {
+    Feed(e, Labelled("a" + std::to_string(i), "alice", "CNN", 100 + 50 * i).Build(), 100 + i);
+  }
+  Feed(e, Labelled("x0", "alice", "Other", 60000).Build(), 110);
+  Feed(e, Labelled("x1", "alice", "Other", 62000).Build(), 111);
+  JobRecord q = Labelled("q", "alice", "LLM", 0).Build();
+  DetailedEstimate d = e.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(d.tier, "resources");
+  ASSERT_EQ(d.neighbours.size(), 2u);
+  EXPECT_EQ(d.neighbours[0].job_id, "x1");
+  EXPECT_GE(d.estimate.duration, Duration::Seconds(60000));
+  EXPECT_LE(d.estimate.duration, Duration::Seconds(62000));
+}
+
+// A label whose runs span the cluster's range says nothing about run time: no change.
+TEST(HistoryEstimatorTest, WorkloadRangeIgnoresUninformativeLabels) {
+  auto run = [](bool on) {
+    HistoryEstimator e({.workload_range = on});
+    FeedCluster(e);
+    for (int i = 0; i < 30; ++i) {
+      const std::string n = std::to_string(i);
+      const int64_t runtime = i % 2 == 0 ? 30 + 100 * i : 50000 + 1000 * i;
+      Feed(e, Labelled("m" + n, "w" + n, "MIX", runtime).Gpus(1).Build(), 200 + i);
+    }
+    for (int i = 0; i < 5; ++i) {
+      Feed(e, Labelled("a" + std::to_string(i), "alice", "CNN", 100 + 50 * i).Build(), 300 + i);
+    }
+    JobRecord q = Labelled("q", "alice", "MIX", 0).Build();
+    return e.EstimateDetailed(q, FingerprintOf(q));
+  };
+  DetailedEstimate on = run(true), off = run(false);
+  EXPECT_EQ(on.tier, "resources");
+  EXPECT_EQ(on.tier, off.tier);
+  EXPECT_EQ(on.estimate.duration, off.estimate.duration);
+  EXPECT_EQ(on.neighbours.size(), 5u);
+}
+
 }  // namespace
 }  // namespace schedmate::advisor
