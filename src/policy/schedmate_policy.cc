@@ -429,9 +429,10 @@ int64_t SchedmatePolicy::AttainedUs(const JobView& v, SimTime now) {
 }
 
 std::optional<Placement> SchedmatePolicy::PlaceAvoidingFailed(const SchedulingInput& in,
-                                                              int32_t gpus, FreeMap& free) const {
+                                                              int32_t gpus, FreeMap& free) {
   if (!in.partition.recently_failed_nodes.empty()) {
-    FreeMap avoid = free;
+    FreeMap& avoid = avoid_;
+    avoid = free;
     for (int32_t node : in.partition.recently_failed_nodes) {
       const int32_t f = avoid.Free(node);
       if (f > 0) avoid.Take(node, f);
@@ -449,8 +450,16 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   index_.Update(in);
   int64_t wanted = 0;
   for (const JobView& v : in.pending) wanted += v.gpus();
-  FreeMap free = *in.partition.free;
-  const bool contention = wanted > free.total_free();
+  const bool contention = wanted > in.partition.free->total_free();
+  // The free map this call places on: the backend's, copied into a reused buffer only once a
+  // placement may change it (about half the calls see no pending job and place nothing).
+  FreeMap& free = free_;
+  bool free_copied = false;
+  auto own_free = [&] {
+    if (!free_copied) free = *in.partition.free;
+    free_copied = true;
+  };
+  if (!in.pending.empty()) own_free();
 
   // Co-located guests this instance started (or found running on a first call, or on every
   // call without a delta) that still share their GPUs, in start order (run_seq, the order of
@@ -474,6 +483,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
       if (v.status->placement.share_with == kNoJob || v.status->rate >= 1.0) continue;
       const double saved_s = RankServiceAt(v, in.now) / v.gpus() * (1.0 / v.status->rate - 1.0);
       if (saved_s <= CostSeconds(v.gpus())) continue;
+      own_free();
       if (auto pl = PlaceAvoidingFailed(in, v.gpus(), free)) {
         d.preempt.push_back(
             {v.index, "schedmate: un-pack, running alone saves more than the move"});
@@ -559,10 +569,11 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
       std::vector<size_t> chosen =
           ChooseVictims(v.gpus(), rank, wait, free, victims, first_unused, eligible, used, taken);
       if (!chosen.empty()) {
-        FreeMap trial = free;
+        FreeMap& trial = trial_;
+        trial = free;
         for (size_t i : chosen) Release(victims[i].view->status->placement, trial);
         if (auto pl = PlaceAvoidingFailed(in, v.gpus(), trial)) {
-          free = trial;
+          std::swap(free, trial);
           for (size_t i : chosen) {
             used[i] = true;
             evicted.push_back(victims[i].view->index);

@@ -122,7 +122,7 @@ class SchedmatePolicy : public SchedulingPolicy {
   bool WideVictim(const JobView& r, SimTime now, const FreeMap& free) const;
   static int64_t AttainedUs(const JobView& v, SimTime now);
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
-                                               FreeMap& free) const;
+                                               FreeMap& free);
 
   PolicyConfig config_;
   SchedmateOptions opt_;
@@ -153,6 +153,9 @@ class SchedmatePolicy : public SchedulingPolicy {
   // Jobs started as co-located guests that may still share their GPUs (pruned at each call):
   // the only running jobs the un-pack pass needs to look at.
   std::vector<JobView> guests_;
+  // Free-map buffers reused across calls (copy-assignment keeps their storage): the call's
+  // working map, a trial map for a preemption, the map without recently failed nodes.
+  FreeMap free_, trial_, avoid_;
 };
 
 }  // namespace schedmate::policy
