@@ -14,11 +14,11 @@ namespace {
 
 constexpr int64_t kMinEstimateUs = 1'000'000;  // 1 s: ranks stay positive
 
-// Running jobs that may be preempted, in decreasing order of preemption gain (rank - cost,
-// ties: latest start first), with prefix sums of their GPUs. The order is made lazily, only as
-// far as the queries' gains need: the victims above a query's gain are split off the rest and
-// sorted (most calls look at a prefix). run_seq is unique among running jobs, so the order is
-// the same as one full sort's.
+// Running jobs that may be preempted. Their order ("victim order") is decreasing preemption gain
+// (rank - cost; ties: latest start first; run_seq is unique among running jobs). A wider job's
+// search needs only the set of victims whose gain exceeds its rank and, per node, their order,
+// so the victims stay in insertion order and the whole order is made once per call, only when
+// a job of at most one node searches. A victim is addressed by its id (insertion position).
 class VictimQueue {
  public:
   struct Victim {
@@ -26,64 +26,66 @@ class VictimQueue {
     double cost;  // preemption cost (s)
     int64_t run_seq;
     const JobView* view;
+    int32_t gpus;
+    bool used;  // preempted in this call
   };
-  void Add(Victim v) {
-    top_ = std::max(top_, v.gain);
-    rest_.push_back(v);
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  static bool Before(const Victim& a, const Victim& b) {  // the victim order
+    return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
   }
-  // Starts ordering; done once, on first need (most calls never preempt).
-  void Build() { built_ = true; }
-  // Number of victims (a prefix of the order) whose gain exceeds `service`.
-  size_t EligibleFor(double service) {
-    if (service < floor_) SortAbove(service);
-    return static_cast<size_t>(
-        std::partition_point(sorted_.begin(), sorted_.end(),
-                             [&](const Victim& v) { return v.gain > service; }) -
-        sorted_.begin());
+  void Add(const JobView* view, double gain, double cost) {
+    all_.push_back({gain, cost, view->status->run_seq, view, view->gpus(), false});
+    first_unused_known_ = false;
   }
-  const Victim& operator[](size_t i) const { return sorted_[i]; }
-  // GPUs of victims [0, n), n <= EligibleFor's last answer.
-  int64_t GpusBefore(size_t n) const { return gpus_prefix_[n]; }
-  // Gain of victim `from` (-1 if none).
-  double TopGain(size_t from) {
-    if (!built_) return sorted_.empty() && rest_.empty() ? -1.0 : top_;  // from is 0 before
-    if (from == sorted_.size() && !rest_.empty()) {
-      if (!rest_top_) rest_top_ = std::min_element(rest_.begin(), rest_.end(), Before{})->gain;
-      return *rest_top_;
+  size_t size() const { return all_.size(); }
+  const Victim& operator[](size_t id) const { return all_[id]; }
+  void MarkUsed(size_t id) {
+    all_[id].used = true;
+    first_unused_known_ = false;
+  }
+  // Gain of the first victim in the order not preempted in this call (-1 if none).
+  double TopGain() {
+    const size_t u = FirstUnused();
+    return u == kNone ? -1.0 : all_[u].gain;
+  }
+  // GPUs of the victims whose gain exceeds `service`, counted from the first unused victim on
+  // in the order (those before it are all used).
+  int64_t GpusFromFirstUnused(double service) {
+    const size_t u = FirstUnused();
+    int64_t sum = 0;
+    for (const Victim& v : all_) {
+      if (v.gain > service && !Before(v, all_[u])) sum += v.gpus;
     }
-    if (from > sorted_.size()) SortAbove(-std::numeric_limits<double>::infinity());
-    return from < sorted_.size() ? sorted_[from].gain : -1.0;
+    return sum;
+  }
+  // All victim ids in the victim order (sorted on first use in the call).
+  const std::vector<size_t>& Ordered() {
+    if (ordered_.size() != all_.size()) {
+      ordered_.resize(all_.size());
+      for (size_t i = 0; i < all_.size(); ++i) ordered_[i] = i;
+      std::sort(ordered_.begin(), ordered_.end(),
+                [&](size_t a, size_t b) { return Before(all_[a], all_[b]); });
+    }
+    return ordered_;
   }
 
  private:
-  struct Before {  // the victim order
-    bool operator()(const Victim& a, const Victim& b) const {
-      return a.gain != b.gain ? a.gain > b.gain : a.run_seq > b.run_seq;
+  size_t FirstUnused() {
+    if (!first_unused_known_) {
+      first_unused_ = kNone;
+      for (size_t i = 0; i < all_.size(); ++i) {
+        if (!all_[i].used && (first_unused_ == kNone || Before(all_[i], all_[first_unused_]))) {
+          first_unused_ = i;
+        }
+      }
+      first_unused_known_ = true;
     }
-  };
-  // Moves the unsorted victims whose gain exceeds `service` (all when -inf) to the sorted
-  // prefix; they all rank below the prefix's (whose gains exceed the previous floor).
-  void SortAbove(double service) {
-    floor_ = service;
-    rest_top_.reset();
-    const auto mid = std::partition(rest_.begin(), rest_.end(),
-                                    [&](const Victim& v) { return !(v.gain > service); });
-    const size_t old = sorted_.size();
-    sorted_.insert(sorted_.end(), mid, rest_.end());
-    rest_.erase(mid, rest_.end());
-    std::sort(sorted_.begin() + static_cast<std::ptrdiff_t>(old), sorted_.end(), Before{});
-    for (size_t i = old; i < sorted_.size(); ++i) {
-      gpus_prefix_.push_back(gpus_prefix_.back() + sorted_[i].view->gpus());
-    }
+    return first_unused_;
   }
-  bool built_ = false;
-  double top_ = -std::numeric_limits<double>::infinity();
-  // Victims with gain > floor_ are in sorted_, the others in rest_ (unordered).
-  double floor_ = std::numeric_limits<double>::infinity();
-  std::vector<Victim> sorted_;
-  std::vector<Victim> rest_;
-  std::optional<double> rest_top_;  // largest gain in rest_, once asked for
-  std::vector<int64_t> gpus_prefix_{0};
+  std::vector<Victim> all_;
+  std::vector<size_t> ordered_;
+  size_t first_unused_ = kNone;
+  bool first_unused_known_ = false;
 };
 
 // Running jobs holding GPUs, by rank: when the running jobs (in increasing rank) would have freed
@@ -120,19 +122,19 @@ bool SingleNode(const VictimQueue::Victim& v) {
   return v.view->status->placement.nodes.size() == 1;
 }
 
-// For a job of at most one node: on each node, take its single-node victims in decreasing gain
-// until the job fits; the node with the largest saved - lost wins (ties: lowest index).
+// For a job of at most one node, given the candidate victims in the victim order: on each node,
+// take its single-node victims in decreasing gain until the job fits; the node with the largest
+// saved - lost wins (ties: lowest index).
 std::vector<size_t> NodeVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
-                                const VictimQueue& q, size_t from, size_t to,
-                                const std::function<bool(size_t)>& usable) {
+                                const VictimQueue& q, const std::vector<size_t>& cands) {
   struct NodeTake {
     int32_t released = 0;
     double lost = 0;
     double min_rank = std::numeric_limits<double>::infinity();
   };
   std::vector<NodeTake> at(static_cast<size_t>(free.nodes()));
-  for (size_t i = from; i < to; ++i) {
-    if (!usable(i) || !SingleNode(q[i])) continue;
+  for (size_t i : cands) {
+    if (!SingleNode(q[i])) continue;
     const NodeShare& ns = q[i].view->status->placement.nodes.front();
     NodeTake& t = at[static_cast<size_t>(ns.node)];
     if (free.Free(ns.node) + t.released >= gpus) continue;  // enough already
@@ -154,8 +156,9 @@ std::vector<size_t> NodeVictims(int32_t gpus, double rank, double wait, const Fr
   std::vector<size_t> chosen;
   if (best < 0) return chosen;
   int32_t released = 0;
-  for (size_t i = from; i < to && free.Free(best) + released < gpus; ++i) {
-    if (!usable(i) || !SingleNode(q[i])) continue;
+  for (size_t k = 0; k < cands.size() && free.Free(best) + released < gpus; ++k) {
+    const size_t i = cands[k];
+    if (!SingleNode(q[i])) continue;
     const NodeShare& ns = q[i].view->status->placement.nodes.front();
     if (ns.node != best) continue;
     released += ns.gpus;
@@ -164,95 +167,133 @@ std::vector<size_t> NodeVictims(int32_t gpus, double rank, double wait, const Fr
   return chosen;
 }
 
-// For a wider job: ceil(gpus / G) idle nodes, first those already idle, then nodes all of whose
-// occupants are victims, taken one node at a time by least added loss (a victim already taken
-// adds none; ties: lowest index); a multi-node victim frees all its nodes. Saved: min(wait,
-// least victim rank); lost: rank + cost per victim. None when it does not pay.
-std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
-                                const VictimQueue& q, size_t from, size_t to,
-                                const std::function<bool(size_t)>& usable) {
-  const int32_t g = free.gpus_per_node();
-  const auto nodes = static_cast<size_t>(free.nodes());
-  const auto want = static_cast<size_t>((gpus + g - 1) / g);
-  if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
-  // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
-  // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
-  // One pass over the usable victims' placements (each a chain of pointers), flattened in
-  // victim order for the passes below.
+// Working memory of WideVictims, kept across calls: per node of the partition, and the victims
+// of the coverable nodes grouped by node.
+struct WideScratch {
   struct Share {
     size_t victim;
     size_t node;
     int32_t gpus;
   };
   std::vector<Share> shares;
+  std::vector<int32_t> victim_gpus;
+  std::vector<uint8_t> is_coverable, in_set;
+  std::vector<size_t> start, fill, left, on;
+  std::vector<double> add;
+  std::vector<std::pair<double, int32_t>> initial;
+  std::vector<uint8_t> is_chosen;  // by victim id
+};
+
+// The `keep` least (loss, node) pairs of the coverable nodes, as a set: a bounded max-heap over
+// the nodes in index order (the pairs are distinct, so the set is that of a full sort's prefix).
+std::set<std::pair<double, int32_t>> LeastLoss(WideScratch& s, size_t keep) {
+  std::vector<std::pair<double, int32_t>>& heap = s.initial;
+  heap.clear();
+  for (size_t n = 0; n < s.is_coverable.size(); ++n) {
+    if (!s.is_coverable[n]) continue;
+    const std::pair<double, int32_t> e{s.add[n], static_cast<int32_t>(n)};
+    if (heap.size() < keep) {
+      heap.push_back(e);
+      std::push_heap(heap.begin(), heap.end());
+    } else if (e < heap.front()) {
+      std::pop_heap(heap.begin(), heap.end());
+      heap.back() = e;
+      std::push_heap(heap.begin(), heap.end());
+    }
+  }
+  return {heap.begin(), heap.end()};
+}
+
+// Groups the candidates' shares on coverable nodes by node (s.start / s.on), each node's in the
+// victim order, and sets each node's loss (rank + cost over its victims, summed in that order)
+// and its count of victims not taken yet.
+void GroupByNode(WideScratch& s, double rank, const VictimQueue& q) {
+  const size_t nodes = s.is_coverable.size();
+  s.start.assign(nodes + 1, 0);
+  for (const WideScratch::Share& sh : s.shares) {
+    if (s.is_coverable[sh.node]) ++s.start[sh.node + 1];
+  }
+  for (size_t n = 0; n < nodes; ++n) s.start[n + 1] += s.start[n];
+  s.on.resize(s.start[nodes]);
+  s.fill.assign(s.start.begin(), s.start.end() - 1);
+  for (const WideScratch::Share& sh : s.shares) {
+    if (s.is_coverable[sh.node]) s.on[s.fill[sh.node]++] = sh.victim;
+  }
+  s.add.assign(nodes, 0);
+  s.left.assign(nodes, 0);
+  for (size_t n = 0; n < nodes; ++n) {
+    const auto first = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[n]);
+    const auto last = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[n + 1]);
+    if (last - first > 1) {
+      std::sort(first, last, [&](size_t a, size_t b) { return VictimQueue::Before(q[a], q[b]); });
+    }
+    for (auto it = first; it != last; ++it) {
+      s.add[n] += rank + q[*it].cost;
+      ++s.left[n];
+    }
+  }
+}
+
+// For a wider job, given the candidate victims (any order): ceil(gpus / G) idle nodes, first
+// those already idle, then nodes all of whose occupants are victims, taken one node at a time by
+// least added loss (a victim already taken adds none; ties: lowest index); a multi-node victim
+// frees all its nodes; on a node its victims are taken in the victim order. Saved: min(wait,
+// least victim rank); lost: rank + cost per victim. None when it does not pay.
+std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
+                                const VictimQueue& q, const std::vector<size_t>& cands,
+                                WideScratch& s) {
+  const int32_t g = free.gpus_per_node();
+  const auto nodes = static_cast<size_t>(free.nodes());
+  const auto want = static_cast<size_t>((gpus + g - 1) / g);
+  if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
+  // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
+  // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
+  // One pass over the candidates' placements (each a chain of pointers), flattened for the
+  // passes below.
+  s.shares.clear();
   size_t widest = 0;
   double least_cost = std::numeric_limits<double>::infinity();
-  for (size_t i = from; i < to; ++i) {
-    if (!usable(i)) continue;
+  for (size_t i : cands) {
     const std::vector<NodeShare>& on_nodes = q[i].view->status->placement.nodes;
     widest = std::max(widest, on_nodes.size());
     least_cost = std::min(least_cost, q[i].cost);
     for (const NodeShare& ns : on_nodes)
-      shares.push_back({i, static_cast<size_t>(ns.node), ns.gpus});
+      s.shares.push_back({i, static_cast<size_t>(ns.node), ns.gpus});
   }
   if (widest == 0) return {};
   const size_t needed = want - static_cast<size_t>(free.CountWithFree(g));
   if (static_cast<double>((needed + widest - 1) / widest) * (rank + least_cost) >= wait) return {};
-  std::vector<int32_t> victim_gpus(nodes, 0);
-  for (const Share& sh : shares) victim_gpus[sh.node] += sh.gpus;
+  s.victim_gpus.assign(nodes, 0);
+  for (const WideScratch::Share& sh : s.shares) s.victim_gpus[sh.node] += sh.gpus;
   size_t idle = 0, coverable = 0;
-  std::vector<bool> is_coverable(nodes, false);
+  s.is_coverable.assign(nodes, 0);
   for (size_t n = 0; n < nodes; ++n) {
     const auto node = static_cast<int32_t>(n);
     if (!free.IsUp(node)) continue;
     if (free.Free(node) == g) {
       ++idle;
-    } else if (g - free.Free(node) == victim_gpus[n]) {
-      is_coverable[n] = true;
+    } else if (g - free.Free(node) == s.victim_gpus[n]) {
+      s.is_coverable[n] = 1;
       ++coverable;
     }
   }
   if (idle >= want || idle + coverable < want) return {};
-  // Victims on each coverable node (flat, by node), the loss each node would add, and how many
-  // of its victims are not taken yet.
-  std::vector<size_t> start(nodes + 1, 0);
-  for (const Share& sh : shares) {
-    if (is_coverable[sh.node]) ++start[sh.node + 1];
-  }
-  for (size_t n = 0; n < nodes; ++n) start[n + 1] += start[n];
-  std::vector<size_t> on(start[nodes]);
-  std::vector<size_t> fill(start.begin(), start.end() - 1);
-  std::vector<double> add(nodes, 0);
-  std::vector<size_t> left(nodes, 0);
-  for (const Share& sh : shares) {
-    const size_t n = sh.node;
-    if (!is_coverable[n]) continue;
-    on[fill[n]++] = sh.victim;
-    add[n] += rank + q[sh.victim].cost;
-    ++left[n];
-  }
+  GroupByNode(s, rank, q);
   // The greedy looks at the 4k + 16 nodes of least loss at the start (k: nodes still needed),
   // which bounds a call's cost on large partitions.
-  std::vector<std::pair<double, int32_t>> initial;
-  for (size_t n = 0; n < nodes; ++n) {
-    if (is_coverable[n]) initial.push_back({add[n], static_cast<int32_t>(n)});
-  }
-  const size_t keep = std::min(initial.size(), 4 * (want - idle) + 16);
-  std::nth_element(initial.begin(), initial.begin() + static_cast<std::ptrdiff_t>(keep - 1),
-                   initial.end());
-  std::set<std::pair<double, int32_t>> by_loss(initial.begin(),
-                                               initial.begin() + static_cast<std::ptrdiff_t>(keep));
-  std::vector<bool> in_set(nodes, false);
-  for (const auto& e : by_loss) in_set[static_cast<size_t>(e.second)] = true;
+  std::set<std::pair<double, int32_t>> by_loss =
+      LeastLoss(s, std::min(coverable, 4 * (want - idle) + 16));
+  s.in_set.assign(nodes, 0);
+  for (const auto& e : by_loss) s.in_set[static_cast<size_t>(e.second)] = 1;
   std::vector<size_t> chosen;
-  std::vector<bool> is_chosen(to, false);
+  s.is_chosen.assign(q.size(), 0);
   double saved = wait, lost = 0;
   while (idle < want && !by_loss.empty()) {
     const auto best = static_cast<size_t>(by_loss.begin()->second);
-    for (size_t k = start[best]; k < start[best + 1]; ++k) {
-      const size_t i = on[k];
-      if (is_chosen[i]) continue;
-      is_chosen[i] = true;
+    for (size_t k = s.start[best]; k < s.start[best + 1]; ++k) {
+      const size_t i = s.on[k];
+      if (s.is_chosen[i]) continue;
+      s.is_chosen[i] = 1;
       chosen.push_back(i);
       lost += rank + q[i].cost;
       saved = std::min(saved, q[i].gain + q[i].cost);
@@ -260,14 +301,14 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
       // multi-node victim may clear nodes beyond `best`).
       for (const NodeShare& ns : q[i].view->status->placement.nodes) {
         const auto n = static_cast<size_t>(ns.node);
-        if (!is_coverable[n] || left[n] == 0) continue;
-        if (in_set[n]) by_loss.erase({add[n], ns.node});
-        add[n] -= rank + q[i].cost;
-        if (--left[n] == 0) {
+        if (!s.is_coverable[n] || s.left[n] == 0) continue;
+        if (s.in_set[n]) by_loss.erase({s.add[n], ns.node});
+        s.add[n] -= rank + q[i].cost;
+        if (--s.left[n] == 0) {
           ++idle;
-          in_set[n] = false;
-        } else if (in_set[n]) {
-          by_loss.insert({add[n], ns.node});
+          s.in_set[n] = 0;
+        } else if (s.in_set[n]) {
+          by_loss.insert({s.add[n], ns.node});
         }
       }
     }
@@ -276,21 +317,31 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
   return chosen;
 }
 
-// Victims [from, to) of `q` (jobs whose rank exceeds `rank` by more than their cost) to preempt
-// so that a job of `gpus` GPUs and Gittins rank `rank` can start, or none. The exchange argument
-// for mean JCT: preempting victims V lets the job start now instead of when the first of them
-// would end (it saves about min rank(V), at most `wait`) and delays each victim by the job's run
-// time plus its own preemption cost (it loses sum over V of rank + cost(v)); preempt only when
-// saved > lost, where saved - lost is largest.
+// Victims of `q` (jobs whose rank exceeds `rank` by more than their cost, not preempted and not
+// given a co-runner in this call) to preempt so that a job of `gpus` GPUs and Gittins rank
+// `rank` can start, or none. The exchange argument for mean JCT: preempting victims V lets the
+// job start now instead of when the first of them would end (it saves about min rank(V), at
+// most `wait`) and delays each victim by the job's run time plus its own preemption cost (it
+// loses sum over V of rank + cost(v)); preempt only when saved > lost, where saved - lost is
+// largest.
 std::vector<size_t> ChooseVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
-                                  const VictimQueue& q, size_t from, size_t to,
-                                  const std::vector<bool>& used,
-                                  const std::vector<JobIndex>& taken) {
-  const std::function<bool(size_t)> usable = [&](size_t i) {
-    return !used[i] && !Contains(taken, q[i].view->index);
+                                  VictimQueue& q, const std::vector<JobIndex>& taken,
+                                  WideScratch& scratch) {
+  const auto usable = [&](size_t i) {
+    return q[i].gain > rank && !q[i].used && !Contains(taken, q[i].view->index);
   };
-  if (gpus <= free.gpus_per_node()) return NodeVictims(gpus, rank, wait, free, q, from, to, usable);
-  return WideVictims(gpus, rank, wait, free, q, from, to, usable);
+  std::vector<size_t> cands;
+  if (gpus <= free.gpus_per_node()) {
+    for (size_t i : q.Ordered()) {
+      if (!(q[i].gain > rank)) break;  // the order is by decreasing gain
+      if (usable(i)) cands.push_back(i);
+    }
+    return NodeVictims(gpus, rank, wait, free, q, cands);
+  }
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (usable(i)) cands.push_back(i);
+  }
+  return WideVictims(gpus, rank, wait, free, q, cands, scratch);
 }
 
 }  // namespace
@@ -500,8 +551,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   };
   VictimQueue victims;
   bool victims_built = false;
-  std::vector<bool> used;                // victims preempted in this call, by position
-  size_t first_unused = 0;               // victims before it are all used
+  WideScratch wide_scratch;
   std::vector<JobIndex> taken;           // running jobs given a co-runner in this call
   std::vector<JobIndex> evicted;         // running jobs preempted in this call
   std::map<int32_t, double> no_room_at;  // GPUs -> lowest rank service that found no room
@@ -545,7 +595,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         natural.Add(r_rank, r.gpus());
         if (s.shared_with != kNoJob) continue;  // owners of shared GPUs stay
         if (s.placement.nodes.size() != 1 && !WideVictim(r, in.now, free)) continue;
-        victims.Add({r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()), s.run_seq, &r});
+        victims.Add(&r, r_rank - CostSeconds(r.gpus()), CostSeconds(r.gpus()));
       }
       natural.Build();
     }
@@ -557,17 +607,13 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     const int64_t need = blocked_ahead + v.gpus() - free.total_free();
     const double wait = natural.WaitFor(need);
     const bool may_pay = wait > rank + opt_.preemption_cost.seconds_f();
-    if (may_pay) victims.Build();
-    // A size that found no room for a smaller rank needs no victims (nor their order).
+    // A size that found no room for a smaller rank needs no victims.
     const auto no_room = no_room_at.find(v.gpus());
     const bool no_room_yet = no_room != no_room_at.end() && rank >= no_room->second;
-    const size_t eligible = may_pay && !no_room_yet ? victims.EligibleFor(rank) : 0;
-    if (used.size() < eligible) used.resize(eligible, false);
-    if (eligible > first_unused &&
-        free.total_free() + victims.GpusBefore(eligible) - victims.GpusBefore(first_unused) >=
-            v.gpus()) {
+    if (may_pay && !no_room_yet && victims.TopGain() > rank &&
+        free.total_free() + victims.GpusFromFirstUnused(rank) >= v.gpus()) {
       std::vector<size_t> chosen =
-          ChooseVictims(v.gpus(), rank, wait, free, victims, first_unused, eligible, used, taken);
+          ChooseVictims(v.gpus(), rank, wait, free, victims, taken, wide_scratch);
       if (!chosen.empty()) {
         FreeMap& trial = trial_;
         trial = free;
@@ -575,12 +621,11 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
         if (auto pl = PlaceAvoidingFailed(in, v.gpus(), trial)) {
           std::swap(free, trial);
           for (size_t i : chosen) {
-            used[i] = true;
+            victims.MarkUsed(i);
             evicted.push_back(victims[i].view->index);
             d.preempt.push_back(
                 {victims[i].view->index, "schedmate: a job of lower Gittins rank waits"});
           }
-          while (first_unused < used.size() && used[first_unused]) ++first_unused;
           no_room_at.clear();
           d.start.push_back({v.index, std::move(*pl)});
           *erase = true;
@@ -597,7 +642,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     // Go on while something could still start: free GPUs, a partner, or a victim that outranks
     // this job (jobs further down have larger rank services at queue entry); at most
     // kScanDepth jobs past the first that did not start.
-    return (free.total_free() > 0 || !partners.empty() || victims.TopGain(first_unused) > rank) &&
+    return (free.total_free() > 0 || !partners.empty() || victims.TopGain() > rank) &&
            ++skipped <= kScanDepth;
   });
   return d;
