@@ -104,6 +104,12 @@ struct Partition {
   int64_t running_count = 0;
 };
 
+// A job to arrive, with its submit time (the arrival order's key, kept beside the index).
+struct Arrival {
+  SimTime submit;
+  JobIndex job = kNoJob;
+};
+
 SimTime AlignUp(SimTime t, Duration tick) {
   if (tick.micros() <= 0) return t;
   const int64_t q = tick.micros();
@@ -165,7 +171,7 @@ class Engine {
   // the event-limit guard; whether nothing can change any more; the events due at t (finishes
   // in job order); one node failure or repair; one arrival; one time-series sample.
   Status SetUpPartitions(const ClusterSpec& cluster, const PolicyMaker& make_policy);
-  std::vector<JobIndex> SetUpJobs(const ClusterSpec& cluster);
+  std::vector<Arrival> SetUpJobs(const ClusterSpec& cluster);
   Status LimitReached(SimTime t, int64_t live) const;
   bool Stuck() const;
   void PopEventsAt(SimTime t, std::vector<JobIndex>& finishing, std::vector<Event>& node_events);
@@ -305,23 +311,32 @@ void Engine::Kill(JobIndex j, SimTime t) {
 
 // Drops from `list` the entries whose sequence number is in `gone`, keeping the order of the
 // others (what Keep() does with the jobs' states, without reading them), and clears `gone`. The
-// list's numbers ascend, so only its tail from the first gone entry moves: short jobs leave
-// near the end of the running list, so a compaction rarely touches its head.
+// list's numbers ascend, so each gone entry is found by a binary search and only the blocks
+// between them, from the first gone entry on, move: short jobs leave near the end of the
+// running list, so a compaction rarely touches its head.
 void DropGone(SequencedList<JobView>& list, std::vector<int64_t>& gone) {
   if (gone.empty()) return;
   std::sort(gone.begin(), gone.end());
   std::vector<int64_t>& seqs = list.seqs;
+  std::vector<JobView>& items = list.items;
+  const auto at = [](auto& v, size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
   size_t w =
       static_cast<size_t>(std::lower_bound(seqs.begin(), seqs.end(), gone.front()) - seqs.begin());
-  size_t g = 0;
-  for (size_t r = w; r < seqs.size(); ++r) {
-    while (g < gone.size() && gone[g] < seqs[r]) ++g;
-    if (g < gone.size() && gone[g] == seqs[r]) continue;
-    list.items[w] = list.items[r];
-    seqs[w] = seqs[r];
-    ++w;
+  size_t r = w;  // entries [r, end) are still to be kept or dropped; [0, w) are kept
+  const auto keep_until = [&](size_t end) {
+    if (w != r) {
+      std::move(at(items, r), at(items, end), at(items, w));
+      std::move(at(seqs, r), at(seqs, end), at(seqs, w));
+    }
+    w += end - r;
+    r = end;
+  };
+  for (int64_t g : gone) {
+    keep_until(static_cast<size_t>(std::lower_bound(at(seqs, r), seqs.end(), g) - seqs.begin()));
+    if (r < seqs.size() && seqs[r] == g) ++r;
   }
-  list.items.resize(w);
+  keep_until(seqs.size());
+  items.resize(w);
   seqs.resize(w);
   gone.clear();
 }
@@ -526,13 +541,13 @@ Status Engine::SetUpPartitions(const ClusterSpec& cluster, const PolicyMaker& ma
   return Status::Ok();
 }
 
-std::vector<JobIndex> Engine::SetUpJobs(const ClusterSpec& cluster) {
+std::vector<Arrival> Engine::SetUpJobs(const ClusterSpec& cluster) {
   const size_t n = table_.jobs.size();
   // The modelled tracker ETA: one log-normal noise factor per job, drawn in job order from its
   // own stream (so turning it on changes nothing else).
   Rng eta_rng(options_.seed ^ 0x9e3779b97f4a7c15ULL);
   const std::vector<int32_t> partition_of = PartitionsOf(table_, cluster);
-  std::vector<JobIndex> arrivals;
+  std::vector<Arrival> arrivals;
   arrivals.reserve(n);
   for (size_t j = 0; j < n; ++j) {
     const JobRecord& r = table_.jobs[j];
@@ -562,12 +577,14 @@ std::vector<JobIndex> Engine::SetUpJobs(const ClusterSpec& cluster) {
     s.remaining = std::max(Duration::Zero(), r.duration);
     s.updated = r.submit;
     if (options_.lucid_compat && parts_[part].traits.preemptive) lag_[j] = Duration::Seconds(1);
-    arrivals.push_back(static_cast<JobIndex>(j));
+    arrivals.push_back({r.submit, static_cast<JobIndex>(j)});
   }
-  // Arrival order: stable by submit time (file order among equal times).
-  std::stable_sort(arrivals.begin(), arrivals.end(), [&](JobIndex a, JobIndex b) {
-    return table_.jobs[a].submit < table_.jobs[b].submit;
-  });
+  // Arrival order: stable by submit time (file order among equal times); most traces already
+  // are in that order.
+  const auto by_submit = [](const Arrival& a, const Arrival& b) { return a.submit < b.submit; };
+  if (!std::is_sorted(arrivals.begin(), arrivals.end(), by_submit)) {
+    std::stable_sort(arrivals.begin(), arrivals.end(), by_submit);
+  }
   return arrivals;
 }
 
@@ -705,9 +722,9 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   result_.jobs.assign(n, JobOutcome{});
   result_.seed = options_.seed;
   SM_RETURN_IF_ERROR(SetUpPartitions(cluster, make_policy));
-  const std::vector<JobIndex> arrivals = SetUpJobs(cluster);
+  const std::vector<Arrival> arrivals = SetUpJobs(cluster);
   if (arrivals.empty()) return std::move(result_);
-  result_.first_submit = table_.jobs[arrivals.front()].submit;
+  result_.first_submit = arrivals.front().submit;
   result_.last_finish = result_.first_submit;
   last_integrate_ = result_.first_submit;
   SM_RETURN_IF_ERROR(StartSnapshotJobs());
@@ -723,7 +740,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   }
   sample_ = options_.sample_interval;
   if (sample_.micros() <= 0) {
-    const Duration span = table_.jobs[arrivals.back()].submit - result_.first_submit;
+    const Duration span = arrivals.back().submit - result_.first_submit;
     sample_ = std::max(Duration::Seconds(60), span / 1000);
   }
   next_sample_ = result_.first_submit;
@@ -737,7 +754,7 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
   int64_t loops = 0;
   while (true) {
     SimTime t = SimTime::Max();
-    if (next_arrival < arrivals.size()) t = table_.jobs[arrivals[next_arrival]].submit;
+    if (next_arrival < arrivals.size()) t = arrivals[next_arrival].submit;
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (t == SimTime::Max()) break;
     // The guards: a run that would not end stops here, saying which limit it reached.
@@ -758,8 +775,8 @@ Result<SimResult> Engine::Run(const ClusterSpec& cluster, const PolicyMaker& mak
       Finish(j, t);
     }
     for (const Event& e : node_events) ApplyNodeEvent(e, t);
-    while (next_arrival < arrivals.size() && table_.jobs[arrivals[next_arrival]].submit == t) {
-      Arrive(arrivals[next_arrival++], t);
+    while (next_arrival < arrivals.size() && arrivals[next_arrival].submit == t) {
+      Arrive(arrivals[next_arrival++].job, t);
     }
     for (Partition& p : parts_) {
       if (!p.dirty) continue;
