@@ -9,6 +9,28 @@ namespace {
 
 constexpr double kMinLog10 = -4.0;
 
+// The lower edge of histogram bin `bin`, by the library's pow at run time: not inlined, so the
+// compiler cannot fold it for a constant bin (its folding may round differently).
+[[gnu::noinline]] double EdgeOf(int bin) {
+  return std::pow(10.0, kMinLog10 + static_cast<double>(bin) / GittinsRanker::kBinsPerDecade);
+}
+
+// The bins' lower edges and the histogram's top (the upper edge of its last bin), computed once:
+// Rank() reads them on every call.
+struct Edges {
+  std::array<double, GittinsRanker::kBins> lower;
+  double top;
+  Edges() {
+    for (int b = 0; b < GittinsRanker::kBins; ++b) lower[b] = EdgeOf(b);
+    top = lower[GittinsRanker::kBins - 1] * std::pow(10.0, 1.0 / GittinsRanker::kBinsPerDecade);
+  }
+};
+
+const Edges& TheEdges() {
+  static const Edges edges;
+  return edges;
+}
+
 }  // namespace
 
 GittinsRanker::GittinsRanker() : GittinsRanker(std::vector<PriorSample>{}) {}
@@ -37,9 +59,7 @@ int GittinsRanker::BinOf(double ratio) {
   return std::min(kBins - 1, static_cast<int>(l));
 }
 
-double GittinsRanker::LowerEdge(int bin) {
-  return std::pow(10.0, kMinLog10 + static_cast<double>(bin) / kBinsPerDecade);
-}
+double GittinsRanker::LowerEdge(int bin) { return TheEdges().lower[bin]; }
 
 void GittinsRanker::Observe(double ratio) {
   if (!(ratio > 0) || !std::isfinite(ratio)) return;
@@ -94,7 +114,7 @@ double GittinsRanker::Rank(double x) {
 }
 
 double GittinsRanker::Rank(double x, double* lo, double* hi) const {
-  const double top = LowerEdge(kBins - 1) * std::pow(10.0, 1.0 / kBinsPerDecade);
+  const double top = TheEdges().top;
   if (x >= top) {
     *lo = *hi = x;  // beyond the histogram the rank is x itself
     return x;

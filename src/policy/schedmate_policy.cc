@@ -5,7 +5,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "policy/placer.h"
 
@@ -37,6 +36,7 @@ class VictimQueue {
     all_.push_back({gain, cost, view->status->run_seq, view, view->gpus(), false});
     first_unused_known_ = false;
   }
+  void Reserve(size_t n) { all_.reserve(n); }
   size_t size() const { return all_.size(); }
   const Victim& operator[](size_t id) const { return all_[id]; }
   void MarkUsed(size_t id) {
@@ -93,6 +93,7 @@ class VictimQueue {
 // answer, the least rank whose jobs up to it hold `need` GPUs, does not depend on tie order.
 class FreedByRank {
  public:
+  void Reserve(size_t n) { heap_.reserve(n); }
   void Add(double rank_s, int64_t gpus) { heap_.push_back({rank_s, gpus}); }
   void Build() { std::make_heap(heap_.begin(), heap_.end(), std::greater<>()); }
   // Rank (s) by which `need` GPUs are freed; infinity if the running jobs hold fewer.
@@ -167,8 +168,10 @@ std::vector<size_t> NodeVictims(int32_t gpus, double rank, double wait, const Fr
   return chosen;
 }
 
-// Working memory of WideVictims, kept across calls: per node of the partition, and the victims
-// of the coverable nodes grouped by node.
+// Working memory of WideVictims, reused by the blocked jobs of a call. The coverable nodes (those
+// all of whose occupants are candidates) get slots in increasing node order; per slot: where its
+// victims start in `on` (grouped by node, each group in the victim order), its loss (rank + cost
+// over its victims not taken yet) and how many of those are left.
 struct WideScratch {
   struct Share {
     size_t victim;
@@ -176,23 +179,70 @@ struct WideScratch {
     int32_t gpus;
   };
   std::vector<Share> shares;
-  std::vector<int32_t> victim_gpus;
-  std::vector<uint8_t> is_coverable, in_set;
+  std::vector<int32_t> victim_gpus;  // by node
+  std::vector<int32_t> slot;         // by node, -1: not coverable
+  std::vector<int32_t> slot_node;    // by slot
   std::vector<size_t> start, fill, left, on;
   std::vector<double> add;
-  std::vector<std::pair<double, int32_t>> initial;
+  // The greedy's nodes: (loss, node) of the 4k + 16 slots of least loss at the start; `at` is
+  // each slot's place there (-1: not there or cleared).
+  std::vector<std::pair<double, int32_t>> keep;
+  std::vector<int32_t> at;
   std::vector<uint8_t> is_chosen;  // by victim id
 };
 
-// The `keep` least (loss, node) pairs of the coverable nodes, as a set: a bounded max-heap over
-// the nodes in index order (the pairs are distinct, so the set is that of a full sort's prefix).
-std::set<std::pair<double, int32_t>> LeastLoss(WideScratch& s, size_t keep) {
-  std::vector<std::pair<double, int32_t>>& heap = s.initial;
+// The slots of the coverable nodes (shares' GPUs on a node equal to its used GPUs), in node order.
+void CoverableSlots(WideScratch& s, const FreeMap& free) {
+  const int32_t g = free.gpus_per_node();
+  s.slot.assign(s.victim_gpus.size(), -1);
+  s.slot_node.clear();
+  for (size_t n = 0; n < s.victim_gpus.size(); ++n) {
+    const auto node = static_cast<int32_t>(n);
+    // A node without candidates' GPUs is idle or not coverable.
+    if (s.victim_gpus[n] == 0 || !free.IsUp(node) || free.Free(node) == g) continue;
+    if (g - free.Free(node) == s.victim_gpus[n]) {
+      s.slot[n] = static_cast<int32_t>(s.slot_node.size());
+      s.slot_node.push_back(node);
+    }
+  }
+}
+
+// Groups the candidates' shares on coverable nodes by slot (s.start / s.on), each group in the
+// victim order, and sets each slot's loss (summed in that order) and its count of victims.
+void GroupBySlot(WideScratch& s, double rank, const VictimQueue& q) {
+  const size_t slots = s.slot_node.size();
+  s.start.assign(slots + 1, 0);
+  for (const WideScratch::Share& sh : s.shares) {
+    if (s.slot[sh.node] >= 0) ++s.start[static_cast<size_t>(s.slot[sh.node]) + 1];
+  }
+  for (size_t k = 0; k < slots; ++k) s.start[k + 1] += s.start[k];
+  s.on.resize(s.start[slots]);
+  s.fill.assign(s.start.begin(), s.start.end() - 1);
+  for (const WideScratch::Share& sh : s.shares) {
+    if (s.slot[sh.node] >= 0) s.on[s.fill[static_cast<size_t>(s.slot[sh.node])]++] = sh.victim;
+  }
+  s.add.assign(slots, 0);
+  s.left.assign(slots, 0);
+  for (size_t k = 0; k < slots; ++k) {
+    const auto first = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[k]);
+    const auto last = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[k + 1]);
+    if (last - first > 1) {
+      std::sort(first, last, [&](size_t a, size_t b) { return VictimQueue::Before(q[a], q[b]); });
+    }
+    for (auto it = first; it != last; ++it) s.add[k] += rank + q[*it].cost;
+    s.left[k] = s.start[k + 1] - s.start[k];
+  }
+}
+
+// The `n` least (loss, node) pairs of the slots (s.keep, a bounded max-heap over the slots in
+// node order; the pairs are distinct, so the set is that of a full sort's prefix) and each
+// slot's place there (s.at).
+void LeastLoss(WideScratch& s, size_t n) {
+  std::vector<std::pair<double, int32_t>>& heap = s.keep;
   heap.clear();
-  for (size_t n = 0; n < s.is_coverable.size(); ++n) {
-    if (!s.is_coverable[n]) continue;
-    const std::pair<double, int32_t> e{s.add[n], static_cast<int32_t>(n)};
-    if (heap.size() < keep) {
+  for (size_t k = 0; k < s.slot_node.size(); ++k) {
+    const std::pair<double, int32_t> e{s.add[k], s.slot_node[k]};
+    if (heap.size() < n) {
       heap.push_back(e);
       std::push_heap(heap.begin(), heap.end());
     } else if (e < heap.front()) {
@@ -201,51 +251,27 @@ std::set<std::pair<double, int32_t>> LeastLoss(WideScratch& s, size_t keep) {
       std::push_heap(heap.begin(), heap.end());
     }
   }
-  return {heap.begin(), heap.end()};
-}
-
-// Groups the candidates' shares on coverable nodes by node (s.start / s.on), each node's in the
-// victim order, and sets each node's loss (rank + cost over its victims, summed in that order)
-// and its count of victims not taken yet.
-void GroupByNode(WideScratch& s, double rank, const VictimQueue& q) {
-  const size_t nodes = s.is_coverable.size();
-  s.start.assign(nodes + 1, 0);
-  for (const WideScratch::Share& sh : s.shares) {
-    if (s.is_coverable[sh.node]) ++s.start[sh.node + 1];
-  }
-  for (size_t n = 0; n < nodes; ++n) s.start[n + 1] += s.start[n];
-  s.on.resize(s.start[nodes]);
-  s.fill.assign(s.start.begin(), s.start.end() - 1);
-  for (const WideScratch::Share& sh : s.shares) {
-    if (s.is_coverable[sh.node]) s.on[s.fill[sh.node]++] = sh.victim;
-  }
-  s.add.assign(nodes, 0);
-  s.left.assign(nodes, 0);
-  for (size_t n = 0; n < nodes; ++n) {
-    const auto first = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[n]);
-    const auto last = s.on.begin() + static_cast<std::ptrdiff_t>(s.start[n + 1]);
-    if (last - first > 1) {
-      std::sort(first, last, [&](size_t a, size_t b) { return VictimQueue::Before(q[a], q[b]); });
-    }
-    for (auto it = first; it != last; ++it) {
-      s.add[n] += rank + q[*it].cost;
-      ++s.left[n];
-    }
+  s.at.assign(s.slot_node.size(), -1);
+  for (size_t i = 0; i < heap.size(); ++i) {
+    s.at[static_cast<size_t>(s.slot[static_cast<size_t>(heap[i].second)])] =
+        static_cast<int32_t>(i);
   }
 }
 
 // For a wider job, given the candidate victims (any order): ceil(gpus / G) idle nodes, first
 // those already idle, then nodes all of whose occupants are victims, taken one node at a time by
-// least added loss (a victim already taken adds none; ties: lowest index); a multi-node victim
-// frees all its nodes; on a node its victims are taken in the victim order. Saved: min(wait,
-// least victim rank); lost: rank + cost per victim. None when it does not pay.
+// least added loss (a victim already taken adds none; ties: lowest index; among the 4k + 16
+// nodes of least loss at the start, k the nodes still needed, which bounds a call's cost on
+// large partitions); a multi-node victim frees all its nodes; on a node its victims are taken
+// in the victim order. Saved: min(wait, least victim rank); lost: rank + cost per victim. None
+// when it does not pay.
 std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const FreeMap& free,
                                 const VictimQueue& q, const std::vector<size_t>& cands,
                                 WideScratch& s) {
   const int32_t g = free.gpus_per_node();
-  const auto nodes = static_cast<size_t>(free.nodes());
   const auto want = static_cast<size_t>((gpus + g - 1) / g);
-  if (static_cast<size_t>(free.CountWithFree(g)) >= want) return {};
+  size_t idle = static_cast<size_t>(free.CountWithFree(g));
+  if (idle >= want) return {};
   // Cheap bound first: the nodes still needed take at least ceil(needed / widest victim's
   // nodes) victims, each losing at least rank + the least cost; saved is at most `wait`.
   // One pass over the candidates' placements (each a chain of pointers), flattened for the
@@ -261,54 +287,52 @@ std::vector<size_t> WideVictims(int32_t gpus, double rank, double wait, const Fr
       s.shares.push_back({i, static_cast<size_t>(ns.node), ns.gpus});
   }
   if (widest == 0) return {};
-  const size_t needed = want - static_cast<size_t>(free.CountWithFree(g));
-  if (static_cast<double>((needed + widest - 1) / widest) * (rank + least_cost) >= wait) return {};
-  s.victim_gpus.assign(nodes, 0);
-  for (const WideScratch::Share& sh : s.shares) s.victim_gpus[sh.node] += sh.gpus;
-  size_t idle = 0, coverable = 0;
-  s.is_coverable.assign(nodes, 0);
-  for (size_t n = 0; n < nodes; ++n) {
-    const auto node = static_cast<int32_t>(n);
-    if (!free.IsUp(node)) continue;
-    if (free.Free(node) == g) {
-      ++idle;
-    } else if (g - free.Free(node) == s.victim_gpus[n]) {
-      s.is_coverable[n] = 1;
-      ++coverable;
-    }
+  if (static_cast<double>((want - idle + widest - 1) / widest) * (rank + least_cost) >= wait) {
+    return {};
   }
-  if (idle >= want || idle + coverable < want) return {};
-  GroupByNode(s, rank, q);
-  // The greedy looks at the 4k + 16 nodes of least loss at the start (k: nodes still needed),
-  // which bounds a call's cost on large partitions.
-  std::set<std::pair<double, int32_t>> by_loss =
-      LeastLoss(s, std::min(coverable, 4 * (want - idle) + 16));
-  s.in_set.assign(nodes, 0);
-  for (const auto& e : by_loss) s.in_set[static_cast<size_t>(e.second)] = 1;
+  s.victim_gpus.assign(static_cast<size_t>(free.nodes()), 0);
+  for (const WideScratch::Share& sh : s.shares) s.victim_gpus[sh.node] += sh.gpus;
+  CoverableSlots(s, free);
+  if (idle + s.slot_node.size() < want) return {};
+  GroupBySlot(s, rank, q);
+  LeastLoss(s, std::min(s.slot_node.size(), 4 * (want - idle) + 16));
   std::vector<size_t> chosen;
   s.is_chosen.assign(q.size(), 0);
   double saved = wait, lost = 0;
-  while (idle < want && !by_loss.empty()) {
-    const auto best = static_cast<size_t>(by_loss.begin()->second);
-    for (size_t k = s.start[best]; k < s.start[best + 1]; ++k) {
+  while (idle < want) {
+    // The node of least loss among those kept and not cleared (ties: lowest index).
+    const std::pair<double, int32_t>* best = nullptr;
+    for (size_t k = 0; k < s.keep.size(); ++k) {
+      const auto& e = s.keep[k];
+      if (s.at[static_cast<size_t>(s.slot[static_cast<size_t>(e.second)])] ==
+              static_cast<int32_t>(k) &&
+          (best == nullptr || e < *best)) {
+        best = &e;
+      }
+    }
+    if (best == nullptr) break;
+    const auto b = static_cast<size_t>(s.slot[static_cast<size_t>(best->second)]);
+    for (size_t k = s.start[b]; k < s.start[b + 1]; ++k) {
       const size_t i = s.on[k];
       if (s.is_chosen[i]) continue;
       s.is_chosen[i] = 1;
       chosen.push_back(i);
       lost += rank + q[i].cost;
       saved = std::min(saved, q[i].gain + q[i].cost);
+      // saved only falls and lost only grows (rank > 0, costs >= 0): it will not pay.
+      if (saved <= lost) return {};
       // Every node of the victim loses it: a node whose victims are all taken is idle (a
       // multi-node victim may clear nodes beyond `best`).
       for (const NodeShare& ns : q[i].view->status->placement.nodes) {
-        const auto n = static_cast<size_t>(ns.node);
-        if (!s.is_coverable[n] || s.left[n] == 0) continue;
-        if (s.in_set[n]) by_loss.erase({s.add[n], ns.node});
-        s.add[n] -= rank + q[i].cost;
-        if (--s.left[n] == 0) {
+        const int32_t slot = s.slot[static_cast<size_t>(ns.node)];
+        if (slot < 0 || s.left[static_cast<size_t>(slot)] == 0) continue;
+        const auto k_slot = static_cast<size_t>(slot);
+        s.add[k_slot] -= rank + q[i].cost;
+        if (--s.left[k_slot] == 0) {
           ++idle;
-          s.in_set[n] = 0;
-        } else if (s.in_set[n]) {
-          by_loss.insert({s.add[n], ns.node});
+          s.at[k_slot] = -1;
+        } else if (s.at[k_slot] >= 0) {
+          s.keep[static_cast<size_t>(s.at[k_slot])].first = s.add[k_slot];
         }
       }
     }
@@ -362,7 +386,7 @@ void SchedmatePolicy::OnJobFinished(const JobRecord& job, SimTime) {
   if (it == index_of_.end()) return;  // another partition's job
   RankerOf(it->second)
       .Observe(static_cast<double>(job.duration.micros()) /
-               static_cast<double>(estimate_us_[it->second]));
+               static_cast<double>(jobs_[it->second].estimate_us));
   index_of_.erase(it);
 }
 
@@ -373,7 +397,7 @@ int SchedmatePolicy::SpreadLevel(double log_spread) {
 }
 
 GittinsRanker& SchedmatePolicy::RankerOf(JobIndex j) {
-  const int shape = shape_[j];
+  const int shape = jobs_[j].shape;
   if (rankers_.empty()) rankers_.resize(kPointShape + 1);
   auto& r = rankers_[static_cast<size_t>(shape)];
   if (!r && shape == kPointShape) {
@@ -394,11 +418,9 @@ GittinsRanker& SchedmatePolicy::RankerOf(JobIndex j) {
 }
 
 void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
-  if (static_cast<size_t>(v.index) >= estimate_us_.size()) {
-    estimate_us_.resize(v.index + 1, -1);
-    priority_.resize(v.index + 1, -1);
-  }
-  if (estimate_us_[v.index] >= 0) return;
+  if (static_cast<size_t>(v.index) >= jobs_.size()) jobs_.resize(v.index + 1);
+  JobEntry& entry = jobs_[v.index];
+  if (entry.estimate_us >= 0) return;
   Duration est = Duration::Hours(1);
   int shape = kPointShape;  // else spread level below x kSpreadLevels + level above
   if (config_.estimator) {
@@ -416,21 +438,19 @@ void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
   } else if (v.record->estimate) {
     est = *v.record->estimate;
   }
-  if (static_cast<size_t>(v.index) >= shape_.size()) shape_.resize(v.index + 1, kPointShape);
-  shape_[v.index] = static_cast<uint8_t>(shape);
-  estimate_us_[v.index] = std::max(kMinEstimateUs, est.micros());
-  priority_[v.index] = estimate_us_[v.index] / 1000 * v.gpus();
+  entry.shape = static_cast<uint8_t>(shape);
+  entry.estimate_us = std::max(kMinEstimateUs, est.micros());
+  entry.priority = entry.estimate_us / 1000 * v.gpus();
   index_of_.emplace(v.record, v.index);
 }
 
 double SchedmatePolicy::RankSeconds(JobIndex j, int64_t attained_us) {
-  if (static_cast<size_t>(j) >= rank_cache_.size()) rank_cache_.resize(j + 1);
-  RankCache& c = rank_cache_[j];
+  JobEntry& c = jobs_[j];
   GittinsRanker& ranker = RankerOf(j);
   if (c.version == ranker.version() && attained_us >= c.lo_us && attained_us < c.hi_us) {
     return c.rank_s;
   }
-  const auto est = static_cast<double>(estimate_us_[j]);
+  const auto est = static_cast<double>(c.estimate_us);
   double lo = 0, hi = 0;
   const double rank = ranker.Rank(static_cast<double>(attained_us) / est, &lo, &hi);
   c.version = ranker.version();
@@ -547,7 +567,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   // a pass over every running job).
   PartnerCandidates partners(contention ? in.running : std::span<const JobView>{});
   auto priority_of = [this](JobIndex j) {
-    return static_cast<size_t>(j) < priority_.size() ? priority_[j] : int64_t{-1};
+    return static_cast<size_t>(j) < jobs_.size() ? jobs_[j].priority : int64_t{-1};
   };
   VictimQueue victims;
   bool victims_built = false;
@@ -563,7 +583,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   index_.ForEach([&](const JobView& v, bool* erase) {
     if (contention && v.gpus() <= in.partition.gpus_per_node && !partners.empty()) {
       const JobIndex partner =
-          partners.Take(v, priority_[v.index], priority_of, cache_, opt_.packing);
+          partners.Take(v, jobs_[v.index].priority, priority_of, cache_, opt_.packing);
       // A partner preempted earlier in this call is gone (Take consumed it): place alone.
       if (partner != kNoJob && !Contains(evicted, partner)) {
         Placement pl;
@@ -588,6 +608,8 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
     // Blocked: look for running jobs whose preemption shortens the average JCT.
     if (!victims_built) {
       victims_built = true;
+      victims.Reserve(in.running.size());
+      natural.Reserve(in.running.size());
       for (const JobView& r : in.running) {
         const JobStatus& s = *r.status;
         if (s.placement.share_with != kNoJob) continue;  // a guest holds no GPUs

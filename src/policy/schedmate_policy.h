@@ -139,16 +139,18 @@ class SchedmatePolicy : public SchedulingPolicy {
   static int SpreadLevel(double log_spread);
   GittinsRanker& RankerOf(JobIndex j);
   std::vector<std::unique_ptr<GittinsRanker>> rankers_;
-  std::vector<uint8_t> shape_;        // by job index
-  std::vector<int64_t> estimate_us_;  // by job index, -1 = unknown
-  std::vector<int64_t> priority_;     // packing priority: estimate ms x GPUs
-  // Per job: its last rank, valid for attained run times in [lo_us, hi_us) at `version`.
-  struct RankCache {
+  // Per job (by job index): its estimate and what follows from it, and its last rank, valid for
+  // attained run times in [lo_us, hi_us) at ranker version `version`. One record per job keeps
+  // what a call reads about a running job together.
+  struct JobEntry {
+    int64_t estimate_us = -1;  // -1 = unknown
+    int64_t priority = -1;     // packing priority: estimate ms x GPUs
     int64_t version = -1;
     int64_t lo_us = 0, hi_us = 0;
     double rank_s = 0;
+    uint8_t shape = kPointShape;
   };
-  std::vector<RankCache> rank_cache_;
+  std::vector<JobEntry> jobs_;
   std::unordered_map<const JobRecord*, JobIndex> index_of_;  // jobs this instance estimated
   // Jobs started as co-located guests that may still share their GPUs (pruned at each call):
   // the only running jobs the un-pack pass needs to look at.
