@@ -187,6 +187,7 @@ struct WideScratch {
   // The greedy's nodes: (loss, node) of the 4k + 16 slots of least loss at the start; `at` is
   // each slot's place there (-1: not there or cleared).
   std::vector<std::pair<double, int32_t>> keep;
+  std::vector<double> loss;  // LeastLoss's selection buffer
   std::vector<int32_t> at;
   std::vector<uint8_t> is_chosen;  // by victim id
 };
@@ -234,27 +235,29 @@ void GroupBySlot(WideScratch& s, double rank, const VictimQueue& q) {
   }
 }
 
-// The `n` least (loss, node) pairs of the slots (s.keep, a bounded max-heap over the slots in
-// node order; the pairs are distinct, so the set is that of a full sort's prefix) and each
-// slot's place there (s.at).
+// The `n` least (loss, node) pairs of the slots (s.keep, n >= 1) and each slot's place there
+// (s.at): the n-th least loss by selection, then the slots below it and, in node order, those
+// at it until n are kept (the pairs are distinct, so this is a full sort's prefix as a set).
 void LeastLoss(WideScratch& s, size_t n) {
-  std::vector<std::pair<double, int32_t>>& heap = s.keep;
-  heap.clear();
-  for (size_t k = 0; k < s.slot_node.size(); ++k) {
-    const std::pair<double, int32_t> e{s.add[k], s.slot_node[k]};
-    if (heap.size() < n) {
-      heap.push_back(e);
-      std::push_heap(heap.begin(), heap.end());
-    } else if (e < heap.front()) {
-      std::pop_heap(heap.begin(), heap.end());
-      heap.back() = e;
-      std::push_heap(heap.begin(), heap.end());
-    }
-  }
+  s.loss.assign(s.add.begin(), s.add.end());
+  std::nth_element(s.loss.begin(), s.loss.begin() + static_cast<std::ptrdiff_t>(n - 1),
+                   s.loss.end());
+  const double nth = s.loss[n - 1];
+  size_t below = 0;
+  for (double a : s.add) below += a < nth ? 1 : 0;
+  s.keep.clear();
   s.at.assign(s.slot_node.size(), -1);
-  for (size_t i = 0; i < heap.size(); ++i) {
-    s.at[static_cast<size_t>(s.slot[static_cast<size_t>(heap[i].second)])] =
-        static_cast<int32_t>(i);
+  size_t at_nth = n - below;  // slots at the n-th loss still to keep
+  for (size_t k = 0; k < s.slot_node.size(); ++k) {
+    bool take = s.add[k] < nth;
+    if (!take && s.add[k] == nth && at_nth > 0) {
+      take = true;
+      --at_nth;
+    }
+    if (take) {
+      s.at[k] = static_cast<int32_t>(s.keep.size());
+      s.keep.push_back({s.add[k], s.slot_node[k]});
+    }
   }
 }
 
@@ -398,6 +401,13 @@ int SchedmatePolicy::SpreadLevel(double log_spread) {
 
 GittinsRanker& SchedmatePolicy::RankerOf(JobIndex j) {
   const int shape = jobs_[j].shape;
+  if (!rankers_.empty() && rankers_[static_cast<size_t>(shape)]) {
+    return *rankers_[static_cast<size_t>(shape)];  // made already (every call but the first)
+  }
+  return MakeRanker(shape);
+}
+
+GittinsRanker& SchedmatePolicy::MakeRanker(int shape) {
   if (rankers_.empty()) rankers_.resize(kPointShape + 1);
   auto& r = rankers_[static_cast<size_t>(shape)];
   if (!r && shape == kPointShape) {
@@ -418,9 +428,13 @@ GittinsRanker& SchedmatePolicy::RankerOf(JobIndex j) {
 }
 
 void SchedmatePolicy::EnsureEstimate(const JobView& v, SimTime now) {
+  if (static_cast<size_t>(v.index) < jobs_.size() && jobs_[v.index].estimate_us >= 0) return;
+  FirstEstimate(v, now);
+}
+
+void SchedmatePolicy::FirstEstimate(const JobView& v, SimTime now) {
   if (static_cast<size_t>(v.index) >= jobs_.size()) jobs_.resize(v.index + 1);
   JobEntry& entry = jobs_[v.index];
-  if (entry.estimate_us >= 0) return;
   Duration est = Duration::Hours(1);
   int shape = kPointShape;  // else spread level below x kSpreadLevels + level above
   if (config_.estimator) {

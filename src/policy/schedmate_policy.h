@@ -111,7 +111,10 @@ class SchedmatePolicy : public SchedulingPolicy {
   void OnJobFinished(const JobRecord& job, SimTime finish) override;
 
  private:
+  // Estimates the job on first sight (FirstEstimate: the estimator's call and what follows from
+  // it).
   void EnsureEstimate(const JobView& v, SimTime now);
+  void FirstEstimate(const JobView& v, SimTime now);
   // Gittins rank of job `j` after `attained_us` of run time, in seconds (> 0).
   double RankSeconds(JobIndex j, int64_t attained_us);
   // The job's tracker ETA when it has one (and use_eta), else its Gittins rank; seconds.
@@ -138,6 +141,7 @@ class SchedmatePolicy : public SchedulingPolicy {
   static constexpr int kPointShape = kSpreadLevels * kSpreadLevels;  // no distribution given
   static int SpreadLevel(double log_spread);
   GittinsRanker& RankerOf(JobIndex j);
+  GittinsRanker& MakeRanker(int shape);  // RankerOf's first call for a shape
   std::vector<std::unique_ptr<GittinsRanker>> rankers_;
   // Per job (by job index): its estimate and what follows from it, and its last rank, valid for
   // attained run times in [lo_us, hi_us) at ranker version `version`. One record per job keeps

@@ -14,6 +14,40 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+namespace {
+
+// Quantile(sorted(v), q) for each of `qs` (increasing), by selection instead of a full sort:
+// each needs the order statistics at two positions, placed one after another with nth_element
+// on the part not yet ordered (each placed value is exactly the sorted vector's). Reorders `v`.
+std::vector<double> QuantilesOf(std::vector<double>& v, std::initializer_list<double> qs) {
+  std::vector<double> out;
+  if (v.empty()) {
+    out.assign(qs.size(), 0.0);
+    return out;
+  }
+  size_t placed = 0;  // positions [0, placed) hold the smallest values; the last one is exact
+  const auto at = [&](size_t k) {
+    if (k >= placed) {
+      std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(placed),
+                       v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+      placed = k + 1;
+    }
+    return v[k];
+  };
+  for (double q : qs) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(v.size() - 1, lo + 1);
+    const double frac = pos - static_cast<double>(lo);
+    const double a = at(lo);
+    const double b = at(hi);
+    out.push_back(a + (b - a) * frac);
+  }
+  return out;
+}
+
+}  // namespace
+
 JobCounts CountJobs(const SimResult& r) {
   JobCounts c;
   for (const JobOutcome& o : r.jobs) {
@@ -56,10 +90,10 @@ Summary Summarize(const SimResult& r) {
   if (n > 0) {
     s.avg_jct_s = static_cast<double>(sum_jct / n);
     s.avg_queue_s = static_cast<double>(sum_queue / n);
-    std::sort(jct.begin(), jct.end());
-    s.p50_jct_s = Quantile(jct, 0.50);
-    s.p95_jct_s = Quantile(jct, 0.95);
-    s.p99_jct_s = Quantile(jct, 0.99);
+    const std::vector<double> q = QuantilesOf(jct, {0.50, 0.95, 0.99});
+    s.p50_jct_s = q[0];
+    s.p95_jct_s = q[1];
+    s.p99_jct_s = q[2];
   }
   s.makespan_s = (r.last_finish - r.first_submit).seconds_f();
   s.gpu_utilization = GpuUtilization(r);
