@@ -47,34 +47,37 @@ struct Placement {
 enum class RunState : uint8_t { kNotArrived, kPending, kRunning, kFinished, kRejected };
 
 // The backend's live record of one job. Policies read it through JobView.
-struct JobStatus {
+// Layout: the fields a policy reads about every running job on each call (state, size,
+// co-runner, placement, progress, ETA) come first and the record starts on a cache line, so
+// they sit on two lines; the bookkeeping read rarely follows.
+struct alignas(64) JobStatus {
   RunState state = RunState::kNotArrived;
-  int32_t partition = 0;
-  int32_t gpus = 0;       // whole GPUs the job occupies when running (ceil of JobRecord::gpus)
-  int64_t queue_seq = 0;  // increases each time a job (re)enters the pending list
-  int64_t run_seq = 0;    // increases each time a job starts (or restarts)
-  SimTime enqueued;       // when the job last entered the pending list
-  SimTime first_start = SimTime::Max();
-  SimTime last_start = SimTime::Max();
-  SimTime finish = SimTime::Max();
+  int32_t gpus = 0;  // whole GPUs the job occupies when running (ceil of JobRecord::gpus)
+  JobIndex shared_with = kNoJob;  // current co-runner, if any
+  int32_t preemptions = 0;
+  int64_t run_seq = 0;  // increases each time a job starts (or restarts)
+  Placement placement;  // valid while running
   // Remaining work in solo-run time, as of `updated`; while running it falls at `rate`.
   Duration remaining;
   SimTime updated;
   double rate = 1.0;  // progress per unit of time (1 alone, < 1 slowed by a co-runner)
   // Attained service in GPU-microseconds (GPUs x time run) as of `updated`.
   int64_t attained_gpu_us = 0;
-  Duration queued;  // total time spent pending so far (closed periods only)
-  int32_t preemptions = 0;
-  int32_t failure_restarts = 0;
-  JobIndex shared_with = kNoJob;  // current co-runner, if any
-  Placement placement;            // valid while running
-  // Lucid-compatible step semantics: a countdown job is noticed finished one step late.
-  Duration finish_lag;
   // A tracker's remaining-time estimate (ETA) read from the job's log, when the backend has one.
   // The simulator models it (SimOptions::eta): once the remaining solo work is at most
   // `eta_from_remaining`, the ETA is the true remaining work x `eta_noise` (> 0; 0: no ETA).
   double eta_noise = 0;
   Duration eta_from_remaining;
+  int32_t partition = 0;
+  int32_t failure_restarts = 0;
+  int64_t queue_seq = 0;  // increases each time a job (re)enters the pending list
+  SimTime enqueued;       // when the job last entered the pending list
+  SimTime first_start = SimTime::Max();
+  SimTime last_start = SimTime::Max();
+  SimTime finish = SimTime::Max();
+  Duration queued;  // total time spent pending so far (closed periods only)
+  // Lucid-compatible step semantics: a countdown job is noticed finished one step late.
+  Duration finish_lag;
 };
 
 // A pending or running job as a policy sees it.
