@@ -530,6 +530,21 @@ std::optional<Placement> SchedmatePolicy::PlaceAvoidingFailed(const SchedulingIn
   return Place(config_.placement, gpus, free);
 }
 
+void SchedmatePolicy::RefreshGuests(const SchedulingInput& in) {
+  if (in.first_call || in.delta == nullptr) {
+    guests_.clear();
+    for (const JobView& v : in.running) {
+      if (v.status->placement.share_with != kNoJob) guests_.push_back(v);
+    }
+  }
+  std::erase_if(guests_, [](const JobView& v) {
+    return v.status->state != RunState::kRunning || v.status->placement.share_with == kNoJob;
+  });
+  std::sort(guests_.begin(), guests_.end(), [](const JobView& a, const JobView& b) {
+    return a.status->run_seq < b.status->run_seq;
+  });
+}
+
 Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   Decisions d;
   index_.Update(in);
@@ -546,21 +561,7 @@ Decisions SchedmatePolicy::Schedule(const SchedulingInput& in) {
   };
   if (!in.pending.empty()) own_free();
 
-  // Co-located guests this instance started (or found running on a first call, or on every
-  // call without a delta) that still share their GPUs, in start order (run_seq, the order of
-  // in.running): the un-pack pass looks at them instead of every running job.
-  if (in.first_call || in.delta == nullptr) {
-    guests_.clear();
-    for (const JobView& v : in.running) {
-      if (v.status->placement.share_with != kNoJob) guests_.push_back(v);
-    }
-  }
-  std::erase_if(guests_, [](const JobView& v) {
-    return v.status->state != RunState::kRunning || v.status->placement.share_with == kNoJob;
-  });
-  std::sort(guests_.begin(), guests_.end(), [](const JobView& a, const JobView& b) {
-    return a.status->run_seq < b.status->run_seq;
-  });
+  RefreshGuests(in);
 
   // Un-pack co-located jobs that would gain more than the move costs, while nobody waits.
   if (opt_.unpack && !contention) {

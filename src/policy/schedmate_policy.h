@@ -124,6 +124,10 @@ class SchedmatePolicy : public SchedulingPolicy {
   // Whether multi-node running job `r` may be a preemption victim (SchedmateOptions::wide_victims).
   bool WideVictim(const JobView& r, SimTime now, const FreeMap& free) const;
   static int64_t AttainedUs(const JobView& v, SimTime now);
+  // Brings guests_ up to date: the co-located guests this instance started (or found running on
+  // a first call, or on every call without a delta) that still share their GPUs, in start order
+  // (run_seq, the order of in.running); the un-pack pass looks at them, not every running job.
+  void RefreshGuests(const SchedulingInput& in);
   std::optional<Placement> PlaceAvoidingFailed(const SchedulingInput& in, int32_t gpus,
                                                FreeMap& free);
 
