@@ -620,8 +620,12 @@ const TierSpec* HistoryEstimator::RestrictToWorkloadRange(const Query& q, const 
   RangeRing& runs = workload_runs_[q.fid];
   if (runs.size() < std::max<size_t>(options_.workload_range_min_jobs, 1)) return tier;
   const double tail = std::clamp(options_.workload_range_tail, 0.0, 0.5);
-  const auto [lo, hi] = runs.Range(tail);
-  const auto [cluster_lo, cluster_hi] = cluster_runs_.Range(tail);
+  // Plain locals, not structured bindings: the lambda below captures them (clang < 16 refuses
+  // to capture bindings).
+  const std::pair<double, double> range = runs.Range(tail);
+  const std::pair<double, double> cluster = cluster_runs_.Range(tail);
+  const double lo = range.first, hi = range.second;
+  const double cluster_lo = cluster.first, cluster_hi = cluster.second;
   if (hi - lo >= options_.workload_range_narrowing * (cluster_hi - cluster_lo)) return tier;
   const size_t before = ev->size();
   std::erase_if(*ev, [&](const std::pair<uint32_t, float>& e) {
