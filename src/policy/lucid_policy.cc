@@ -1,6 +1,7 @@
 #include "policy/lucid_policy.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "policy/placer.h"
 
@@ -34,6 +35,23 @@ PairRates PackingCache::Rates(const JobView& a, const JobView& b) {
   return it->second;
 }
 
+double PairingLoss(int64_t job, int64_t partner, PairRates rates) {
+  const double p = static_cast<double>(std::max<int64_t>(0, job));
+  const double own = p / rates.a;  // the job's run time while packed
+  const double overlap = partner < 0 ? own : std::min(own, static_cast<double>(partner) / rates.b);
+  return own - p + overlap * (1.0 - rates.b);
+}
+
+JobIndex PartnerCandidates::TakeAt(std::vector<const JobView*>& list, int32_t gpus, size_t i) {
+  const JobIndex partner = list[i]->index;
+  list[i] = nullptr;
+  --available_;
+  size_t& ff = first_free_[gpus];
+  while (ff < list.size() && list[ff] == nullptr) ++ff;
+  failed_.clear();
+  return partner;
+}
+
 JobIndex PartnerCandidates::Take(const JobView& job, int64_t job_priority,
                                  const std::function<int64_t(JobIndex)>& priority_of,
                                  PackingCache& cache, const PackingRules& rules, int max_checks) {
@@ -46,6 +64,8 @@ JobIndex PartnerCandidates::Take(const JobView& job, int64_t job_priority,
   auto& list = it->second;
   const int job_score = cache.ShareScore(job);
   int checks = 0;
+  std::optional<size_t> best;  // least_slowdown: the candidate of least PairingLoss so far
+  double best_loss = 0;
   for (size_t i = first_free_[job.gpus()]; i < list.size() && checks < max_checks; ++i) {
     const JobView* r = list[i];
     if (r == nullptr) continue;
@@ -58,14 +78,14 @@ JobIndex PartnerCandidates::Take(const JobView& job, int64_t job_priority,
     if (rates.a < rules.min_rate || rates.b < rules.min_rate ||
         rates.a + rates.b < rules.min_combined_rate)
       continue;
-    const JobIndex partner = r->index;
-    list[i] = nullptr;
-    --available_;
-    size_t& ff = first_free_[job.gpus()];
-    while (ff < list.size() && list[ff] == nullptr) ++ff;
-    failed_.clear();
-    return partner;
+    if (!rules.least_slowdown) return TakeAt(list, job.gpus(), i);
+    const double loss = PairingLoss(job_priority, rp, rates);
+    if (!best || loss < best_loss) {
+      best = i;
+      best_loss = loss;
+    }
   }
+  if (best) return TakeAt(list, job.gpus(), *best);
   auto [f, inserted] = failed_.emplace(std::make_pair(workload, job.gpus()), job_priority);
   if (!inserted) f->second = std::min(f->second, job_priority);
   return kNoJob;

@@ -42,7 +42,17 @@ struct PackingRules {
   double max_priority_ratio = 2.0;
   double min_rate = 0.5;
   double min_combined_rate = 1.1;
+  // Among the candidates examined (PartnerCandidates::Take), take the one whose pairing adds the
+  // least expected completion time to the two jobs (PairingLoss), ties to the earliest started;
+  // false: Lucid's rule, the earliest started candidate that passes the checks above.
+  bool least_slowdown = false;
 };
+
+// Expected completion time that packing a job of estimated service `job` with a running job of
+// estimated service `partner` (< 0: unknown, taken as longer) at `rates` adds, in the services'
+// unit (both jobs hold the same GPUs): the job runs job / a instead of job, and the partner loses
+// (1 - b) of every second they overlap, for at most the job's job / a.
+double PairingLoss(int64_t job, int64_t partner, PairRates rates);
 
 // Per-policy memo of what packing decisions need about jobs: a workload id per job (model,
 // dataset, batch size, amp, utilisation, GPU memory), its sharing score, and the model's rates
@@ -80,6 +90,7 @@ class PartnerCandidates {
   bool empty() const { return available_ == 0; }
 
  private:
+  JobIndex TakeAt(std::vector<const JobView*>& list, int32_t gpus, size_t i);
   std::map<int32_t, std::vector<const JobView*>> by_gpus_;
   std::map<int32_t, size_t> first_free_;  // leading taken entries skipped
   // (workload, gpus) -> lowest priority that found no partner.

@@ -85,7 +85,9 @@ namespace schedmate::policy {
 struct SchedmateOptions {
   bool preempt = true;  // rank-driven preemption
   bool unpack = true;   // gain-driven un-packing
-  PackingRules packing;
+  // Lucid's packing checks; of the partners that pass them, the one adding the least expected
+  // completion time (PackingRules::least_slowdown).
+  PackingRules packing{.least_slowdown = true};
   // Checkpoint + restore cost a preemption adds (the registry passes PolicyConfig's, which
   // `simulate --preemption-cost` sets; these defaults are the simulator's).
   Duration preemption_cost = Duration::Seconds(40);

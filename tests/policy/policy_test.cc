@@ -8,6 +8,7 @@
 #include "policy/estimator_registry.h"
 #include "policy/fifo_policy.h"
 #include "policy/free_map.h"
+#include "policy/lucid_policy.h"
 #include "policy/placer.h"
 #include "policy/policy_registry.h"
 #include "sim/job_builder.h"
@@ -326,6 +327,40 @@ TEST(SchedmatePolicyTest, UnpacksWhenContentionEnds) {
   EXPECT_EQ(r->jobs[2].preemptions, 1);
   EXPECT_EQ(End(*r, 2), 2059);
   EXPECT_EQ(End(*r, 0), 1009);
+}
+
+TEST(PackingTest, PairingLossCountsBothJobsSlowdown) {
+  // A job of 100 at rate 0.8 runs 125: 25 more; a partner of 50 at rate 0.5 overlaps it for
+  // min(125, 50 / 0.5) = 100 and loses half of that: 75 in all. An unknown partner (-1) overlaps
+  // the whole 125: 25 + 62.5.
+  EXPECT_DOUBLE_EQ(PairingLoss(100, 50, {.a = 0.8, .b = 0.5}), 75.0);
+  EXPECT_DOUBLE_EQ(PairingLoss(100, -1, {.a = 0.8, .b = 0.5}), 87.5);
+  EXPECT_DOUBLE_EQ(PairingLoss(100, 1000, {.a = 1.0, .b = 1.0}), 0.0);
+}
+
+TEST(SchedmatePolicyTest, PacksWithThePartnerThatSlowsThePairLeast) {
+  // Two nodes. P (PPO) and R (ResNet18), 8 GPUs and 1000 s each, start at 0, P first. A
+  // (ResNet18, 8 GPUs, 100 s) arrives at 10 with both nodes busy; both pass Lucid's checks.
+  // With P (A at 0.8, P at 0.7) the pair loses 100 / 0.8 - 100 + 125 x 0.3 = 62.5 s, with R (0.9
+  // each) 11.1 + 111.1 x 0.1 = 22.2 s: schedmate packs A onto R, A ends at 10 + 100 / 0.9 = 121.1
+  // and R, 0.9 x 111.1 = 100 s behind, at 1011.1; P is untouched (1000). Lucid takes the first
+  // started candidate that passes, P: A ends at 10 + 125 = 135 and P at 135 + (990 - 87.5) =
+  // 1037.5.
+  JobTable t = Table({Ppo().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      ResNet18Job().Gpus(8).SubmitAt(0).Runtime(1000).Estimate(1000),
+                      ResNet18Job().Gpus(8).SubmitAt(10).Runtime(100).Estimate(100)});
+  auto s = RunPolicyColocated("schedmate", t, OneVc(2));
+  ASSERT_OK(s);
+  EXPECT_EQ(Start(*s, 2), 10);
+  EXPECT_EQ(End(*s, 2), 121);
+  EXPECT_EQ(End(*s, 1), 1011);
+  EXPECT_EQ(End(*s, 0), 1000);
+  auto l = RunPolicyColocated("lucid", t, OneVc(2));
+  ASSERT_OK(l);
+  EXPECT_EQ(Start(*l, 2), 10);
+  EXPECT_EQ(End(*l, 2), 135);
+  EXPECT_EQ(End(*l, 0), 1037);
+  EXPECT_EQ(End(*l, 1), 1000);
 }
 
 }  // namespace
