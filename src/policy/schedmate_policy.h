@@ -33,8 +33,12 @@
 //  - Walk (as LucidPolicy): under contention (GPUs wanted by pending jobs > free GPUs) a job of
 //    at most one node first looks for a co-location partner with Lucid's packing rules
 //    (PackingRules defaults: each rate >= 0.5, together >= 1.1, memory, sharing scores, at most
-//    twice the partner's estimated service); otherwise it is placed alone if it fits; jobs that
-//    do not fit are passed over (backfilling), for at most kScanDepth jobs past the first one.
+//    twice the partner's estimated service); of the running jobs of its GPU count that pass (the
+//    first 32 in start order) it takes the one of least PairingLoss (least_slowdown; Lucid takes
+//    the first that passes): with estimated services e (job) and f (partner) and rates a, b,
+//    loss = e / a - e (its own slowdown) + (1 - b) x min(e / a, f / b) (the partner's, over
+//    their overlap), ties to the earliest started; otherwise it is placed alone if it fits; jobs
+//    that do not fit are passed over (backfilling), for at most kScanDepth jobs past the first.
 //  - Preemption, under contention only, decided by the exchange argument for mean JCT. For a
 //    job p that does not fit, with Gittins rank r_p (s): candidate victims are running jobs that
 //    were neither started nor given a co-runner in this call, do not share their GPUs, and have
@@ -62,12 +66,24 @@
 // default checkpoint/restore cost (Lucid's 40 s, 60 s above 8 GPUs), the ranker has no knobs
 // beyond its histogram resolution (see gittins_ranker.h). The policy assumes the default cost;
 // a backend configured with another one should pass it in SchedmateOptions.
-// Measured (Helios Venus, 15 VCs, advisor estimates from `history replay`, no future leak;
-// bench/sim/run_policy_table.sh): average JCT 12,436 s (12,634 before multi-node victims;
-// oracle durations 12,388, before 12,430); with the modelled tracker ETA (sigma 0.3, after 10%
-// of the run) 12,271 s (before 12,508). The wide-victim rules were chosen on Venus' first half
-// by submit time, Helios GPW and Philly GPW (12,690 -> 12,586, 13,938 -> 13,938, 148,947 ->
-// 148,144 s); Venus' second half went 11,780 -> 11,893 s (ETA: 11,736 -> 11,730).
+// Measured (Helios Venus, 15 VCs; bench/sim/run_policy_table.sh; estimates online, no future
+// leak): average JCT with the in-process advisor 12,298 s, with `history replay`'s file 12,308 s,
+// with the modelled tracker ETA (sigma 0.3, after 10% of the run) 12,207 s (before the
+// least-slowdown partner: 12,391 / 12,470 / 12,222; zero queueing would be 11,769). Perturbing
+// the exchange argument's wait W by x0.98..x1.02 (5 runs) moves the advisor's figure 12,271 ..
+// 12,298 (before: 12,324 .. 12,391): single runs on Venus vary by about +-50 s with any small
+// rule change, so rules are judged over such perturbations. The partner rule was chosen on
+// Venus' first half by submit time (split at the middle of the submit range, 11,534 / 12,325
+// jobs, cold start each), Helios GPW and Philly GPW (no co-location profiles: unchanged); first
+// half advisor / file / ETA 12,631 / 12,603 / 12,518 -> 12,518 / 12,533 / 12,486 s, held-out
+// second half 11,765 / 11,776 / 11,690 -> 11,758 / 11,703 / 11,655 s (perturbation means 11,741
+// / 11,780 / 11,688 -> 11,718 / 11,693 / 11,650). Earlier: the wide-victim rules (chosen the
+// same way) took Venus 12,634 -> 12,436 s with the estimates of that time. Tried the same way
+// and not kept (no gain on the first half, or lost on the second): packing only when the pair's
+// loss beats the wait, placing alone before packing, counting the partner's gain when
+// un-packing, a lower un-pack bar, burst siblings' finished run times as estimates, preempting
+// wide jobs again for fresh much shorter ones, a wide victim's loss x its nodes, queue aging,
+// GPUs^k in the queue key, pooled rankers, scan depth and prior weight.
 
 #include <memory>
 #include <optional>
