@@ -70,12 +70,12 @@
 // leak): average JCT with the in-process advisor 12,298 s, with `history replay`'s file 12,308 s,
 // with the modelled tracker ETA (sigma 0.3, after 10% of the run) 12,207 s (before the
 // least-slowdown partner: 12,391 / 12,470 / 12,222; zero queueing would be 11,769). Perturbing
-// the exchange argument's wait W by x0.98..x1.02 (5 runs) moves the advisor's figure 12,271 ..
-// 12,298 (before: 12,324 .. 12,391): single runs on Venus vary by about +-50 s with any small
-// rule change, so rules are judged over such perturbations. The partner rule was chosen on
-// Venus' first half by submit time (split at the middle of the submit range, 11,534 / 12,325
-// jobs, cold start each), Helios GPW and Philly GPW (no co-location profiles: unchanged); first
-// half advisor / file / ETA 12,631 / 12,603 / 12,518 -> 12,518 / 12,533 / 12,486 s, held-out
+// the exchange argument's wait W by x0.98..x1.02 (5 runs, a local measuring patch) moves the
+// advisor's figure 12,271 .. 12,298 (before: 12,324 .. 12,391): single runs on Venus vary by about
+// +-50 s with any small rule change, so rules are judged over such perturbations. The partner rule
+// was chosen on Venus' first half by submit time (split at the middle of the submit range, 11,534 /
+// 12,325 jobs, cold start each), Helios GPW and Philly GPW (no co-location profiles: unchanged);
+// first half advisor / file / ETA 12,631 / 12,603 / 12,518 -> 12,518 / 12,533 / 12,486 s, held-out
 // second half 11,765 / 11,776 / 11,690 -> 11,758 / 11,703 / 11,655 s (perturbation means 11,741
 // / 11,780 / 11,688 -> 11,718 / 11,693 / 11,650). Earlier: the wide-victim rules (chosen the
 // same way) took Venus 12,634 -> 12,436 s with the estimates of that time. Tried the same way
