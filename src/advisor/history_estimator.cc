@@ -126,42 +126,23 @@ size_t HistoryEstimator::ResourceShapeHash::operator()(const ResourceShape& r) c
   return static_cast<size_t>(Mix(h ^ r.vc));
 }
 
-void HistoryEstimator::RangeRing::Push(double log2_s, size_t capacity) {
-  ++pushed_;
-  if (values_.size() < capacity) {
-    values_.push_back(log2_s);
-    return;
-  }
-  values_[head_] = log2_s;  // replaces the oldest
-  head_ = static_cast<uint32_t>((head_ + 1) % values_.size());
-}
-
 std::pair<double, double> HistoryEstimator::RangeRing::Range(double tail) {
   const size_t n = values_.size();
   if (n == 0) return {0, 0};
   const bool filling = scratch_.size() != n;
-  if (computed_at_ != 0 && pushed_ == computed_at_) return range_;
-  if (computed_at_ != 0 && !filling && pushed_ - computed_at_ < kRangeRefresh) return range_;
+  const uint32_t pushed = values_.pushed();
+  if (computed_at_ != 0 && pushed == computed_at_) return range_;
+  if (computed_at_ != 0 && !filling && pushed - computed_at_ < kRangeRefresh) return range_;
   // Values are run times: ties are equal values, so the order among them does not matter.
-  scratch_ = values_;
+  scratch_ = values_.stored();
   const auto lo = static_cast<ptrdiff_t>(tail * static_cast<double>(n - 1));
   const auto hi = static_cast<ptrdiff_t>((1 - tail) * static_cast<double>(n - 1));
   std::nth_element(scratch_.begin(), scratch_.begin() + hi, scratch_.end());
   const double top = scratch_[hi];
   std::nth_element(scratch_.begin(), scratch_.begin() + lo, scratch_.begin() + hi);
   range_ = {scratch_[lo], top};
-  computed_at_ = pushed_;
+  computed_at_ = pushed;
   return range_;
-}
-
-void HistoryEstimator::Group::Push(uint32_t entry, size_t capacity) {
-  ++pushed_;
-  if (items_.size() < capacity) {
-    items_.push_back(entry);
-    return;
-  }
-  items_[head_] = entry;  // replaces the oldest
-  head_ = static_cast<uint32_t>((head_ + 1) % items_.size());
 }
 
 uint32_t HistoryEstimator::UserId(const std::string& user) {

@@ -232,21 +232,34 @@ class HistoryEstimator final : public DurationEstimator {
   struct ResourceShapeHash {
     size_t operator()(const ResourceShape& r) const;
   };
-  // The last `recent` entry indexes of a group, oldest first (a ring once full).
-  class Group {
+  // The last `capacity` values pushed, oldest first (a ring once full).
+  template <typename T>
+  class Ring {
    public:
-    void Push(uint32_t entry, size_t capacity);
+    void Push(T value, size_t capacity) {
+      ++pushed_;
+      if (items_.size() < capacity) {
+        items_.push_back(value);
+        return;
+      }
+      items_[head_] = value;  // replaces the oldest
+      head_ = static_cast<uint32_t>((head_ + 1) % items_.size());
+    }
     size_t size() const { return items_.size(); }
     bool empty() const { return items_.empty(); }
-    uint32_t operator[](size_t i) const { return items_[(head_ + i) % items_.size()]; }
-    // Entries pushed so far: item i (oldest first) was the (pushed() - size() + i)-th.
+    T operator[](size_t i) const { return items_[(head_ + i) % items_.size()]; }
+    // Values pushed so far: item i (oldest first) was the (pushed() - size() + i)-th.
     uint32_t pushed() const { return pushed_; }
+    // In storage order (not oldest first).
+    const std::vector<T>& stored() const { return items_; }
 
    private:
-    std::vector<uint32_t> items_;
+    std::vector<T> items_;
     uint32_t head_ = 0;  // the oldest once full
     uint32_t pushed_ = 0;
   };
+  // The last `recent` entry indexes of a group.
+  using Group = Ring<uint32_t>;
   // Groups by key: open addressing with linear probing (power-of-two slots, at most half
   // full), the group held in its slot, so a lookup touches one cache line before the items.
   class GroupTable {
@@ -315,14 +328,15 @@ class HistoryEstimator final : public DurationEstimator {
   // run while the ring is filling.
   class RangeRing {
    public:
-    void Push(double log2_s, size_t capacity);
+    void Push(double log2_s, size_t capacity) { values_.Push(log2_s, capacity); }
     size_t size() const { return values_.size(); }
     std::pair<double, double> Range(double tail);
 
    private:
     static constexpr uint32_t kRangeRefresh = 16;
-    std::vector<double> values_, scratch_;
-    uint32_t head_ = 0, pushed_ = 0, computed_at_ = 0;
+    Ring<double> values_;
+    std::vector<double> scratch_;
+    uint32_t computed_at_ = 0;
     std::pair<double, double> range_{0, 0};
   };
   // Per (previous outcome, gap since it ended) context: completed and total counts.
