@@ -58,6 +58,9 @@ constexpr size_t kMaxPending = size_t{1} << 20;  // estimates whose job never fi
 constexpr size_t kLimitRatios = 256;
 constexpr double kColdBandwidth = 2.5;       // log2 units: a cold start knows little
 constexpr double kSemanticConfidence = 0.1;  // priors are typical cases, not this job
+// kDensityWindow: runs weighing less than this (the newest weighs 1) are left out of a density:
+// a thousandth of the newest run's kernel cannot move the point (decay 0.7: ages past 19).
+constexpr double kNegligibleWeight = 1e-3;
 
 // Outcome classes. A timeout ran its course (to the limit), so it counts with the completed.
 constexpr uint8_t kOutcomeUnknown = 0, kOutcomeCompleted = 1, kOutcomeEarly = 2;
@@ -86,12 +89,18 @@ constexpr const char* kGapText[] = {"less than 10 min", "10 min to 2 h", "more t
 HistoryEstimator::HistoryEstimator(HistoryEstimatorOptions options,
                                    const text::TextEmbedder* embedder)
     : options_(options),
+      point_kernel_(std::clamp(options.point_bandwidth, 0.05, 10.0)),
       embedder_({.dimension = options.embedding_dimension}),
       index_({.dimension = options.embedding_dimension}) {
   if (options_.recent == 0) options_.recent = 1;
   options_.recency_decay = std::clamp(options_.recency_decay, 0.01, 1.0);
   options_.over_penalty = std::max(options_.over_penalty, 0.0);
   options_.bandwidth = std::clamp(options_.bandwidth, 0.05, 10.0);
+  options_.point_bandwidth = point_kernel_.bandwidth();
+  options_.sequence_weight = std::clamp(options_.sequence_weight, 0.0, 1.0);
+  options_.sequence_decay = std::clamp(options_.sequence_decay, 0.01, 1.0);
+  options_.user_mix = std::clamp(options_.user_mix, 0.0, 1.0);
+  options_.user_mix_decay = std::clamp(options_.user_mix_decay, 0.01, 1.0);
   calibrator_ = QuantileCalibrator(options_.calibrate_after);
   external_ = embedder;
 }
@@ -191,8 +200,8 @@ void HistoryEstimator::GroupTable::Grow() {
   }
 }
 
-void HistoryEstimator::Push(const GroupKey& key, uint32_t entry) {
-  groups_.FindOrAdd(key).Push(entry, options_.recent);
+void HistoryEstimator::Push(const GroupKey& key, GroupItem item) {
+  groups_.FindOrAdd(key).Push(item, options_.recent);
 }
 
 const HistoryEstimator::Group* HistoryEstimator::Find(const GroupKey& key) const {
@@ -289,30 +298,34 @@ void HistoryEstimator::Observe(const JobRecord& job, SimTime finish) {
 void HistoryEstimator::ObserveWithFingerprint(const JobRecord& job, SimTime finish,
                                               const JobFingerprint& fp) {
   const uint32_t fid = FingerprintId(fp.workload, /*create=*/true);
-  const uint32_t idx = static_cast<uint32_t>(entries_.size());
+  const uint32_t entry = static_cast<uint32_t>(entries_.size());
   const double d = std::max(job.duration.seconds_f(), 1.0);
   const uint8_t outcome = OutcomeOf(job.state);
   const uint32_t user = UserId(job.user);
   const uint32_t res = ResourceId(job);
   const int64_t gpus = job.gpus.milli();
-  entries_.push_back({d, std::log2(d), fp.work, outcome});
+  const double log2_s = std::log2(d);
+  entries_.push_back({d, log2_s, fp.work, outcome});
   entry_info_.push_back({job.id, user, finish.seconds()});
-  Push({GroupKind::kExact, user, fid, res}, idx);
-  Push({GroupKind::kResources, user, 0, res}, idx);
-  Push({GroupKind::kWorkload, user, fid, 0, gpus}, idx);
-  Push({GroupKind::kUserWorkload, user, fid}, idx);
-  Push({GroupKind::kUserGpus, user, 0, 0, gpus}, idx);
-  Push({GroupKind::kUser, user}, idx);
-  Push({GroupKind::kPeers, 0, fid, 0, gpus}, idx);
-  Push({GroupKind::kAnyWorkload, 0, fid}, idx);
-  Push({GroupKind::kClass, 0, 0, 0, gpus}, idx);
-  Push({GroupKind::kGlobal}, idx);
+  const GroupItem item{entry,
+                       {DensityGrid::Locate(log2_s),
+                        static_cast<int8_t>(std::clamp(std::floor(log2_s), -1.0, 127.0))}};
+  Push({GroupKind::kExact, user, fid, res}, item);
+  Push({GroupKind::kResources, user, 0, res}, item);
+  Push({GroupKind::kWorkload, user, fid, 0, gpus}, item);
+  Push({GroupKind::kUserWorkload, user, fid}, item);
+  Push({GroupKind::kUserGpus, user, 0, 0, gpus}, item);
+  Push({GroupKind::kUser, user}, item);
+  Push({GroupKind::kPeers, 0, fid, 0, gpus}, item);
+  Push({GroupKind::kAnyWorkload, 0, fid}, item);
+  Push({GroupKind::kClass, 0, 0, 0, gpus}, item);
+  Push({GroupKind::kGlobal}, item);
   if (options_.workload_range) {
     if (!fp.workload.empty()) {
       if (workload_runs_.size() <= fid) workload_runs_.resize(fid + 1);
-      workload_runs_[fid].Push(std::log2(d), options_.workload_range_window);
+      workload_runs_[fid].Push(log2_s, options_.workload_range_window);
     }
-    cluster_runs_.Push(std::log2(d), options_.workload_range_window);
+    cluster_runs_.Push(log2_s, options_.workload_range_window);
   }
   if (job.time_limit && *job.time_limit > Duration::Zero()) {
     limit_ratios_.push_back(d / std::max(job.time_limit->seconds_f(), 1.0));
@@ -416,10 +429,80 @@ double HistoryEstimator::BandwidthFor(size_t n) const {
   return options_.bandwidth * (1.0 + 2.0 / static_cast<double>(std::max<size_t>(n, 1)));
 }
 
-double HistoryEstimator::PointOf(const Samples& s) const {
+double HistoryEstimator::PointOf(const Query& q, const Samples& s, const GroupKey& key) const {
+  if (options_.point == PointEstimate::kDensityWindow) {
+    return DensityPoint(q.user, &s, key, /*with_user=*/false);
+  }
   DurationDistribution dist(s, BandwidthFor(s.size()));
   return options_.point == PointEstimate::kWindowMode ? dist.WindowMode(options_.over_penalty)
                                                       : dist.Quantile(calibrator_.Level(0.5));
+}
+
+void HistoryEstimator::RunsOf(const Group& group, double decay, std::vector<Run>* runs) const {
+  // SamplesOf's weights and order (newest first): a group's runs give its samples' density.
+  runs->clear();
+  double w = 1;
+  for (size_t k = group.size(); k-- > 0 && w >= kNegligibleWeight; w *= decay) {
+    runs->push_back({group[k].grid.at, w});
+  }
+}
+
+void HistoryEstimator::AddDensity(const std::vector<Run>& runs, const Group* sequence, double scale,
+                                  DensityGrid* grid) const {
+  double mass = 0;
+  for (const Run& r : runs) mass += r.weight * DensityGrid::KernelMass(r.at, point_kernel_);
+  // The next runs: newest first, the run at i followed the run at i - 1.
+  std::vector<Run>& next = next_scratch_;
+  next.clear();
+  double next_weight = 0, next_mass = 0;
+  const size_t n = sequence != nullptr ? sequence->size() : 0;
+  if (options_.sequence_weight > 0 && n >= 2) {
+    const Group& g = *sequence;
+    const int8_t newest = g[n - 1].grid.octave;
+    double w = 1;
+    for (size_t i = n - 1; i >= 1; --i, w *= options_.sequence_decay) {
+      if (g[i - 1].grid.octave != newest) continue;
+      next.push_back({g[i].grid.at, w});
+      next_weight += w;
+      next_mass += w * DensityGrid::KernelMass(g[i].grid.at, point_kernel_);
+    }
+  }
+  const double s =
+      next_weight >= options_.sequence_min_weight && next_mass > 0 ? options_.sequence_weight : 0;
+  if (mass > 0) {
+    for (const Run& r : runs) grid->Add(r.at, scale * (1 - s) * r.weight / mass, point_kernel_);
+  }
+  if (s > 0) {
+    for (const Run& r : next) grid->Add(r.at, scale * s * r.weight / next_mass, point_kernel_);
+  }
+}
+
+double HistoryEstimator::DensityPoint(uint32_t user_id, const Samples* samples,
+                                      const std::optional<GroupKey>& chosen, bool with_user) const {
+  // Built afresh: a few dozen kernels on a small grid.
+  std::vector<Run>& runs = run_scratch_;
+  runs.clear();
+  const Group* group = chosen ? Find(*chosen) : nullptr;
+  if (samples != nullptr) {
+    for (const auto& [seconds, weight] : *samples) {
+      if (weight < kNegligibleWeight * samples->front().second) break;  // newest first
+      runs.push_back({DensityGrid::Locate(std::log2(std::max(seconds, 1.0))), weight});
+    }
+  } else {
+    RunsOf(*group, options_.recency_decay, &runs);
+  }
+  const Group* user = nullptr;
+  if (with_user && options_.user_mix > 0) {
+    user = Find({GroupKind::kUser, user_id});
+    if (user != nullptr && user->empty()) user = nullptr;
+  }
+  DensityGrid grid;
+  AddDensity(runs, group, user != nullptr ? 1 - options_.user_mix : 1.0, &grid);
+  if (user != nullptr) {
+    RunsOf(*user, options_.user_mix_decay, &runs);
+    AddDensity(runs, nullptr, options_.user_mix, &grid);
+  }
+  return std::max(1.0, std::exp2(grid.WindowPoint(options_.over_penalty)));  // runs count >= 1 s
 }
 
 void HistoryEstimator::UpdateSorted(const GroupKey& key, const Group& group, CachedDist* c) const {
@@ -495,11 +578,20 @@ HistoryEstimator::CachedDist& HistoryEstimator::CachedDistOf(const GroupKey& key
   c.dist.reset();
   c.n = group.size();
   c.first = entries_[newest].duration_s;
-  c.point = options_.point == PointEstimate::kWindowMode
-                ? DurationDistribution::WindowModeOf(c.log2.data(), c.weight.data(), c.n,
-                                                     options_.over_penalty)
-                : 0;
+  c.point = -1;  // PointOfCached computes it when asked
   return c;
+}
+
+double HistoryEstimator::PointOfCached(CachedDist* c) const {
+  if (c->point >= 0) return c->point;
+  c->point = 0;
+  if (options_.point == PointEstimate::kWindowMode) {
+    c->point = DurationDistribution::WindowModeOf(c->log2.data(), c->weight.data(), c->n,
+                                                  options_.over_penalty);
+  } else if (options_.point == PointEstimate::kDensityWindow) {
+    c->point = DensityPoint(c->key.user, nullptr, c->key, /*with_user=*/false);
+  }
+  return c->point;
 }
 
 const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pending* pend,
@@ -545,10 +637,10 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
   if (known_fp) {
     const Group* exact = Find(exact_key);
     const Group* resources = Find(resources_key);
-    const bool window = options_.point == PointEstimate::kWindowMode;
+    const bool window = options_.point != PointEstimate::kMedian;
     if (exact != nullptr && resources != nullptr && q.cacheable && window) {
-      pend->exact_point = CachedDistOf(exact_key, *exact).point;
-      pend->resources_point = CachedDistOf(resources_key, *resources).point;
+      pend->exact_point = PointOfCached(&CachedDistOf(exact_key, *exact));
+      pend->resources_point = PointOfCached(&CachedDistOf(resources_key, *resources));
       if (exact_hits_ >= resources_hits_) {
         take(exact, 1.0f);
         tier = &kExact;
@@ -562,8 +654,8 @@ const TierSpec* HistoryEstimator::GatherEvidence(const Query& q, Items* ev, Pend
       a.swap(*ev);
       take(resources, 1.0f);
       b.swap(*ev);
-      pend->exact_point = PointOf(SamplesOf(q, a, {}));
-      pend->resources_point = PointOf(SamplesOf(q, b, {}));
+      pend->exact_point = PointOf(q, SamplesOf(q, a, {}), exact_key);
+      pend->resources_point = PointOf(q, SamplesOf(q, b, {}), resources_key);
       if (exact_hits_ >= resources_hits_) {
         ev->swap(a);
         tier = &kExact;
@@ -696,7 +788,8 @@ void HistoryEstimator::ColdStart(const Query& q, Samples* samples, double* bandw
 
 void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistribution& dist,
                                  size_t n_samples, double first_sample, CachedDist* cached,
-                                 const std::string& evidence_text, DetailedEstimate* out) const {
+                                 double density_point, const std::string& evidence_text,
+                                 DetailedEstimate* out) const {
   DurationEstimate& est = out->estimate;
   const double l10 = calibrator_.Level(0.1), l50 = calibrator_.Level(0.5),
                l90 = calibrator_.Level(0.9);
@@ -709,8 +802,13 @@ void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistributio
     out->p50_s = first_sample;  // one symmetric kernel: its centre, exactly
   }
   double point = out->p50_s;
-  const bool window = options_.point == PointEstimate::kWindowMode && tier != nullptr;
-  if (window) point = cached != nullptr ? cached->point : dist.WindowMode(options_.over_penalty);
+  const bool window = options_.point != PointEstimate::kMedian && tier != nullptr &&
+                      !(options_.point == PointEstimate::kDensityWindow && density_point < 0);
+  if (window && options_.point == PointEstimate::kDensityWindow) {
+    point = density_point;
+  } else if (window) {
+    point = cached != nullptr ? PointOfCached(cached) : dist.WindowMode(options_.over_penalty);
+  }
   est.duration = Duration::FromSecondsF(point);
   est.median = Duration::FromSecondsF(out->p50_s);
   est.low = Duration::FromSecondsF(out->p10_s);
@@ -723,10 +821,17 @@ void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistributio
     est.confidence = tier->strength * (1.0 - std::exp(-n / 3.0)) / (1.0 + 0.5 * spread);
   }
   if (!options_.explain) return;
-  const std::string point_text =
-      window ? fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
-                           100 * dist.WindowMass(point))
-             : std::string("the median");
+  std::string point_text = "the median";
+  if (window && options_.point == PointEstimate::kDensityWindow) {
+    point_text = fmt::format(
+        "the centre of the densest x2 window of the smoothed evidence ({:.0f}% of the evidence "
+        "within x2), mixed with the runs that followed similar runs (weight {:g}) and the user's "
+        "other runs (weight {:g})",
+        100 * dist.WindowMass(point), options_.sequence_weight, options_.user_mix);
+  } else if (window) {
+    point_text = fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
+                             100 * dist.WindowMass(point));
+  }
   const std::string calib =
       calibrator_.samples() >= options_.calibrate_after
           ? fmt::format(
@@ -741,11 +846,15 @@ void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistributio
 }
 
 DurationEstimate HistoryEstimator::Estimate(const JobRecord& job, SimTime /*now*/) {
-  return EstimateDetailed(job, FingerprintOf(job)).estimate;
+  return EstimateWith(job, FingerprintOf(job), /*want_point=*/true).estimate;
 }
 
-DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
-                                                    const JobFingerprint& fp) {
+DurationEstimate HistoryEstimator::EstimateDistribution(const JobRecord& job, SimTime /*now*/) {
+  return EstimateWith(job, FingerprintOf(job), /*want_point=*/false).estimate;
+}
+
+DetailedEstimate HistoryEstimator::EstimateWith(const JobRecord& job, const JobFingerprint& fp,
+                                                bool want_point) {
   DetailedEstimate out;
   Query q{job, fp};
   q.fid = FingerprintId(fp.workload, /*create=*/false);
@@ -806,8 +915,14 @@ DetailedEstimate HistoryEstimator::EstimateDetailed(const JobRecord& job,
   std::shared_ptr<const DurationDistribution> dist =
       cached != nullptr ? cached->dist
                         : std::make_shared<const DurationDistribution>(samples, bandwidth);
+  double density_point = -1;  // not wanted: the median
+  if (want_point && tier != nullptr && options_.point == PointEstimate::kDensityWindow) {
+    density_point =
+        DensityPoint(q.user, cached != nullptr ? nullptr : &samples, chosen, /*with_user=*/true);
+  }
   Summarise(tier, *dist, cached != nullptr ? cached->n : samples.size(),
-            cached != nullptr ? cached->first : samples.front().first, cached, evidence_text, &out);
+            cached != nullptr ? cached->first : samples.front().first, cached, density_point,
+            evidence_text, &out);
   if (tier == nullptr && q.semantic) out.estimate.confidence = kSemanticConfidence;
   if (split_ignored && options_.explain) {
     out.estimate.explanation += fmt::format(

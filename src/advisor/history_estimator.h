@@ -57,10 +57,28 @@
 // each scaled by the ratio of work (steps x batch / GPUs) when both jobs state it, weighted by
 // `recency_decay`^age (the newest 1), smoothed in log2 space. Its quantiles are recalibrated
 // online by a QuantileCalibrator on the PITs of finished jobs, so p10..p90 hold about 80% of
-// actual run times. The point estimate is the densest factor-2 window of the evidence
-// (`point = kWindowMode`, with `over_penalty` on evidence more than 2x below it) or the
-// calibrated median (`kMedian`); the median and p10/p90 are reported either way
-// (DurationEstimate::median, low = p10, high = p90).
+// actual run times. The median and p10/p90 are reported (DurationEstimate::median, low = p10,
+// high = p90); the point estimate (DurationEstimate::duration) is one of:
+//  - kDensityWindow (default): the centre of the densest factor-2 window of a smoothed density
+//    (DensityGrid, kernel `point_bandwidth`), with `over_penalty` on mass more than 2x below it.
+//    The density mixes three things, each normalised:
+//      the evidence, as weighted above (runs under a thousandth of the newest's weight left
+//        out: they cannot move the point);
+//      `sequence_weight` x the group's next runs: when the evidence is one group, the runs that
+//        followed a run in the same octave (floor log2 s) as the group's newest one, weighted
+//        `sequence_decay`^age, used when their weights sum to `sequence_min_weight` (a user
+//        whose 2-4 h run is usually followed by another 2-4 h run, or whose crashes come in
+//        bursts, says so here);
+//      `user_mix` x the user's last runs of any shape (weighted `user_mix_decay`^age), so a
+//        group with few runs leans on the user's habits.
+//    The point is at least 1 s; the grid's cells are 2^0.25 apart, so the point is one of them.
+//    (Chosen in a pure-Python prototype on Helios and Philly GPW; Venus and Theta, not looked
+//    at, gained as much: see the README.)
+//  - kWindowMode: the same window over the evidence's raw runs (no smoothing, no mixture);
+//  - kMedian: the calibrated median.
+// The tier-1-vs-tier-2 comparison uses the same rule on each group alone (no user mixture).
+// EstimateDistribution skips the point (the median stands in): the schedmate policy reads only
+// the distribution.
 // The confidence grows with the tier's strength and evidence count and shrinks with the spread
 // p90/p10. The explanation names the tier, the evidence, the quantiles and what was learnt.
 //
@@ -86,6 +104,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "advisor/density_grid.h"
 #include "advisor/duration_distribution.h"
 #include "advisor/duration_priors.h"
 #include "advisor/fingerprint.h"
@@ -96,14 +115,22 @@
 
 namespace schedmate::advisor {
 
-enum class PointEstimate : uint8_t { kWindowMode, kMedian };
+enum class PointEstimate : uint8_t { kDensityWindow, kWindowMode, kMedian };
 
 struct HistoryEstimatorOptions {
   size_t recent = 32;          // evidence per tier: the last `recent` jobs of the group
   double recency_decay = 0.7;  // weight of the k-th newest evidence job: decay^k
-  PointEstimate point = PointEstimate::kWindowMode;
-  double over_penalty = 0.6;     // kWindowMode: cost of evidence > 2x below the point
-  double bandwidth = 0.6;        // kernel scale in log2 units (widened for few samples)
+  PointEstimate point = PointEstimate::kDensityWindow;
+  double over_penalty = 0.5;  // window points: cost of mass > 2x below the point
+  double bandwidth = 0.6;     // kernel scale in log2 units (widened for few samples)
+  // kDensityWindow (see above): its kernel (log2 units), the next-run evidence and the user's
+  // other runs. A weight of 0 turns that part off.
+  double point_bandwidth = 0.45;
+  double sequence_weight = 0.5;
+  double sequence_decay = 0.97;
+  double sequence_min_weight = 3;
+  double user_mix = 0.2;
+  double user_mix_decay = 0.97;
   int64_t calibrate_after = 50;  // finished predictions before quantiles are recalibrated
   double min_similarity = 0.8;   // tier "similar"/"peers": cosine threshold (hashing vectors)
   // The same threshold for the external embedder's vectors (a semantic model's cosines sit on
@@ -175,10 +202,14 @@ class HistoryEstimator final : public DurationEstimator {
   std::string_view Name() const override { return "advisor"; }
   // Uses FingerprintOf(job). `now` is not used beyond the online contract (only observed jobs).
   DurationEstimate Estimate(const JobRecord& job, SimTime now) override;
+  // Skips the point estimate (kDensityWindow's costs about 1 us): duration = the median.
+  DurationEstimate EstimateDistribution(const JobRecord& job, SimTime now) override;
   void Observe(const JobRecord& job, SimTime finish) override;
 
   // With an explicit fingerprint (e.g. from extracted metadata).
-  DetailedEstimate EstimateDetailed(const JobRecord& job, const JobFingerprint& fp);
+  DetailedEstimate EstimateDetailed(const JobRecord& job, const JobFingerprint& fp) {
+    return EstimateWith(job, fp, /*want_point=*/true);
+  }
   void ObserveWithFingerprint(const JobRecord& job, SimTime finish, const JobFingerprint& fp);
 
   size_t observed() const { return entries_.size(); }
@@ -247,7 +278,10 @@ class HistoryEstimator final : public DurationEstimator {
     }
     size_t size() const { return items_.size(); }
     bool empty() const { return items_.empty(); }
-    T operator[](size_t i) const { return items_[(head_ + i) % items_.size()]; }
+    T operator[](size_t i) const {  // i < size(); head_ < size() (no division needed)
+      const size_t j = head_ + i;
+      return items_[j < items_.size() ? j : j - items_.size()];
+    }
     // Values pushed so far: item i (oldest first) was the (pushed() - size() + i)-th.
     uint32_t pushed() const { return pushed_; }
     // In storage order (not oldest first).
@@ -258,8 +292,21 @@ class HistoryEstimator final : public DurationEstimator {
     uint32_t head_ = 0;  // the oldest once full
     uint32_t pushed_ = 0;
   };
-  // The last `recent` entry indexes of a group.
-  using Group = Ring<uint32_t>;
+  // One run of a group as the density grid reads it: where it lands and its octave (floor
+  // log2 s).
+  struct GridItem {
+    DensityGrid::Position at;
+    int8_t octave;
+  };
+  // A group's item: the entry index (what it converts to) and the run's GridItem, kept beside
+  // it so a group's density is read from the group alone.
+  struct GroupItem {
+    uint32_t entry;
+    GridItem grid;
+    operator uint32_t() const { return entry; }  // NOLINT(google-explicit-constructor)
+  };
+  // The last `recent` runs of a group.
+  using Group = Ring<GroupItem>;
   // Groups by key: open addressing with linear probing (power-of-two slots, at most half
   // full), the group held in its slot, so a lookup touches one cache line before the items.
   class GroupTable {
@@ -309,12 +356,15 @@ class HistoryEstimator final : public DurationEstimator {
     std::vector<double> log2, weight;
     // Made from log2/weight when an estimate needs its quantiles (EnsureDist); null until then.
     std::shared_ptr<const DurationDistribution> dist;
-    size_t n = 0;                                   // samples
-    double first = 0;                               // the first sample (seconds)
-    double point = 0;                               // WindowMode(over_penalty)
+    size_t n = 0;      // samples
+    double first = 0;  // the first sample (seconds)
+    // The group's own point (kWindowMode: WindowMode; kDensityWindow: without the user mix),
+    // for the tier-1-vs-tier-2 check; < 0 until PointOfCached computes it.
+    double point = -1;
     double roots[3] = {kNoRoot, kNoRoot, kNoRoot};  // log2 s of p10/p50/p90 last time
   };
-  static constexpr size_t kDistCacheSize = 16384;          // direct-mapped by key hash
+  static constexpr size_t kDistCacheSize = 16384;  // direct-mapped by key hash
+
   using Items = std::vector<std::pair<uint32_t, float>>;   // (entry, similarity)
   using Samples = std::vector<std::pair<double, double>>;  // (seconds, weight)
   // What an estimate left to learn from once its job finishes (keyed by job id).
@@ -345,10 +395,12 @@ class HistoryEstimator final : public DurationEstimator {
   };
   static constexpr int kContexts = 6;
   using OddsTable = std::array<OddsCell, kContexts>;
+  // EstimateDetailed; without want_point the point is the median (EstimateDistribution).
+  DetailedEstimate EstimateWith(const JobRecord& job, const JobFingerprint& fp, bool want_point);
   uint32_t FingerprintId(const std::string& workload, bool create);
   uint32_t UserId(const std::string& user);
   uint32_t ResourceId(const JobRecord& job);
-  void Push(const GroupKey& key, uint32_t entry);
+  void Push(const GroupKey& key, GroupItem item);
   const Group* Find(const GroupKey& key) const;
   // Sets *note when the external embedder failed and the hashing index was used instead.
   std::vector<std::pair<uint32_t, float>> SimilarFingerprints(const std::string& workload,
@@ -367,12 +419,31 @@ class HistoryEstimator final : public DurationEstimator {
   // c->log2/weight: what DurationDistribution(SamplesOf(q, items, {}), ...) holds for unscaled
   // samples, from c->sorted of a group that has pushed `pushed` entries.
   void UnscaledSamples(uint32_t pushed, CachedDist* c) const;
+  // c->point, computed on first use.
+  double PointOfCached(CachedDist* c) const;
   // c->dist, made on first use.
   const DurationDistribution& EnsureDist(CachedDist* c) const;
   // Evidence -> (work-scaled seconds, weight): newest weight 1, older x recency_decay each,
   // reweighted by outcome class when odds.p_complete >= 0.
   Samples SamplesOf(const Query& q, const Items& ev, const OutcomeOdds& odds) const;
-  double PointOf(const Samples& s) const;
+  // The point of evidence samples s (seconds) of group `key` (the tier-1-vs-tier-2 check).
+  double PointOf(const Query& q, const Samples& s, const GroupKey& key) const;
+  // kDensityWindow (seconds). `samples` null: the evidence is group *chosen's own. Else the
+  // samples, with the next runs of *chosen when there is one group. with_user: mixed with the
+  // user's runs (the estimate's point; the tier-1-vs-tier-2 check compares the groups alone).
+  double DensityPoint(uint32_t user, const Samples* samples, const std::optional<GroupKey>& chosen,
+                      bool with_user) const;
+  // One run in a density: where it lands and its weight.
+  struct Run {
+    DensityGrid::Position at;
+    double weight;
+  };
+  // The group's runs newest first, weighted decay^age (those below kNegligibleWeight left out).
+  void RunsOf(const Group& group, double decay, std::vector<Run>* runs) const;
+  // Adds `scale` x the density of `runs` (mass 1) mixed with the next runs of `sequence` (may
+  // be null; see kDensityWindow above) to *grid.
+  void AddDensity(const std::vector<Run>& runs, const Group* sequence, double scale,
+                  DensityGrid* grid) const;
   double BandwidthFor(size_t n) const;
   // The workload range's restriction of a workload-blind tier's evidence (see above). Returns
   // the tier the evidence now is; clears *chosen when the evidence is no longer one group's.
@@ -384,9 +455,11 @@ class HistoryEstimator final : public DurationEstimator {
   void ColdStart(const Query& q, Samples* samples, double* bandwidth, std::string* text) const;
   // Quantiles, point, confidence and explanation from the final distribution.
   // `cached` (may be null): the window point and quantile start points of a cached dist.
+  // `density_point`: kDensityWindow's point in seconds, < 0 when not wanted (the point is then
+  // the median).
   void Summarise(const TierSpec* tier, const DurationDistribution& dist, size_t n_samples,
-                 double first_sample, CachedDist* cached, const std::string& evidence_text,
-                 DetailedEstimate* out) const;
+                 double first_sample, CachedDist* cached, double density_point,
+                 const std::string& evidence_text, DetailedEstimate* out) const;
 
   HistoryEstimatorOptions options_;
   std::vector<Entry> entries_;
@@ -400,6 +473,8 @@ class HistoryEstimator final : public DurationEstimator {
   std::unordered_map<ResourceShape, uint32_t, ResourceShapeHash> resource_ids_;
   std::unordered_map<std::string, Pending> pending_;
   std::vector<CachedDist> dist_cache_;  // kDistCacheSize slots once used
+  KernelTable point_kernel_;
+  mutable std::vector<Run> run_scratch_, next_scratch_;  // DensityPoint's working lists
   // The newest finished job per (user, GPUs) (kUserGpus) and per user (kUser): (outcome, finish
   // seconds).
   std::unordered_map<GroupKey, std::pair<uint8_t, int64_t>, GroupKeyHash> last_outcome_;

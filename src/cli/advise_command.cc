@@ -63,8 +63,11 @@ JobTable LoadTraceOrFail(const TraceFlags& flags) {
 struct ReplayArgs {
   TraceFlags trace;  // --trace, --format, --skip-malformed
   std::string out;
-  std::string point = "mode";
+  std::string point = "density";
   double over_penalty = advisor::HistoryEstimatorOptions{}.over_penalty;
+  double point_bandwidth = advisor::HistoryEstimatorOptions{}.point_bandwidth;
+  double sequence_weight = advisor::HistoryEstimatorOptions{}.sequence_weight;
+  double user_mix = advisor::HistoryEstimatorOptions{}.user_mix;
   std::string workload_range = "on";
   std::string embedder = "hashing";
   double min_similarity = -1;
@@ -74,9 +77,13 @@ struct ReplayArgs {
 void RunReplay(const ReplayArgs& a) {
   const JobTable table = LoadTraceOrFail(a.trace);
   advisor::HistoryEstimatorOptions opts;
-  opts.point =
-      a.point == "median" ? advisor::PointEstimate::kMedian : advisor::PointEstimate::kWindowMode;
+  opts.point = a.point == "median" ? advisor::PointEstimate::kMedian
+               : a.point == "mode" ? advisor::PointEstimate::kWindowMode
+                                   : advisor::PointEstimate::kDensityWindow;
   opts.over_penalty = a.over_penalty;
+  opts.point_bandwidth = a.point_bandwidth;
+  opts.sequence_weight = a.sequence_weight;
+  opts.user_mix = a.user_mix;
   opts.workload_range = a.workload_range == "on";
   opts.explain = false;  // the CSV holds the numbers only
   opts = WithMinSimilarity(opts, a.embedder, a.min_similarity);
@@ -480,15 +487,30 @@ void RegisterAdviseCommands(CLI::App& app) {
                  "quantiles)")
       ->required();
   rp->add_option("--point", replay->point,
-                 "Point estimate: mode (centre of the densest x2 window of the evidence) or "
-                 "median (of the calibrated distribution)")
+                 "Point estimate: density (centre of the densest x2 window of the smoothed "
+                 "evidence, mixed with the runs that followed similar runs and the user's other "
+                 "runs), mode (the same window over the raw evidence) or median (of the "
+                 "calibrated distribution)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mode", "median"}));
+      ->check(CLI::IsMember({"density", "mode", "median"}));
   rp->add_option("--over-penalty", replay->over_penalty,
-                 "--point mode: weight of evidence more than 2x below the point (higher: "
-                 "fewer over-estimates)")
+                 "--point density|mode: weight of evidence more than 2x below the point "
+                 "(higher: fewer over-estimates)")
       ->capture_default_str()
       ->check(FiniteRange(0.0, 100.0));
+  rp->add_option("--point-bandwidth", replay->point_bandwidth,
+                 "--point density: kernel width in log2 seconds")
+      ->capture_default_str()
+      ->check(FiniteRange(0.05, 10.0));
+  rp->add_option("--sequence-weight", replay->sequence_weight,
+                 "--point density: weight of the runs that followed a run in the same octave as "
+                 "the group's newest (0: off)")
+      ->capture_default_str()
+      ->check(FiniteRange(0.0, 1.0));
+  rp->add_option("--user-mix", replay->user_mix,
+                 "--point density: weight of the user's other runs (0: off)")
+      ->capture_default_str()
+      ->check(FiniteRange(0.0, 1.0));
   rp->add_option("--workload-range", replay->workload_range,
                  "Set aside a workload-blind tier's evidence outside the range of the workload's "
                  "own recent runs (any user), when that range is narrower than the cluster's")

@@ -26,6 +26,12 @@ class DurationEstimator {
   virtual std::string_view Name() const = 0;
   // Estimate for `job` at time `now` (its submission, or later).
   virtual DurationEstimate Estimate(const JobRecord& job, SimTime now) = 0;
+  // The same for a caller that reads only the distribution (median, low, high): an estimator
+  // whose point estimate costs extra may skip it, `duration` then being the median. The same
+  // median, low and high as Estimate() either way.
+  virtual DurationEstimate EstimateDistribution(const JobRecord& job, SimTime now) {
+    return Estimate(job, now);
+  }
   // `job` finished at `finish` after running `job.duration`.
   virtual void Observe(const JobRecord& job, SimTime finish) = 0;
 };

@@ -438,7 +438,9 @@ void SchedmatePolicy::FirstEstimate(const JobView& v, SimTime now) {
   Duration est = Duration::Hours(1);
   int shape = kPointShape;  // else spread level below x kSpreadLevels + level above
   if (config_.estimator) {
-    const DurationEstimate e = config_.estimator->Estimate(*v.record, now);
+    const DurationEstimate e = opt_.use_distribution
+                                   ? config_.estimator->EstimateDistribution(*v.record, now)
+                                   : config_.estimator->Estimate(*v.record, now);
     est = e.duration;
     // The predictive distribution: scale = its median, shape = how far p10 and p90 lie from it.
     if (opt_.use_distribution && e.median > Duration::Zero()) {

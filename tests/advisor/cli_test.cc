@@ -94,9 +94,11 @@ TEST(AdviseCliTest, MissingPathFails) {
 TEST(HistoryCliTest, ReplayWritesOnePredictionPerJobOnline) {
   TempDir dir;
   std::string out = dir.File("pred.csv");
-  auto r =
-      RunSchedmate("history replay --trace " + ShellQuote(TestDataPath("advisor/tiny_lucid.csv")) +
-                   " --format lucid --out " + ShellQuote(out));
+  const std::string replay = "history replay --trace " +
+                             ShellQuote(TestDataPath("advisor/tiny_lucid.csv")) +
+                             " --format lucid --out " + ShellQuote(out);
+  // --point mode: the window over the raw runs, so the points are runs' own values.
+  auto r = RunSchedmate(replay + " --point mode --over-penalty 0.6");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto p = ReadPredictions(out);
   ASSERT_EQ(p.size(), 8u);
@@ -110,6 +112,19 @@ TEST(HistoryCliTest, ReplayWritesOnePredictionPerJobOnline) {
   // Job 6 (submit 400): alice's newest finished job (5, failed after 30 s) weighs most, and the
   // penalty on evidence far below the point keeps the estimate at it.
   EXPECT_DOUBLE_EQ(p["6"], 30);
+
+  // The default point (density): the same cold start; job 4's point holds both runs within x2;
+  // job 7's single run is on the grid within a step (2^0.25).
+  r = RunSchedmate(replay);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  p = ReadPredictions(out);
+  ASSERT_EQ(p.size(), 8u);
+  EXPECT_DOUBLE_EQ(p["2"], 3600);
+  EXPECT_LE(std::abs(std::log2(p["4"] / 100)), 1.0);
+  EXPECT_LE(std::abs(std::log2(p["4"] / 120)), 1.0);
+  EXPECT_LE(std::abs(std::log2(p["7"] / 5000)), 0.25);
+  EXPECT_NE(RunSchedmate(replay + " --point nearest").exit_code, 0);
+  EXPECT_NE(RunSchedmate(replay + " --user-mix 1.5").exit_code, 0);
 }
 
 // --min-similarity moves the similar tier's threshold: dave's batch-128 job leans on his

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "advisor/density_grid.h"
 #include "advisor/replay.h"
 #include "testing/job_builder.h"
 #include "testing/test_util.h"
@@ -41,10 +44,10 @@ TEST(HistoryEstimatorTest, ColdStartIsHonest) {
   EXPECT_NE(l.explanation.find("time limit"), std::string::npos);
 }
 
-// Evidence is the exact tier's recent jobs; the point estimate is the centre of the densest
-// factor-2 window, and p10 < median < p90 bracket it.
+// Evidence is the exact tier's recent jobs; the point estimate (kWindowMode) is the centre of
+// the densest factor-2 window of the runs, and p10 < median < p90 bracket it.
 TEST(HistoryEstimatorTest, ExactTierWindowModeAndQuantiles) {
-  HistoryEstimator e;
+  HistoryEstimator e({.point = PointEstimate::kWindowMode});
   const int64_t runs[] = {1000, 400, 800, 1200, 600};
   for (int i = 0; i < 5; ++i) Feed(e, Resnet("a" + std::to_string(i), "alice", runs[i]).Build(), i);
   JobRecord q = Resnet("q", "alice", 0).Build();
@@ -64,6 +67,67 @@ TEST(HistoryEstimatorTest, ExactTierWindowModeAndQuantiles) {
   EXPECT_NE(d.estimate.explanation.find("5 finished jobs"), std::string::npos);
 }
 
+// The default point (kDensityWindow) is read from the smoothed evidence: a window that holds
+// all five runs, and the same quantiles as kWindowMode (the point rule does not touch them).
+TEST(HistoryEstimatorTest, DensityWindowPointHoldsTheDenseRuns) {
+  HistoryEstimator e, mode({.point = PointEstimate::kWindowMode});
+  const int64_t runs[] = {1000, 400, 800, 1200, 600};
+  for (int i = 0; i < 5; ++i) {
+    Feed(e, Resnet("a" + std::to_string(i), "alice", runs[i]).Build(), i);
+    Feed(mode, Resnet("a" + std::to_string(i), "alice", runs[i]).Build(), i);
+  }
+  JobRecord q = Resnet("q", "alice", 0).Build();
+  DetailedEstimate d = e.EstimateDetailed(q, FingerprintOf(q));
+  DetailedEstimate m = mode.EstimateDetailed(q, FingerprintOf(q));
+  EXPECT_EQ(d.tier, "exact");
+  for (int64_t r : runs) {
+    EXPECT_LE(std::abs(std::log2(d.estimate.duration.seconds_f() / r)), 1.0) << r;
+  }
+  EXPECT_DOUBLE_EQ(d.p10_s, m.p10_s);
+  EXPECT_DOUBLE_EQ(d.p50_s, m.p50_s);
+  EXPECT_DOUBLE_EQ(d.p90_s, m.p90_s);
+  // EstimateDistribution: the same distribution, the median as the point.
+  DurationEstimate dist = e.EstimateDistribution(q, SimTime());
+  EXPECT_EQ(dist.duration, Duration::FromSecondsF(d.p50_s));
+  EXPECT_EQ(dist.low, d.estimate.low);
+  EXPECT_EQ(dist.high, d.estimate.high);
+}
+
+// A user whose short runs are always followed by a long one (and the long by a short): the
+// next-run evidence says a long run comes after the newest (short) one; without it the recent
+// short runs decide.
+TEST(HistoryEstimatorTest, NextRunEvidenceFollowsTheUsersPattern) {
+  auto run = [](double sequence_weight) {
+    HistoryEstimator e({.sequence_weight = sequence_weight});
+    for (int i = 0; i < 16; ++i) {
+      Feed(e, Resnet("a" + std::to_string(i), "alice", i % 2 == 0 ? 4000 : 60).Build(), i);
+    }
+    JobRecord q = Resnet("q", "alice", 0).Build();
+    return e.EstimateDetailed(q, FingerprintOf(q)).estimate.duration.seconds_f();
+  };
+  EXPECT_LE(std::abs(std::log2(run(0) / 60)), 0.25);
+  EXPECT_LE(std::abs(std::log2(run(0.5) / 4000)), 0.25);
+}
+
+// The user mixture: a group with one run leans on the user's other runs as much as user_mix
+// says.
+TEST(HistoryEstimatorTest, UserMixLeansOnTheUsersOtherRuns) {
+  auto run = [](double user_mix) {
+    HistoryEstimator e({.user_mix = user_mix});
+    for (int i = 0; i < 10; ++i) {
+      Feed(e, Resnet("o" + std::to_string(i), "alice", 5000).Gpus(8).Build(), i);
+    }
+    Feed(e, Resnet("a", "alice", 100).Build(), 20);
+    JobRecord q = Resnet("q", "alice", 0).Build();
+    DetailedEstimate d = e.EstimateDetailed(q, FingerprintOf(q));
+    EXPECT_EQ(d.tier, "exact");
+    return d.estimate.duration.seconds_f();
+  };
+  EXPECT_LE(std::abs(std::log2(run(0) / 100)), 0.25);
+  EXPECT_LE(std::abs(std::log2(run(0.2) / 100)), 0.25);  // the default: the group's own run
+  EXPECT_LE(std::abs(std::log2(run(0.8) / 5000)), 0.25);
+}
+
 TEST(HistoryEstimatorTest, OnlyTheMostRecentJobsCount) {
   HistoryEstimator e({.recent = 3});
   const int64_t runs[] = {10, 10, 10, 500, 600, 700};
@@ -79,7 +143,7 @@ TEST(HistoryEstimatorTest, OnlyTheMostRecentJobsCount) {
 // A user in a short-run regime: the newest jobs weigh most, so after a burst of quick crashes
 // the estimate follows them rather than the older long runs.
 TEST(HistoryEstimatorTest, RecentRegimeWeighsMost) {
-  HistoryEstimator e;
+  HistoryEstimator e({.point = PointEstimate::kWindowMode});
   for (int i = 0; i < 4; ++i) Feed(e, Resnet("a" + std::to_string(i), "alice", 1000).Build(), i);
   for (int i = 0; i < 3; ++i) Feed(e, Resnet("c" + std::to_string(i), "alice", 30).Build(), 10 + i);
   JobRecord q = Resnet("q", "alice", 0).Build();
@@ -91,7 +155,7 @@ TEST(HistoryEstimatorTest, RecentRegimeWeighsMost) {
 
 // Fallback order, one case per tier, each set up so that only that tier (and later ones) match.
 TEST(HistoryEstimatorTest, FallbacksInStatedOrder) {
-  HistoryEstimator e;
+  HistoryEstimator e({.point = PointEstimate::kWindowMode});      // the runs' own values
   Feed(e, Resnet("same", "alice", 100).Build(), 1);               // exact
   Feed(e, Resnet("othercpu", "alice", 200).Cpus(16).Build(), 2);  // workload
   Feed(e, Resnet("b128", "bob", 300).Batch(128).Build(), 3);      // peers (similar)
@@ -126,7 +190,7 @@ TEST(HistoryEstimatorTest, FallbacksInStatedOrder) {
 }
 
 TEST(HistoryEstimatorTest, ScalesByWorkWhenKnown) {
-  HistoryEstimator e;
+  HistoryEstimator e({.point = PointEstimate::kWindowMode});
   // 1000 steps x 256 / 4 GPUs took 600 s; the query does twice the steps.
   Feed(e, Resnet("a", "alice", 600).Steps(1000).Build(), 1);
   JobRecord q = Resnet("q", "alice", 0).Steps(2000).Build();
@@ -156,7 +220,7 @@ TEST(ReplayTest, NoFutureLeak) {
   EXPECT_EQ(p[0].tier, "cold-start");
   EXPECT_EQ(p[1].tier, "cold-start");
   EXPECT_EQ(p[2].observed_before, 1u);
-  EXPECT_DOUBLE_EQ(p[2].predicted_s, 50);
+  EXPECT_NEAR(std::log2(p[2].predicted_s), std::log2(50), DensityGrid::kStep);
   EXPECT_EQ(p[3].observed_before, 1u);
   EXPECT_EQ(p[4].observed_before, 2u);
 
@@ -240,7 +304,8 @@ TEST(HistoryEstimatorTest, OutcomeOddsFollowThePreviousOutcome) {
 // completions the point is a full run although half the (equally weighted) evidence failed fast.
 TEST(HistoryEstimatorTest, OutcomeMixtureReweightsTheEvidence) {
   const std::string blocks = "FFFFCCCCFFFFCCCCFFFFCCCC";
-  HistoryEstimatorOptions opts{.recent = 8, .recency_decay = 1.0};
+  HistoryEstimatorOptions opts{
+      .recent = 8, .recency_decay = 1.0, .point = PointEstimate::kWindowMode};
   HistoryEstimator plain(opts);
   opts.outcome_mixture = true;
   HistoryEstimator mixed(opts);
@@ -302,7 +367,7 @@ TEST(HistoryEstimatorTest, WorkloadRangeReplacesEvidenceThatCannotBeThisWorkload
 }
 
 TEST(HistoryEstimatorTest, WorkloadRangeKeepsTheEvidenceInsideIt) {
-  HistoryEstimator e;
+  HistoryEstimator e({.point = PointEstimate::kWindowMode});
   FeedCluster(e);
   for (int i = 0; i < 5; ++i) {
     Feed(e, Labelled("a" + std::to_string(i), "alice", "CNN", 100 + 50 * i).Build(), 100 + i);
