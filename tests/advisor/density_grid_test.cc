@@ -3,11 +3,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 namespace schedmate::advisor {
 namespace {
 
 constexpr double kStep = DensityGrid::kStep;
+
+// The window point (log2 s) of runs given as (log2 s, weight), kernel 0.45.
+double PointOf(std::initializer_list<std::pair<double, double>> runs, double over_penalty) {
+  static const KernelTable kernel(0.45);
+  DensityGrid g;
+  for (const auto& [log2_s, weight] : runs) g.Add(log2_s, weight, kernel);
+  return g.WindowPoint(over_penalty);
+}
 
 TEST(DensityGridTest, LocateRoundsToTheNearestCellAndClampsOffTheGrid) {
   const int c10 = static_cast<int>((10.0 - DensityGrid::kMinLog2) / kStep);
@@ -51,38 +61,20 @@ TEST(DensityGridTest, OneRunPointsAtItsOwnCell) {
 }
 
 TEST(DensityGridTest, HeavierModeWinsAndPenaltyPrefersTheLowerOfEqualModes) {
-  KernelTable k(0.45);
-  DensityGrid g;
-  for (int i = 0; i < 3; ++i) g.Add(6.0, 1.0, k);  // 64 s
-  g.Add(14.0, 1.0, k);                             // 4.5 h
-  EXPECT_NEAR(g.WindowPoint(0.5), 6.0, kStep);
-  DensityGrid h;
-  h.Add(6.0, 1.0, k);
-  h.Add(14.0, 3.0, k);
-  EXPECT_NEAR(h.WindowPoint(0.5), 14.0, kStep);
+  // Three runs of 64 s against one of 4.5 h, and the other way round.
+  EXPECT_NEAR(PointOf({{6.0, 1.0}, {6.0, 1.0}, {6.0, 1.0}, {14.0, 1.0}}, 0.5), 6.0, kStep);
+  EXPECT_NEAR(PointOf({{6.0, 1.0}, {14.0, 3.0}}, 0.5), 14.0, kStep);
   // Equal modes: without a penalty the first (lower) window wins the tie; with one, the upper
   // window is charged for the mass below it, so the lower one wins clearly.
-  DensityGrid e;
-  e.Add(6.0, 1.0, k);
-  e.Add(14.0, 1.0, k);
-  EXPECT_NEAR(e.WindowPoint(0), 6.0, kStep);
-  EXPECT_NEAR(e.WindowPoint(0.5), 6.0, kStep);
+  EXPECT_NEAR(PointOf({{6.0, 1.0}, {14.0, 1.0}}, 0), 6.0, kStep);
+  EXPECT_NEAR(PointOf({{6.0, 1.0}, {14.0, 1.0}}, 0.5), 6.0, kStep);
 }
 
 TEST(DensityGridTest, TheWindowIsOneFactorOfTwoEachSide) {
-  KernelTable k(0.45);
   // Runs at 2^8.5 and 2^9.5 fit one window (centre 2^9) and outweigh a heavier lone run
   // elsewhere; 2^7 and 2^11 cannot share a window, so the lone run wins.
-  DensityGrid fits;
-  fits.Add(8.5, 1.0, k);
-  fits.Add(9.5, 1.0, k);
-  fits.Add(20.0, 1.5, k);
-  EXPECT_NEAR(fits.WindowPoint(0), 9.0, kStep);
-  DensityGrid apart;
-  apart.Add(7.0, 1.0, k);
-  apart.Add(11.0, 1.0, k);
-  apart.Add(20.0, 1.5, k);
-  EXPECT_NEAR(apart.WindowPoint(0), 20.0, kStep);
+  EXPECT_NEAR(PointOf({{8.5, 1.0}, {9.5, 1.0}, {20.0, 1.5}}, 0), 9.0, kStep);
+  EXPECT_NEAR(PointOf({{7.0, 1.0}, {11.0, 1.0}, {20.0, 1.5}}, 0), 20.0, kStep);
 }
 
 TEST(DensityGridTest, KernelsAtTheEdgesKeepOnlyTheirPartOnTheGrid) {
