@@ -824,10 +824,9 @@ void HistoryEstimator::Summarise(const TierSpec* tier, const DurationDistributio
   std::string point_text = "the median";
   if (window && options_.point == PointEstimate::kDensityWindow) {
     point_text = fmt::format(
-        "the centre of the densest x2 window of the smoothed evidence ({:.0f}% of the evidence "
-        "within x2), mixed with the runs that followed similar runs (weight {:g}) and the user's "
-        "other runs (weight {:g})",
-        100 * dist.WindowMass(point), options_.sequence_weight, options_.user_mix);
+        "densest x2 window of the smoothed evidence, next runs x{:g}, the user's runs x{:g}; "
+        "{:.0f}% of the evidence within x2",
+        options_.sequence_weight, options_.user_mix, 100 * dist.WindowMass(point));
   } else if (window) {
     point_text = fmt::format("the centre of the densest x2 window ({:.0f}% of the evidence)",
                              100 * dist.WindowMass(point));

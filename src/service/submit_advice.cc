@@ -19,9 +19,10 @@ SubmitAdvice AdviseSubmission(const Prediction& prediction, std::optional<int64_
 
   a.comment = fmt::format("schedmate: est {} (conf {:.2f})", FormatDuration(prediction.duration),
                           prediction.confidence);
-  std::string what = fmt::format(
-      "schedmate: estimated run time {} [{} .. {}]: {}", FormatDuration(prediction.duration),
-      FormatDuration(prediction.low), FormatDuration(prediction.high), prediction.explanation);
+  // What was done comes before the explanation: Slurm may cut a long message short.
+  std::string what = fmt::format("schedmate: estimated run time {} [{} .. {}]",
+                                 FormatDuration(prediction.duration),
+                                 FormatDuration(prediction.low), FormatDuration(prediction.high));
   bool confident = prediction.confidence >= config.min_confidence;
   if (confident && config.submit_policy != SubmitPolicy::kNote) {
     if (!user_limit_min) {
@@ -34,6 +35,7 @@ SubmitAdvice AdviseSubmission(const Prediction& prediction, std::optional<int64_
                           a.suggested_limit_min);
     }
   }
+  what += ": " + prediction.explanation;
   if (a.set_time_limit_min) a.comment += fmt::format(", limit {}m", *a.set_time_limit_min);
   a.message = std::move(what);
   return a;

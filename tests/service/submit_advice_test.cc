@@ -57,5 +57,20 @@ TEST(AdviseSubmission, ClampsToConfiguredRange) {
   EXPECT_EQ(AdviseSubmission(P(500, 900, 1), std::nullopt, config).set_time_limit_min, 100);
 }
 
+// Slurm may cut the message short: what was done to the job comes before the explanation.
+TEST(AdviseSubmission, ActionPrecedesTheExplanation) {
+  ServiceConfig config;
+  config.submit_policy = SubmitPolicy::kCap;
+  Prediction p = P(20, 40, 0.9);
+  p.explanation = std::string(4000, 'x');
+  auto set = AdviseSubmission(p, std::nullopt, config);
+  ASSERT_TRUE(set.set_time_limit_min.has_value());
+  EXPECT_LT(set.message.find("time limit set to"), set.message.find(p.explanation));
+  auto capped = AdviseSubmission(p, 100000, config);
+  ASSERT_TRUE(capped.set_time_limit_min.has_value());
+  EXPECT_LT(capped.message.find("time limit capped from"), capped.message.find(p.explanation));
+  EXPECT_LT(capped.message.find("estimated run time"), capped.message.find("time limit capped"));
+}
+
 }  // namespace
 }  // namespace schedmate::service
