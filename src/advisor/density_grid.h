@@ -103,7 +103,6 @@ class DensityGrid {
   bool empty() const { return total() <= 0; }
   // log2 seconds of the window point (see above); kMinLog2 for an empty grid.
   double WindowPoint(double over_penalty) const;
-  double at(int cell) const { return mass_[static_cast<size_t>(cell)]; }
   static double CellLog2(int cell) { return kMinLog2 + cell * kStep; }
 
  private:
